@@ -1,0 +1,439 @@
+"""FakeEmbedder: a hashing embedder whose geometry can be reasoned about, with declared clusters.
+
+Every vector has an *exact* integer form (``_embed_exact``): the signed n-gram counts of the
+hashing layer, or, for a declared cluster member, ``A * 2**52 + J * t`` where ``A`` is the
+cluster's ±1 anchor, ``J`` an integer jitter direction exactly orthogonal to ``A`` and ``t`` the
+integer that scales it to the member's jitter magnitude ``m``. The float vector a caller sees is
+that integer vector divided by its norm, so the cosine between a member and its anchor is
+``1 / sqrt(1 + m**2)`` whatever the dimension, and a store can break ties in exact arithmetic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._hashing import hashed_counts, model_seeds
+
+__all__ = ["FakeEmbedder", "cosine_similarity"]
+
+_SCALE_BITS = 52
+_MAX_DIMENSIONS = 65536
+_MAX_SPREAD = 50.0
+_GEOMETRY_ATTEMPTS = 8
+_MARGIN = 1e-9
+_CLUSTER_MATCH = ("exact", "substring")
+
+
+def _check_text(text: object, name: str = "text") -> str:
+    if not isinstance(text, str):
+        raise PlaceboragTypeError(f"{name}={text!r} must be a str, not {type(text).__name__}")
+    return text
+
+
+def _check_texts(texts: object, name: str = "texts") -> list[str]:
+    if isinstance(texts, (str, bytes)):
+        raise PlaceboragTypeError(
+            f"{name}={texts!r} must be a sequence of str, not a single {type(texts).__name__}; "
+            "wrap it in a list"
+        )
+    if not isinstance(texts, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={texts!r} must be a sequence of str, not {type(texts).__name__}"
+        )
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise PlaceboragTypeError(
+                f"{name}[{i}]={text!r} must be a str, not {type(text).__name__}"
+            )
+    return out
+
+
+def _shake_signs(seed: bytes, n: int) -> np.ndarray:
+    """n deterministic ±1 integers from SHAKE-256 of the seed."""
+    bits = np.unpackbits(np.frombuffer(hashlib.shake_256(seed).digest((n + 7) // 8), np.uint8))
+    return 1 - 2 * bits[:n].astype(np.int64)
+
+
+def _unit_fraction(seed: bytes) -> float:
+    """A deterministic float in [0, 1) with 53 random bits (exact: an integer over 2**53)."""
+    return (int.from_bytes(hashlib.blake2b(seed, digest_size=8).digest(), "little") >> 11) / 2**53
+
+
+class FakeEmbedder:
+    """A deterministic embedder: the same text, model name and dimension give the same vector.
+
+    Undeclared texts are hashed (character 3- and 4-grams of the lower-cased text plus word
+    tokens, signed feature hashing, L2-normalised). Texts declared in ``clusters`` are placed
+    around their cluster's anchor with a per-text jitter of magnitude ``m`` in
+    ``[0.5, 1.5) * cluster_spread``, so that ``cosine(anchor, member) == 1 / sqrt(1 + m**2)``.
+    """
+
+    __slots__ = (
+        "_anchors",
+        "_attempt",
+        "_cluster_of_declared",
+        "_cluster_spread",
+        "_clusters",
+        "_dimensions",
+        "_match",
+        "_member_cache",
+        "_model_name",
+        "_seeds",
+        "_substring_order",
+    )
+
+    def __init__(
+        self,
+        *,
+        model_name: str = "placebo-embed-v1",
+        dimensions: int = 256,
+        clusters: Mapping[str, Sequence[str]] | None = None,
+        cluster_spread: float = 0.5,
+        cluster_match: Literal["exact", "substring"] = "exact",
+    ) -> None:
+        if not isinstance(model_name, str):
+            raise PlaceboragTypeError(
+                f"model_name={model_name!r} must be a str, not {type(model_name).__name__}"
+            )
+        if not model_name:
+            raise PlaceboragValueError("model_name='' must be a non-empty str")
+        if isinstance(dimensions, bool) or not isinstance(dimensions, (int, np.integer)):
+            raise PlaceboragTypeError(
+                f"dimensions={dimensions!r} must be an int, not {type(dimensions).__name__}"
+            )
+        if not 2 <= dimensions <= _MAX_DIMENSIONS:
+            raise PlaceboragValueError(
+                f"dimensions={dimensions!r} must be between 2 and {_MAX_DIMENSIONS}"
+            )
+        if isinstance(cluster_spread, bool) or not isinstance(
+            cluster_spread, (int, float, np.integer, np.floating)
+        ):
+            raise PlaceboragTypeError(
+                f"cluster_spread={cluster_spread!r} must be a number, "
+                f"not {type(cluster_spread).__name__}"
+            )
+        if not (math.isfinite(cluster_spread) and 0 <= cluster_spread <= _MAX_SPREAD):
+            raise PlaceboragValueError(
+                f"cluster_spread={cluster_spread!r} must be a finite number between 0 and "
+                f"{_MAX_SPREAD:g}"
+            )
+        if cluster_match not in _CLUSTER_MATCH:
+            raise PlaceboragValueError(
+                f"cluster_match={cluster_match!r} must be one of 'exact', 'substring'"
+            )
+        self._model_name = model_name
+        self._dimensions = int(dimensions)
+        self._cluster_spread = float(cluster_spread)
+        self._match = cluster_match
+        self._seeds = model_seeds(model_name, self._dimensions)
+        self._clusters = _validate_clusters(clusters)
+        self._cluster_of_declared = {
+            text: name for name, members in self._clusters.items() for text in members
+        }
+        # Substring mode: longest declaration first, then declaration order, so the longest
+        # declared member contained in a text decides its cluster.
+        declared = list(self._cluster_of_declared)
+        self._substring_order = sorted(declared, key=lambda t: (-len(t), declared.index(t)))
+        self._member_cache: dict[tuple[str, str], np.ndarray] = {}
+        self._anchors: dict[str, np.ndarray] = {}
+        self._attempt = 0
+        if self._clusters:
+            self._settle_geometry()
+
+    # -- configuration -------------------------------------------------------------------
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    @property
+    def clusters(self) -> dict[str, tuple[str, ...]]:
+        """The declared clusters (a copy): name -> member texts in declaration order."""
+        return dict(self._clusters)
+
+    @property
+    def cluster_spread(self) -> float:
+        return self._cluster_spread
+
+    @property
+    def cluster_match(self) -> str:
+        return self._match
+
+    @property
+    def cluster_names(self) -> tuple[str, ...]:
+        """The declared cluster names, in declaration order."""
+        return tuple(self._clusters)
+
+    def __repr__(self) -> str:
+        parts = [f"model_name={self._model_name!r}", f"dimensions={self._dimensions}"]
+        if self._clusters:
+            parts.append(f"clusters={self.clusters!r}")
+            parts.append(f"cluster_spread={self._cluster_spread!r}")
+            parts.append(f"cluster_match={self._match!r}")
+        return f"FakeEmbedder({', '.join(parts)})"
+
+    # -- embedding -------------------------------------------------------------------------
+
+    def embed(self, text: str) -> list[float]:
+        """The L2-normalised vector of one text, as a list of floats."""
+        return self.embed_batch([_check_text(text)])[0].tolist()
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """The L2-normalised vectors of many texts: a float64 array of shape (n, dimensions)."""
+        return self._embed_exact(_check_texts(texts))[0]
+
+    def cluster_of(self, text: str) -> str | None:
+        """The cluster a text belongs to under ``cluster_match``, or None."""
+        return self._clusters_of([_check_text(text)])[0]
+
+    def cluster_anchor(self, name: str) -> list[float]:
+        """The unit anchor vector of a declared cluster."""
+        if not isinstance(name, str):
+            raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
+        if name not in self._anchors:
+            known = ", ".join(repr(n) for n in self._clusters) or "none"
+            raise PlaceboragValueError(
+                f"unknown cluster {name!r}; declared clusters: {known}"
+            )
+        anchor = self._anchors[name]
+        return (anchor / math.sqrt(self._dimensions)).tolist()
+
+    def jitter_of(self, text: str) -> float | None:
+        """The jitter magnitude ``m`` of a cluster member (None for an undeclared text)."""
+        name = self.cluster_of(text)
+        if name is None:
+            return None
+        return self._jitter_magnitude(name, text)
+
+    # -- internals shared with the store and the explorer --------------------------------
+
+    def _clusters_of(self, texts: list[str]) -> list[str | None]:
+        if not self._clusters:
+            return [None] * len(texts)
+        if self._match == "exact":
+            return [self._cluster_of_declared.get(t) for t in texts]
+        out: list[str | None] = []
+        for text in texts:
+            found = None
+            for member in self._substring_order:
+                if member in text:
+                    found = self._cluster_of_declared[member]
+                    break
+            out.append(found)
+        return out
+
+    def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Float vectors and their exact integer forms (int64, same shape)."""
+        exact = hashed_counts(texts, self._dimensions, self._seeds)
+        if self._clusters:
+            for i, name in enumerate(self._clusters_of(texts)):
+                if name is not None:
+                    exact[i] = self._member_vector(name, texts[i])
+        return _normalise(exact), exact
+
+    def _seed(self, *parts: str) -> bytes:
+        body = "\x00".join(
+            ("placeborag/cluster/v1", self._model_name, str(self._dimensions), str(self._attempt))
+            + parts
+        )
+        return body.encode("utf-8", "surrogatepass")
+
+    def _jitter_magnitude(self, name: str, text: str) -> float:
+        return self._cluster_spread * (0.5 + _unit_fraction(self._seed("m", name, text)))
+
+    def _member_vector(self, name: str, text: str) -> np.ndarray:
+        cached = self._member_cache.get((name, text))
+        if cached is not None:
+            return cached
+        anchor = self._anchors[name]
+        d = self._dimensions
+        counter = 0
+        while True:
+            r = _shake_signs(self._seed("j", name, text, str(counter)), d)
+            ra = int(r @ anchor)
+            jitter = d * r - ra * anchor  # exactly orthogonal to the anchor: J.A = d(R.A) - (R.A)d
+            if jitter.any():
+                break
+            counter += 1
+        norm_j2 = d * (d * d - ra * ra)  # |J|**2, derived by hand to stay exact
+        m = self._jitter_magnitude(name, text)
+        t = round(m * math.sqrt(d / norm_j2) * 2.0**_SCALE_BITS)
+        member = anchor * (1 << _SCALE_BITS) + jitter * t
+        if len(self._member_cache) < 65536:
+            self._member_cache[(name, text)] = member
+        return member
+
+    def _settle_geometry(self) -> None:
+        """Choose anchors so every declared member is nearer its own cluster than any other.
+
+        The anchors and jitters are a pure function of the declaration and an attempt number;
+        attempts are tried in order, so the outcome is deterministic. If none satisfies the
+        declaration, the first attempt's worst violation is reported.
+        """
+        first_violation = None
+        for attempt in range(_GEOMETRY_ATTEMPTS):
+            self._attempt = attempt
+            self._member_cache.clear()
+            self._anchors = {
+                name: _shake_signs(self._seed("a", name), self._dimensions)
+                for name in self._clusters
+            }
+            violation = self._worst_violation()
+            if violation is None:
+                return
+            if first_violation is None:
+                first_violation = violation
+        raise PlaceboragValueError(
+            f"clusters cannot be satisfied at dimensions={self._dimensions} with "
+            f"cluster_spread={self._cluster_spread!r}: {first_violation}; "
+            "raise dimensions, lower cluster_spread or declare fewer clusters"
+        )
+
+    def _worst_violation(self) -> str | None:
+        texts = list(self._cluster_of_declared)
+        names = [self._cluster_of_declared[t] for t in texts]
+        vectors = _normalise(np.stack([self._member_vector(n, t) for t, n in zip(texts, names)]))
+        cluster_names = list(self._clusters)
+        anchors = np.stack([self._anchors[n] for n in cluster_names]) / math.sqrt(self._dimensions)
+        to_anchor = vectors @ anchors.T
+        gram = vectors @ vectors.T
+        label = np.array([cluster_names.index(n) for n in names])
+        for i, text in enumerate(texts):
+            own = label[i]
+            others = np.flatnonzero(np.arange(len(cluster_names)) != own)
+            if others.size:
+                j = others[np.argmax(to_anchor[i, others])]
+                if to_anchor[i, j] >= to_anchor[i, own] - _MARGIN:
+                    return (
+                        f"{text!r} (cluster {cluster_names[own]!r}) is as close to the anchor of "
+                        f"cluster {cluster_names[j]!r} (cosine {to_anchor[i, j]:.3f}) as to its "
+                        f"own anchor (cosine {to_anchor[i, own]:.3f})"
+                    )
+            mates = np.flatnonzero((label == own) & (np.arange(len(texts)) != i))
+            strangers = np.flatnonzero(label != own)
+            if mates.size and strangers.size:
+                mate = mates[np.argmin(gram[i, mates])]
+                stranger = strangers[np.argmax(gram[i, strangers])]
+                if gram[i, stranger] >= gram[i, mate] - _MARGIN:
+                    return (
+                        f"{text!r} (cluster {cluster_names[own]!r}) is as close to "
+                        f"{texts[stranger]!r} (cluster {names[stranger]!r}, cosine "
+                        f"{gram[i, stranger]:.3f}) as to its cluster-mate {texts[mate]!r} "
+                        f"(cosine {gram[i, mate]:.3f})"
+                    )
+        return None
+
+
+def _validate_clusters(
+    clusters: Mapping[str, Sequence[str]] | None,
+) -> dict[str, tuple[str, ...]]:
+    if clusters is None:
+        return {}
+    if not isinstance(clusters, Mapping):
+        raise PlaceboragTypeError(
+            f"clusters={clusters!r} must be a mapping of cluster name to a list of texts, "
+            f"not {type(clusters).__name__}"
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for name, members in clusters.items():
+        if not isinstance(name, str):
+            raise PlaceboragTypeError(
+                f"cluster name {name!r} must be a str, not {type(name).__name__}"
+            )
+        if not name:
+            raise PlaceboragValueError("cluster name '' must be a non-empty str")
+        if isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
+            raise PlaceboragTypeError(
+                f"clusters[{name!r}]={members!r} must be a list of texts, "
+                f"not {type(members).__name__}"
+            )
+        members = tuple(members)
+        if not members:
+            raise PlaceboragValueError(f"clusters[{name!r}] is empty; declare at least one text")
+        for text in members:
+            if not isinstance(text, str):
+                raise PlaceboragTypeError(
+                    f"clusters[{name!r}] holds {text!r}, which must be a str, "
+                    f"not {type(text).__name__}"
+                )
+            if not text:
+                raise PlaceboragValueError(
+                    f"clusters[{name!r}] holds the empty string; declare non-empty texts"
+                )
+            if text in owner:
+                if owner[text] == name:
+                    raise PlaceboragValueError(
+                        f"{text!r} is declared twice in cluster {name!r}"
+                    )
+                raise PlaceboragValueError(
+                    f"{text!r} is declared in more than one cluster ({owner[text]!r} and {name!r})"
+                )
+            owner[text] = name
+        out[name] = members
+    return out
+
+
+def _normalise(exact: np.ndarray) -> np.ndarray:
+    """Divide each integer row by its exact norm: the squared norm is summed in integers."""
+    if exact.shape[0] == 0:
+        return exact.astype(np.float64)
+    big = int(np.abs(exact).max()) >= 1 << 31
+    if big:
+        # Cluster members: squares overflow int64, so sum them as Python integers.
+        norms = np.array([math.sqrt(sum(v * v for v in row)) for row in exact.tolist()])
+    else:
+        norms = np.sqrt((exact * exact).sum(axis=1).astype(np.float64))
+    return exact.astype(np.float64) / norms[:, None]
+
+
+def cosine_similarity(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Cosine of the angle between two vectors, computed with correctly rounded sums.
+
+    Raises ValueError for vectors of different lengths, empty vectors, non-finite values and
+    zero vectors (whose angle is undefined).
+    """
+    va = _as_vector(a, "a")
+    vb = _as_vector(b, "b")
+    if va.size != vb.size:
+        raise PlaceboragValueError(
+            f"a has {va.size} values and b has {vb.size}; both must have the same length"
+        )
+    na = math.sqrt(math.fsum((va * va).tolist()))
+    nb = math.sqrt(math.fsum((vb * vb).tolist()))
+    for name, norm in (("a", na), ("b", nb)):
+        if norm == 0.0:
+            raise PlaceboragValueError(
+                f"{name} is a zero vector; cosine similarity is undefined for it"
+            )
+    dot = math.fsum((va * vb).tolist())
+    return max(-1.0, min(1.0, dot / (na * nb)))
+
+
+def _as_vector(v: object, name: str) -> np.ndarray:
+    if isinstance(v, (str, bytes)) or not isinstance(v, (Sequence, np.ndarray)):
+        raise PlaceboragTypeError(
+            f"{name}={v!r} must be a sequence of numbers, not {type(v).__name__}"
+        )
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PlaceboragTypeError(f"{name}={v!r} must be a sequence of numbers") from None
+    if arr.ndim != 1:
+        raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {arr.shape}")
+    if arr.size == 0:
+        raise PlaceboragValueError(f"{name} is empty; cosine similarity needs at least one value")
+    if not np.isfinite(arr).all():
+        raise PlaceboragValueError(f"{name} holds a non-finite value; all values must be finite")
+    return arr

@@ -1,0 +1,175 @@
+"""Signed feature hashing of character n-grams and word tokens, in exact integer arithmetic.
+
+This module owns the hashing layer of :class:`~placeborag.FakeEmbedder`: it turns a batch of
+texts into a matrix of *integer* feature counts. Everything here is integer arithmetic on numpy
+``uint64`` arrays (which wrap modulo 2**64 on every platform) and ``hashlib``, so the counts are
+bit-identical across processes, ``PYTHONHASHSEED``, thread counts and CPU feature sets.
+
+How a feature is hashed, without a Python loop per feature:
+
+* every text is lower-cased and laid out in one ``uint32`` array of code points, each text
+  between two sentinels (0x110000, one past the last Unicode code point);
+* a polynomial prefix hash ``G[p] = sum(c[q] * P**q for q < p)`` (mod 2**64) lets the hash of any
+  span ``[s, e)`` be read off as ``(G[e] - G[s]) * P**-s``; ``P`` is odd, so it is invertible
+  modulo 2**64 and the span hash does not depend on where the span sits;
+* the span hash is salted by its kind (3-gram, 4-gram, word) and the model seed and mixed with
+  SplitMix64; the low bits pick a bucket and the top bit a sign.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+__all__ = ["SENTINEL", "hashed_counts", "model_seeds"]
+
+SENTINEL = 0x110000
+_P = 0x100000001B3  # the FNV-64 prime: odd, so it has an inverse modulo 2**64
+_P_INV = pow(_P, -1, 2**64)
+_NGRAM_SIZES = (3, 4)
+_NGRAM_WEIGHT = 1
+_WORD_WEIGHT = 2
+_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+# Code points below 128 that belong to a word: ASCII letters and digits.
+_ASCII_WORD = np.zeros(128, dtype=bool)
+for _c in range(128):
+    _ASCII_WORD[_c] = chr(_c).isalnum()
+
+
+def model_seeds(model_name: str, dimensions: int) -> tuple[int, int, int, int]:
+    """Four 64-bit salts (3-gram, 4-gram, word, fallback) derived from the model and dimension."""
+    digest = hashlib.blake2b(
+        f"placeborag/hash/v1\x00{model_name}\x00{dimensions}".encode("utf-8", "surrogatepass"),
+        digest_size=32,
+    ).digest()
+    return tuple(int.from_bytes(digest[i : i + 8], "little") for i in range(0, 32, 8))  # type: ignore[return-value]
+
+
+def _splitmix64(z: np.ndarray) -> np.ndarray:
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _powers(base: int, n: int) -> np.ndarray:
+    """``base**i mod 2**64`` for i in range(n): a wrapping uint64 running product, exact."""
+    out = np.full(n, base, dtype=np.uint64)
+    out[0] = 1
+    return np.cumprod(out, out=out)
+
+
+def _word_mask(cp: np.ndarray) -> np.ndarray:
+    """True where a code point belongs to a word token.
+
+    ASCII uses ``str.isalnum``; beyond ASCII every code point counts as a word character except
+    the spaces and punctuation blocks that commonly separate words (Latin-1 punctuation, General
+    Punctuation, CJK Symbols and Punctuation, the ideographic space and the fullwidth ASCII
+    punctuation), so accented Latin, Cyrillic, CJK and emoji all form words.
+    """
+    ascii_part = cp < 128
+    word = np.zeros(cp.shape, dtype=bool)
+    word[ascii_part] = _ASCII_WORD[cp[ascii_part]]
+    high = ~ascii_part & (cp != SENTINEL)
+    hc = cp[high]
+    separators = (
+        ((hc >= 0x80) & (hc <= 0xBF) & (hc != 0xAA) & (hc != 0xB5) & (hc != 0xBA))
+        | (hc == 0xD7)
+        | (hc == 0xF7)
+        | ((hc >= 0x2000) & (hc <= 0x206F))
+        | ((hc >= 0x3000) & (hc <= 0x303F))
+        | ((hc >= 0xFF00) & (hc <= 0xFF0F))
+        | (hc == 0x1680)
+        | (hc == 0xFEFF)
+    )
+    word[high] = ~separators
+    return word
+
+
+def _layout(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of the lower-cased texts, each between sentinels, and each position's row."""
+    lowered = [t.lower() for t in texts]
+    lengths = np.fromiter((len(t) for t in lowered), dtype=np.int64, count=len(lowered))
+    joined = "\x00".join(lowered)
+    body = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    cp = np.empty(body.size + 2, dtype=np.uint32)
+    cp[0] = SENTINEL
+    cp[1:-1] = body
+    cp[-1] = SENTINEL
+    # Separators sit after each text; set them by position, so a real "\x00" in a text is kept.
+    separator_at = np.cumsum(lengths + 1)  # index in `cp` of the sentinel after text i
+    cp[separator_at[:-1]] = SENTINEL
+    is_sentinel = np.zeros(cp.size, dtype=np.int64)
+    is_sentinel[0] = 1
+    is_sentinel[separator_at] = 1
+    row = np.cumsum(is_sentinel) - 1
+    return cp, row
+
+
+def hashed_counts(texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
+    """Signed integer feature counts, shape ``(len(texts), dimensions)``, dtype int64.
+
+    Every row has at least one non-zero count: a text with no features (the empty string) or
+    whose signed features cancel exactly gets one count in a bucket chosen by hashing the whole
+    text, so every text can be L2-normalised.
+    """
+    n = len(texts)
+    counts = np.zeros((n, dimensions), dtype=np.int64)
+    if n == 0:
+        return counts
+    cp, row = _layout(texts)
+    size = cp.size
+    c64 = cp.astype(np.uint64)
+    pw = _powers(_P, size + 1)
+    pw_inv = _powers(_P_INV, size + 1)
+    prefix = np.zeros(size + 1, dtype=np.uint64)
+    np.cumsum(c64 * pw[:size], out=prefix[1:])
+    sentinel_prefix = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(cp == SENTINEL, out=sentinel_prefix[1:])
+
+    index_parts: list[np.ndarray] = []
+    weight_parts: list[np.ndarray] = []
+    d = np.uint64(dimensions)
+
+    def add(start: np.ndarray, end: np.ndarray, salt: int, weight: int) -> None:
+        h = (prefix[end] - prefix[start]) * pw_inv[start]
+        z = _splitmix64(h ^ np.uint64(salt))
+        bucket = (z % d).astype(np.int64)
+        sign = 1 - 2 * (z >> np.uint64(63)).astype(np.int64)
+        index_parts.append(row[start] * dimensions + bucket)
+        weight_parts.append(sign * weight)
+
+    for size_n, salt in zip(_NGRAM_SIZES, seeds[:2]):
+        if size < size_n:
+            continue
+        start = np.arange(size - size_n + 1, dtype=np.int64)
+        # A window may begin or end on a sentinel (a word at the edge of the text) but may not
+        # hold one inside: that would join two texts, or be an empty text's "S S".
+        interior = sentinel_prefix[start + size_n - 1] - sentinel_prefix[start + 1]
+        start = start[interior == 0]
+        add(start, start + size_n, salt, _NGRAM_WEIGHT)
+
+    word = _word_mask(cp)
+    edge = np.diff(word.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    word_start = np.flatnonzero(edge == 1)
+    word_end = np.flatnonzero(edge == -1)
+    if word_start.size:
+        add(word_start, word_end, seeds[2], _WORD_WEIGHT)
+
+    index = np.concatenate(index_parts) if index_parts else np.zeros(0, dtype=np.int64)
+    weight = np.concatenate(weight_parts) if weight_parts else np.zeros(0, dtype=np.int64)
+    # bincount sums in float64; every partial sum is an integer far below 2**53, so it is exact.
+    flat = np.bincount(index, weights=weight.astype(np.float64), minlength=n * dimensions)
+    counts = flat.astype(np.int64).reshape(n, dimensions)
+
+    empty = np.flatnonzero(~counts.any(axis=1))
+    for i in empty.tolist():
+        digest = hashlib.blake2b(
+            texts[i].encode("utf-8", "surrogatepass"),
+            digest_size=8,
+            key=seeds[3].to_bytes(8, "little"),
+        ).digest()
+        counts[i, int.from_bytes(digest, "little") % dimensions] = 1
+    return counts

@@ -1,0 +1,760 @@
+"""FakeVectorStore: an in-memory vector store that reproduces the quirks of real backends.
+
+Ranking is exact. Scores are screened in float32 (one matrix-vector product over every row),
+and any matches whose float scores are too close for float32 to order (closer than twice its
+proven error bound) are re-ranked from the embedder's exact integer vectors, comparing
+``sign(p) * p**2 / |d|**2`` (``p`` the exact dot product with the query) as fractions. Exact ties
+are then ordered by the profile's tie rule, never by floating-point noise, so the same store
+gives the same ranking on every machine. Reported scores are computed from the same exact
+rationals, so tied matches report identical numbers.
+
+The query path, in the order a real index takes it::
+
+    candidates -> (pre: filter) -> recall survivors -> top-k cut -> (post: filter) -> matches
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from placeborag._errors import (
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    RetrievalTimeout,
+)
+from placeborag._filters import Columns, Filter, compile_filter
+from placeborag._profiles import Profile, get_profile
+
+__all__ = ["FakeVectorStore", "Match", "QueryExplanation", "QueryRecord"]
+
+_FILTER_MODES = ("pre", "post")
+_VISIBILITY = ("immediate", "manual")
+_UNIT_ROUNDOFF = 2.0**-24  # float32
+_SCORE_BITS = 64
+
+
+@dataclass(frozen=True)
+class Match:
+    """One result of a query: the record and the score in the profile's convention."""
+
+    id: str
+    text: str
+    metadata: dict[str, Any]
+    score: float
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    """What a store was asked: kept for every query, including ones that failed."""
+
+    text: str
+    k: int
+    where: dict[str, Any] | None
+    context: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class QueryExplanation:
+    """Every stage of one query, for explaining (and drawing) why the matches are what they are.
+
+    Id lists are in ranking order where a ranking exists (``ranked``, ``top_k``, ``matches``)
+    and in insertion order otherwise.
+    """
+
+    text: str
+    k: int
+    where: dict[str, Any] | None
+    filter_mode: str
+    recall: float
+    candidates: tuple[str, ...]
+    filtered_out: tuple[str, ...]
+    recall_lost: tuple[str, ...]
+    ranked: tuple[str, ...]
+    top_k: tuple[str, ...]
+    post_filter_dropped: tuple[str, ...]
+    matches: tuple[Match, ...]
+    cosines: dict[str, float] = field(repr=False)
+
+
+@dataclass
+class _Pending:
+    op: str  # "upsert" or "delete"
+    ids: list[str]
+    texts: list[str] = field(default_factory=list)
+    metadatas: list[dict[str, Any] | None] = field(default_factory=list)
+    vectors: np.ndarray | None = None
+
+
+def _check_id(value: object, name: str = "id") -> str:
+    if not isinstance(value, str):
+        raise PlaceboragTypeError(f"{name}={value!r} must be a str, not {type(value).__name__}")
+    if not value:
+        raise PlaceboragValueError(f"{name}='' must be a non-empty str")
+    return value
+
+
+def _check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise PlaceboragTypeError(
+            f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
+        )
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key or key.startswith("$"):
+            raise PlaceboragValueError(
+                f"{name} key {key!r} must be a non-empty str not starting with '$'"
+            )
+        if not isinstance(item, (str, int, float, bool)):
+            raise PlaceboragTypeError(
+                f"{name}[{key!r}]={item!r} must be a str, int, float or bool, "
+                f"not {type(item).__name__}"
+            )
+        if isinstance(item, float) and not math.isfinite(item):
+            raise PlaceboragValueError(f"{name}[{key!r}]={item!r} must be finite")
+        out[key] = item
+    return out
+
+
+def _id_hashes(ids: Sequence[str]) -> np.ndarray:
+    return np.fromiter(
+        (
+            int.from_bytes(
+                hashlib.blake2b(i.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                "little",
+            )
+            for i in ids
+        ),
+        dtype=np.uint64,
+        count=len(ids),
+    )
+
+
+def _splitmix64(z: np.ndarray) -> np.ndarray:
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _float_to_exact(vectors: np.ndarray) -> np.ndarray:
+    """Exact integer forms of float64 rows: each row scaled by one power of two (object dtype)."""
+    rows = []
+    for row in np.asarray(vectors, dtype=np.float64):
+        ratios = [v.as_integer_ratio() for v in row.tolist()]
+        den = max(d for _, d in ratios)
+        rows.append([n * (den // d) for n, d in ratios])
+    return np.array(rows, dtype=object).reshape(len(rows), -1)
+
+
+def _exact_dot(a: np.ndarray, b: np.ndarray) -> list[int]:
+    """Rows of ``a`` dotted with vector ``b``, exactly (Python integers where int64 could overflow)."""
+    if a.dtype != object and b.dtype != object:
+        bound = int(np.abs(a).max(initial=0)) * int(np.abs(b).max(initial=0)) * a.shape[1]
+        if bound < 2**62:
+            return [int(x) for x in a @ b]
+    bl = [int(x) for x in b.tolist()]
+    return [sum(x * y for x, y in zip(row, bl)) for row in a.tolist()]
+
+
+def _sqrt_score(p: int, norm2_product: int) -> float:
+    """``p / sqrt(norm2_product)`` as a pure function of the reduced rational (so ties tie)."""
+    if p == 0:
+        return 0.0
+    r = Fraction(p * p, norm2_product)
+    root = math.isqrt(r.numerator * 4**_SCORE_BITS // r.denominator)
+    value = min(1.0, float(Fraction(root, 2**_SCORE_BITS)))
+    return value if p > 0 else -value
+
+
+class FakeVectorStore:
+    """A deterministic in-memory vector store with the quirks of real ones, on request.
+
+    ``profile`` decides the score convention and tie order (``"chroma"``: distance ``1 - cos``,
+    lower is better, ties by insertion order; ``"qdrant"``: cosine similarity, higher is better,
+    ties by id). ``filter_mode="post"`` applies ``where`` after the top-k cut, as an approximate
+    index does; ``recall`` below 1.0 loses a deterministic share of the candidates before the
+    cut; ``visibility="manual"`` keeps writes invisible until :meth:`refresh`.
+    """
+
+    def __init__(
+        self,
+        *,
+        embedder: Any = None,
+        profile: str | Profile = "chroma",
+        filter_mode: Literal["pre", "post"] = "pre",
+        recall: float = 1.0,
+        visibility: Literal["immediate", "manual"] = "immediate",
+    ) -> None:
+        prof = get_profile(profile)
+        if filter_mode not in _FILTER_MODES:
+            raise PlaceboragValueError(
+                f"filter_mode={filter_mode!r} must be one of 'pre', 'post'"
+            )
+        if isinstance(recall, bool) or not isinstance(recall, (int, float, np.floating)):
+            raise PlaceboragTypeError(
+                f"recall={recall!r} must be a number, not {type(recall).__name__}"
+            )
+        if not (math.isfinite(recall) and 0.0 <= recall <= 1.0):
+            raise PlaceboragValueError(f"recall={recall!r} must be between 0.0 and 1.0")
+        if visibility not in _VISIBILITY:
+            raise PlaceboragValueError(
+                f"visibility={visibility!r} must be one of 'immediate', 'manual'"
+            )
+        if embedder is None:
+            from placeborag._embedder import FakeEmbedder
+
+            embedder = FakeEmbedder()
+        elif not callable(getattr(embedder, "embed_batch", None)):
+            raise PlaceboragTypeError(
+                f"embedder={embedder!r} must have an embed_batch(texts) method "
+                "(a FakeEmbedder, a ReplayEmbedder or a compatible object)"
+            )
+        self._embedder = embedder
+        self._profile = prof
+        self._filter_mode = filter_mode
+        self._recall = float(recall)
+        self._visibility = visibility
+        self._lock = threading.RLock()
+        self._dimensions: int | None = getattr(embedder, "dimensions", None)
+        # Row storage: rows are appended; a deleted row is a hole until compaction.
+        self._vectors = np.zeros((0, self._dimensions or 0), dtype=np.float32)
+        self._count = 0  # rows in use (alive or holes)
+        self._alive = np.zeros(0, dtype=bool)
+        self._seq = np.zeros(0, dtype=np.int64)
+        self._id_hash = np.zeros(0, dtype=np.uint64)
+        self._ids: list[str | None] = []
+        self._texts: list[str | None] = []
+        self._metas: list[dict[str, Any] | None] = []
+        self._row_of: dict[str, int] = {}
+        self._next_seq = 0
+        self._holes = 0
+        self._columns: Columns | None = None
+        self._pending: list[_Pending] = []
+        self._written: set[str] = set()  # ids present once every pending write lands
+        self._failures: list[list[Any]] = []  # [exception, remaining]
+        self._queries: list[QueryRecord] = []
+
+    # -- configuration -------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Any:
+        return self._embedder
+
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    @property
+    def filter_mode(self) -> str:
+        return self._filter_mode
+
+    @property
+    def recall(self) -> float:
+        return self._recall
+
+    @property
+    def visibility(self) -> str:
+        return self._visibility
+
+    def __repr__(self) -> str:
+        return (
+            f"FakeVectorStore(profile={self._profile.name!r}, filter_mode={self._filter_mode!r}, "
+            f"recall={self._recall!r}, visibility={self._visibility!r}, records={len(self)})"
+        )
+
+    # -- reads of the visible state ----------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def __contains__(self, id: object) -> bool:
+        return id in self._row_of
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The visible ids, in insertion order."""
+        with self._lock:
+            rows = sorted(self._row_of.values(), key=lambda r: self._seq[r])
+            return tuple(self._ids[r] for r in rows)  # type: ignore[misc]
+
+    def get(self, id: str) -> Match:
+        """The visible record with this id, as a Match whose score is NaN."""
+        _check_id(id)
+        with self._lock:
+            row = self._row_of.get(id)
+            if row is None:
+                raise PlaceboragValueError(self._unknown_id_message(id, self._row_of))
+            return self._match(row, math.nan)
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes made under ``visibility="manual"`` that :meth:`refresh` has not applied yet."""
+        return sum(len(p.ids) for p in self._pending)
+
+    @property
+    def queries(self) -> tuple[QueryRecord, ...]:
+        """Every query this store received, in order, including ones that failed."""
+        with self._lock:
+            return tuple(self._queries)
+
+    @property
+    def last_query(self) -> QueryRecord:
+        with self._lock:
+            if not self._queries:
+                raise PlaceboragValueError("the store has received no query yet")
+            return self._queries[-1]
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def upsert(self, id: str, text: str, metadata: Mapping[str, Any] | None = None) -> None:
+        """Write one record. Writing an existing id replaces it but keeps its insertion position."""
+        self.upsert_many([_check_id(id)], [text], None if metadata is None else [metadata])
+
+    def upsert_many(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        """Write many records with one embedding call; all are validated before any is written."""
+        id_list = self._check_column(ids, "ids")
+        text_list = self._check_column(texts, "texts")
+        if len(text_list) != len(id_list):
+            raise PlaceboragValueError(
+                f"texts has {len(text_list)} items and ids has {len(id_list)}; "
+                "they must have the same length"
+            )
+        for i, value in enumerate(id_list):
+            _check_id(value, f"ids[{i}]")
+        for i, value in enumerate(text_list):
+            if not isinstance(value, str):
+                raise PlaceboragTypeError(
+                    f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
+                )
+        if metadatas is None:
+            meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
+        else:
+            raw = self._check_column(metadatas, "metadatas")
+            if len(raw) != len(id_list):
+                raise PlaceboragValueError(
+                    f"metadatas has {len(raw)} items and ids has {len(id_list)}; "
+                    "they must have the same length"
+                )
+            meta_list = [_check_metadata(m, f"metadatas[{i}]") for i, m in enumerate(raw)]
+        seen: dict[str, int] = {}
+        for i, value in enumerate(id_list):
+            if value in seen:
+                raise PlaceboragValueError(
+                    f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
+                )
+            seen[value] = i
+        if not id_list:
+            return
+        vectors = self._embed_documents(text_list)
+        op = _Pending("upsert", id_list, text_list, meta_list, vectors)
+        with self._lock:
+            self._written.update(id_list)
+            if self._visibility == "manual":
+                self._pending.append(op)
+            else:
+                self._apply(op)
+
+    def delete(self, ids: str | Sequence[str], *, missing_ok: bool = False) -> None:
+        """Delete records by id. An unknown id raises unless ``missing_ok=True``."""
+        id_list = [ids] if isinstance(ids, str) else self._check_column(ids, "ids")
+        for i, value in enumerate(id_list):
+            _check_id(value, "ids" if isinstance(ids, str) else f"ids[{i}]")
+        with self._lock:
+            if not missing_ok:
+                for value in id_list:
+                    if value not in self._written:
+                        raise PlaceboragValueError(self._unknown_id_message(value, self._written))
+            present = [value for value in dict.fromkeys(id_list) if value in self._written]
+            if not present:
+                return
+            self._written.difference_update(present)
+            op = _Pending("delete", present)
+            if self._visibility == "manual":
+                self._pending.append(op)
+            else:
+                self._apply(op)
+
+    def refresh(self) -> None:
+        """Make every pending write visible (a no-op under ``visibility="immediate"``)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            for op in pending:
+                self._apply(op)
+
+    def fail_next_query(
+        self, error: BaseException | type[BaseException] | None = None, *, times: int = 1
+    ) -> None:
+        """Make the next ``times`` queries raise ``error`` (default :class:`RetrievalTimeout`).
+
+        Failures queue up: a second call takes effect after the first one's queries are spent.
+        Writes are never affected.
+        """
+        if error is None:
+            error = RetrievalTimeout("injected by fail_next_query(): the query timed out")
+        elif not (
+            isinstance(error, BaseException)
+            or (isinstance(error, type) and issubclass(error, BaseException))
+        ):
+            raise PlaceboragTypeError(
+                f"error={error!r} must be an exception instance or class, "
+                f"not {type(error).__name__}"
+            )
+        if isinstance(times, bool) or not isinstance(times, int):
+            raise PlaceboragTypeError(f"times={times!r} must be an int, not {type(times).__name__}")
+        if times < 1:
+            raise PlaceboragValueError(f"times={times!r} must be >= 1")
+        with self._lock:
+            self._failures.append([error, times])
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def query(
+        self,
+        text: str,
+        k: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> list[Match]:
+        """The top ``k`` visible records for ``text`` (``k`` defaults to the profile's).
+
+        ``context`` is anything the caller wants recorded with the query (an identity, a
+        tenant): the store does not read it, but :attr:`queries` keeps it for assertions.
+        """
+        text, k, predicate = self._check_query(text, k, where)
+        if context is not None and not isinstance(context, Mapping):
+            raise PlaceboragTypeError(
+                f"context={context!r} must be a dict or None, not {type(context).__name__}"
+            )
+        with self._lock:
+            self._queries.append(
+                QueryRecord(
+                    text,
+                    k,
+                    copy.deepcopy(dict(where)) if where is not None else None,
+                    copy.deepcopy(dict(context)) if context is not None else None,
+                )
+            )
+            if self._failures:
+                failure = self._failures[0]
+                failure[1] -= 1
+                if failure[1] == 0:
+                    self._failures.pop(0)
+                raise failure[0]
+            return list(self._run(text, k, predicate, where, explain=False).matches)
+
+    def explain(
+        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+    ) -> QueryExplanation:
+        """Run a query and return every stage of it. Not recorded, never an injected failure."""
+        text, k, predicate = self._check_query(text, k, where)
+        with self._lock:
+            return self._run(text, k, predicate, where, explain=True)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_column(values: object, name: str) -> list[Any]:
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise PlaceboragTypeError(
+                f"{name}={values!r} must be a list, not {type(values).__name__}"
+            )
+        return list(values)
+
+    def _check_query(
+        self, text: object, k: object, where: object
+    ) -> tuple[str, int, Filter | None]:
+        if not isinstance(text, str):
+            raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+        if k is None:
+            k = self._profile.default_k
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise PlaceboragTypeError(f"k={k!r} must be an int, not {type(k).__name__}")
+        if k < 1:
+            raise PlaceboragValueError(f"k={k!r} must be >= 1")
+        return text, int(k), compile_filter(where)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _unknown_id_message(value: str, known: Iterable[str]) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(value, list(known), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        return f"unknown id {value!r}{hint}"
+
+    def _embed_documents(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self._embedder.embed_batch(texts), dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise PlaceboragValueError(
+                f"the embedder returned an array of shape {vectors.shape} for {len(texts)} texts"
+            )
+        if self._dimensions is None:
+            self._dimensions = vectors.shape[1]
+            self._vectors = np.zeros((0, self._dimensions), dtype=np.float32)
+        if vectors.shape[1] != self._dimensions:
+            raise PlaceboragValueError(
+                f"the embedder returned {vectors.shape[1]}-dimensional vectors; "
+                f"the store holds {self._dimensions}-dimensional ones"
+            )
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
+        if bad.size:
+            raise PlaceboragValueError(
+                f"the embedder returned a zero or non-finite vector for {texts[bad[0]]!r}"
+            )
+        return vectors / norms[:, None]
+
+    def _grow(self, needed: int) -> None:
+        capacity = self._vectors.shape[0]
+        if needed <= capacity:
+            return
+        # Grow by a quarter, not double: the memory target is 1.5x the raw float32 matrix.
+        new_capacity = max(needed, capacity + capacity // 4, 64)
+        vectors = np.zeros((new_capacity, self._dimensions or 0), dtype=np.float32)
+        vectors[: self._count] = self._vectors[: self._count]
+        self._vectors = vectors
+        for name, dtype in (("_alive", bool), ("_seq", np.int64), ("_id_hash", np.uint64)):
+            grown = np.zeros(new_capacity, dtype=dtype)
+            grown[: self._count] = getattr(self, name)[: self._count]
+            setattr(self, name, grown)
+
+    def _apply(self, op: _Pending) -> None:
+        self._columns = None
+        if op.op == "delete":
+            for value in op.ids:
+                row = self._row_of.pop(value, None)
+                if row is None:
+                    continue
+                self._alive[row] = False
+                self._ids[row] = self._texts[row] = self._metas[row] = None
+                self._holes += 1
+            if self._holes > max(1024, self._count // 2):
+                self._compact()
+            return
+        assert op.vectors is not None
+        new = [i for i, value in enumerate(op.ids) if value not in self._row_of]
+        self._grow(self._count + len(new))
+        rows = np.empty(len(op.ids), dtype=np.int64)
+        for i, value in enumerate(op.ids):
+            row = self._row_of.get(value)
+            if row is None:
+                row = self._count
+                self._count += 1
+                self._row_of[value] = row
+                self._ids.append(value)
+                self._texts.append(op.texts[i])
+                self._metas.append(op.metadatas[i])
+                self._seq[row] = self._next_seq
+                self._next_seq += 1
+                self._alive[row] = True
+            else:
+                self._texts[row] = op.texts[i]
+                self._metas[row] = op.metadatas[i]
+            rows[i] = row
+        self._vectors[rows] = op.vectors.astype(np.float32)
+        self._id_hash[rows] = _id_hashes(op.ids)
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._alive[: self._count])
+        self._vectors = np.ascontiguousarray(self._vectors[keep])
+        self._alive = self._alive[keep]
+        self._seq = self._seq[keep]
+        self._id_hash = self._id_hash[keep]
+        self._ids = [self._ids[r] for r in keep]
+        self._texts = [self._texts[r] for r in keep]
+        self._metas = [self._metas[r] for r in keep]
+        self._row_of = {value: row for row, value in enumerate(self._ids)}  # type: ignore[misc]
+        self._count = len(keep)
+        self._holes = 0
+
+    def _match(self, row: int, score: float) -> Match:
+        meta = self._metas[row]
+        return Match(
+            id=self._ids[row],  # type: ignore[arg-type]
+            text=self._texts[row],  # type: ignore[arg-type]
+            metadata=dict(meta) if meta else {},
+            score=score,
+        )
+
+    def _filter_mask(self, predicate: Filter) -> np.ndarray:
+        if self._columns is None:
+            self._columns = Columns(self._metas)
+        return predicate.mask(self._columns)
+
+    def _recall_survivors(self, text: str, rows: np.ndarray) -> np.ndarray:
+        """Exactly floor(recall * n) of the n candidate rows, chosen by hashing (query, id)."""
+        keep = math.floor(Fraction(self._recall) * rows.size)
+        if keep >= rows.size:
+            return rows
+        if keep == 0:
+            return rows[:0]
+        q = int.from_bytes(
+            hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+            "little",
+        )
+        keys = _splitmix64(self._id_hash[rows] ^ np.uint64(q))
+        # Order by (hash, insertion sequence): the sequence only matters on a 64-bit collision.
+        order = np.lexsort((self._seq[rows], keys))
+        return np.sort(rows[order[:keep]])
+
+    def _exact(self, texts: list[str]) -> np.ndarray:
+        exact = getattr(self._embedder, "_embed_exact", None)
+        if exact is not None:
+            return exact(texts)[1]
+        return _float_to_exact(np.asarray(self._embedder.embed_batch(texts), dtype=np.float64))
+
+    def _query_vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        exact = getattr(self._embedder, "_embed_exact", None)
+        if exact is not None:
+            floats, ints = exact([text])
+            return floats[0], ints[0]
+        embed_query = getattr(self._embedder, "embed_queries", None)
+        floats = np.asarray(
+            (embed_query or self._embedder.embed_batch)([text]), dtype=np.float64
+        )
+        if floats.shape != (1, self._dimensions):
+            raise PlaceboragValueError(
+                f"the embedder returned an array of shape {floats.shape} for the query {text!r}"
+            )
+        return floats[0], _float_to_exact(floats)[0]
+
+    def _rank(self, rows: np.ndarray, qfloat: np.ndarray, qexact: np.ndarray, k: int) -> tuple[
+        list[int], dict[int, float]
+    ]:
+        """The best k of ``rows`` in exact order, and the exact cosine of each one returned."""
+        if rows.size == 0 or k == 0:
+            return [], {}
+        d = self._vectors.shape[1]
+        scores = self._vectors[: self._count] @ qfloat.astype(np.float32)
+        if rows.size != self._count:
+            masked = np.full(self._count, -np.inf, dtype=np.float32)
+            masked[rows] = scores[rows]
+            scores = masked
+        # Proven bound on |float32 score - exact cosine| for unit vectors, doubled for safety.
+        tol = 2.0 * (d + 8) * _UNIT_ROUNDOFF
+        take = min(k, rows.size)
+        if rows.size > take:
+            top = np.argpartition(-scores, take - 1)[:take]
+            threshold = float(scores[top].min())
+        else:
+            threshold = float(scores[rows].min())
+        contenders = np.flatnonzero(scores.astype(np.float64) >= threshold - 2 * tol)
+        contenders = contenders[np.argsort(-scores[contenders], kind="stable")]
+        values = scores[contenders].astype(np.float64)
+        breaks = np.flatnonzero(values[:-1] - values[1:] > 2 * tol) + 1
+        chains = np.split(contenders, breaks)
+        order: list[int] = []
+        for chain in chains:
+            if len(order) >= take:
+                break
+            if chain.size == 1:
+                order.append(int(chain[0]))
+                continue
+            order.extend(self._exact_order(chain, qexact))
+        order = order[:take]
+        return order, self._exact_cosines(order, qexact)
+
+    def _exact_keys(self, rows: Sequence[int], qexact: np.ndarray) -> tuple[list[int], list[int]]:
+        """Exact dot products with the query and exact squared norms of the given rows."""
+        exact = self._exact([self._texts[r] for r in rows])  # type: ignore[misc]
+        return _exact_dot(exact, qexact), [_exact_dot(row[None, :], row)[0] for row in exact]
+
+    def _exact_order(self, chain: np.ndarray, qexact: np.ndarray) -> list[int]:
+        rows = [int(r) for r in chain]
+        dots, norms = self._exact_keys(rows, qexact)
+        if self._profile.tie_order == "id":
+            tie = [self._ids[r] for r in rows]
+        else:
+            tie = [int(self._seq[r]) for r in rows]
+        keyed = sorted(
+            zip(rows, dots, norms, tie),
+            key=lambda t: (-Fraction(t[1] * abs(t[1]), t[2]), t[3]),
+        )
+        return [t[0] for t in keyed]
+
+    def _exact_cosines(self, rows: list[int], qexact: np.ndarray) -> dict[int, float]:
+        if not rows:
+            return {}
+        dots, norms = self._exact_keys(rows, qexact)
+        qnorm = sum(int(v) * int(v) for v in qexact.tolist())
+        return {r: _sqrt_score(p, n * qnorm) for r, p, n in zip(rows, dots, norms)}
+
+    def _run(
+        self,
+        text: str,
+        k: int,
+        predicate: Filter | None,
+        where: Mapping[str, Any] | None,
+        *,
+        explain: bool,
+    ) -> Any:
+        alive = np.flatnonzero(self._alive[: self._count])
+        ranked: list[int] = []
+        if alive.size == 0:
+            survivors = passing = alive
+            order: list[int] = []
+            cosines: dict[int, float] = {}
+            final: list[int] = []
+        else:
+            passing = alive
+            if predicate is not None and self._filter_mode == "pre":
+                passing = alive[self._filter_mask(predicate)[alive]]
+            survivors = (
+                self._recall_survivors(text, passing) if self._recall < 1.0 else passing
+            )
+            qfloat, qexact = self._query_vector(text)
+            # explain() ranks every survivor, so a view can show where the lost ones stood.
+            order, cosines = self._rank(
+                survivors, qfloat, qexact, survivors.size if explain else k
+            )
+            if explain:
+                ranked, order = order, order[:k]
+            final = order
+            if predicate is not None and self._filter_mode == "post":
+                keep = self._filter_mask(predicate)
+                final = [r for r in order if keep[r]]
+        profile = self._profile
+        matches = tuple(self._match(r, profile.score(cosines[r])) for r in final)
+        if not explain:
+            return _Result(matches)
+        ids = self._ids
+        alive_ids = tuple(ids[r] for r in alive)  # type: ignore[misc]
+        passing_set = set(passing.tolist())
+        survivor_set = set(survivors.tolist())
+        final_set = set(final)
+        return QueryExplanation(
+            text=text,
+            k=k,
+            where=copy.deepcopy(dict(where)) if where is not None else None,
+            filter_mode=self._filter_mode,
+            recall=self._recall,
+            candidates=alive_ids,
+            filtered_out=tuple(ids[r] for r in alive if r not in passing_set),  # type: ignore[misc]
+            recall_lost=tuple(ids[r] for r in passing if r not in survivor_set),  # type: ignore[misc]
+            ranked=tuple(ids[r] for r in ranked),  # type: ignore[misc]
+            top_k=tuple(ids[r] for r in order),  # type: ignore[misc]
+            post_filter_dropped=tuple(ids[r] for r in order if r not in final_set),  # type: ignore[misc]
+            matches=matches,
+            cosines={ids[r]: c for r, c in cosines.items()},  # type: ignore[misc]
+        )
+
+
+@dataclass(frozen=True)
+class _Result:
+    matches: tuple[Match, ...]
