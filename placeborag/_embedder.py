@@ -250,7 +250,12 @@ class FakeEmbedder:
         return body.encode("utf-8", "surrogatepass")
 
     def _jitter_magnitude(self, name: str, text: str) -> float:
-        return self._cluster_spread * (0.5 + _unit_fraction(self._seed("m", name, text)))
+        # Independent of the dimension and of the geometry attempt: that is what keeps the
+        # member-to-anchor order the same at every dimension.
+        seed = "\x00".join(("placeborag/jitter/v1", self._model_name, name, text))
+        return self._cluster_spread * (
+            0.5 + _unit_fraction(seed.encode("utf-8", "surrogatepass"))
+        )
 
     def _member_vector(self, name: str, text: str) -> np.ndarray:
         cached = self._member_cache.get((name, text))

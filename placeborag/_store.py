@@ -319,7 +319,10 @@ class FakeVectorStore:
 
     def upsert(self, id: str, text: str, metadata: Mapping[str, Any] | None = None) -> None:
         """Write one record. Writing an existing id replaces it but keeps its insertion position."""
-        self.upsert_many([_check_id(id)], [text], None if metadata is None else [metadata])
+        _check_id(id)
+        if not isinstance(text, str):
+            raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+        self._write([id], [text], [_check_metadata(metadata)])
 
     def upsert_many(
         self,
@@ -359,12 +362,17 @@ class FakeVectorStore:
                     f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
                 )
             seen[value] = i
-        if not id_list:
+        self._write(id_list, text_list, meta_list)
+
+    def _write(
+        self, ids: list[str], texts: list[str], metadatas: list[dict[str, Any] | None]
+    ) -> None:
+        if not ids:
             return
-        vectors = self._embed_documents(text_list)
-        op = _Pending("upsert", id_list, text_list, meta_list, vectors)
+        vectors = self._embed_documents(texts)
+        op = _Pending("upsert", ids, texts, metadatas, vectors)
         with self._lock:
-            self._written.update(id_list)
+            self._written.update(ids)
             if self._visibility == "manual":
                 self._pending.append(op)
             else:

@@ -1,0 +1,75 @@
+"""The pytest plugin: the ``fake_embedder`` and ``fake_vector_store`` fixtures and the marker.
+
+pytest loads this module in every run of every project that installs placeborag, so it imports
+nothing but pytest at load time: the core (and numpy) is imported only when a fixture is used.
+Marker options are checked at collection, so a misspelled option stops the run with a
+``pytest.UsageError`` that lists the options there are.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import pytest
+
+EMBEDDER_OPTIONS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
+STORE_OPTIONS = ("profile", "filter_mode", "recall", "visibility")
+_MARKER = "placeborag"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{_MARKER}(**options): configure the placeborag fixtures for this test. Embedder "
+        f"options: {', '.join(EMBEDDER_OPTIONS)}. Store options: {', '.join(STORE_OPTIONS)}.",
+    )
+
+
+def _options(node: pytest.Item | pytest.Collector) -> dict[str, Any]:
+    """The marker options that apply to a node; the closest marker wins key by key."""
+    merged: dict[str, Any] = {}
+    for marker in reversed(list(node.iter_markers(_MARKER))):
+        if marker.args:
+            raise pytest.UsageError(
+                f"{node.nodeid}: @pytest.mark.{_MARKER} takes keyword options only, "
+                f"got positional {marker.args!r}"
+            )
+        merged.update(marker.kwargs)
+    known = EMBEDDER_OPTIONS + STORE_OPTIONS
+    for name in merged:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise pytest.UsageError(
+                f"{node.nodeid}: unknown @pytest.mark.{_MARKER} option {name!r}{hint}; "
+                f"embedder options: {', '.join(EMBEDDER_OPTIONS)}; "
+                f"store options: {', '.join(STORE_OPTIONS)}"
+            )
+    return merged
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker(_MARKER) is not None:
+            _options(item)
+
+
+@pytest.fixture
+def fake_embedder(request: pytest.FixtureRequest) -> Any:
+    """A FakeEmbedder configured by the test's ``placeborag`` marker (embedder options)."""
+    from placeborag import FakeEmbedder
+
+    options = _options(request.node)
+    return FakeEmbedder(**{k: v for k, v in options.items() if k in EMBEDDER_OPTIONS})
+
+
+@pytest.fixture
+def fake_vector_store(request: pytest.FixtureRequest, fake_embedder: Any) -> Any:
+    """A FakeVectorStore over ``fake_embedder``, configured by the marker (store options)."""
+    from placeborag import FakeVectorStore
+
+    options = _options(request.node)
+    return FakeVectorStore(
+        embedder=fake_embedder, **{k: v for k, v in options.items() if k in STORE_OPTIONS}
+    )

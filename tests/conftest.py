@@ -1,0 +1,13 @@
+"""Shared test configuration: pytester for the plugin tests, and hypothesis profiles."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+pytest_plugins = ["pytester"]
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=200)
+settings.load_profile("ci" if os.environ.get("CI") else "default")

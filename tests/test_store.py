@@ -1,0 +1,398 @@
+"""FakeVectorStore: exact ranking, tie rules, writes, recall, stale reads and injected failures."""
+
+import functools
+from collections import defaultdict
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from placeborag import (
+    FakeEmbedder,
+    FakeVectorStore,
+    FilterError,
+    Match,
+    QueryRecord,
+    RetrievalError,
+    RetrievalTimeout,
+)
+
+WORDS = "refund policy shipping order return money back days parcel invoice".split()
+
+
+def exact_key(embedder, query, text):
+    """sign(p) * p**2 / |d|**2: the cosine's order, in exact arithmetic."""
+    _, q = embedder._embed_exact([query])
+    _, d = embedder._embed_exact([text])
+    p = sum(int(a) * int(b) for a, b in zip(q[0], d[0]))
+    return Fraction(p * abs(p), sum(int(x) * int(x) for x in d[0]))
+
+
+@functools.lru_cache(maxsize=None)
+def tie_group(dimensions=32, size=8):
+    """Distinct texts whose cosines to the query are equal in exact arithmetic, but whose
+    floating-point cosines are not all bit-identical."""
+    embedder = FakeEmbedder(dimensions=dimensions)
+    query = "refund policy"
+    texts = [f"{a} {b}{n}" for a in WORDS for b in WORDS for n in range(12)]
+    groups = defaultdict(list)
+    for text in texts:
+        key = exact_key(embedder, query, text)
+        if key != 0:
+            groups[key].append(text)
+    qv = np.array(embedder.embed(query))
+    for key, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        floats = {float(np.dot(embedder.embed_batch([t])[0], qv)) for t in members}
+        if len(members) >= size and len(floats) > 1:
+            return embedder, query, members[:size]
+    raise AssertionError("no tie group found")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_ties_follow_insertion_order_under_chroma_every_time(seed):
+    embedder, query, texts = tie_group()
+    rng = np.random.default_rng(seed)
+    order = [texts[i] for i in rng.permutation(len(texts))]
+    ids = [f"id-{rng.integers(10**6):06d}-{i}" for i in range(len(order))]
+    store = FakeVectorStore(embedder=embedder, profile="chroma")
+    store.upsert_many(ids, order)
+    matches = store.query(query, k=len(texts))
+    assert [m.id for m in matches] == ids
+    # tied matches report bit-identical scores
+    assert len({m.score for m in matches}) == 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_ties_follow_id_order_under_qdrant_every_time(seed):
+    embedder, query, texts = tie_group()
+    rng = np.random.default_rng(seed)
+    ids = [f"id-{rng.integers(10**6):06d}-{i}" for i in range(len(texts))]
+    store = FakeVectorStore(embedder=embedder, profile="qdrant")
+    for doc_id, text in zip(ids, texts):
+        store.upsert(doc_id, text)
+    matches = store.query(query, k=len(texts))
+    assert [m.id for m in matches] == sorted(ids)
+    assert len({m.score for m in matches}) == 1
+
+
+def test_floating_point_noise_alone_would_have_ordered_the_ties_differently():
+    embedder, query, texts = tie_group()
+    q = np.array(embedder.embed(query))
+    floats = embedder.embed_batch(texts) @ q
+    naive = list(np.argsort(-floats, kind="stable"))
+    assert naive != list(range(len(texts)))  # what the fake's tie rule prevents
+
+
+def test_ranking_matches_an_exact_brute_force_ranking():
+    embedder = FakeEmbedder(dimensions=16)
+    texts = [f"{a} {b} {c}" for a in WORDS[:6] for b in WORDS[3:] for c in ("x", "yy", "zzz")]
+    ids = [f"d{i:03d}" for i in range(len(texts))]
+    store = FakeVectorStore(embedder=embedder, profile="chroma")
+    store.upsert_many(ids, texts)
+    for query in ("refund policy", "money back", "parcel days"):
+        expected = sorted(
+            range(len(texts)), key=lambda i: (-exact_key(embedder, query, texts[i]), i)
+        )
+        got = [m.id for m in store.query(query, k=len(texts))]
+        assert got == [ids[i] for i in expected]
+
+
+def test_upsert_keeps_the_original_insertion_position():
+    store = FakeVectorStore()
+    store.upsert("c", "identical text")
+    store.upsert("a", "identical text")
+    store.upsert("c", "identical text", {"v": 2})
+    assert store.ids == ("c", "a")
+    assert [m.id for m in store.query("identical text", k=2)] == ["c", "a"]
+    assert store.get("c").metadata == {"v": 2}
+
+
+def test_a_deleted_and_rewritten_id_goes_to_the_end():
+    store = FakeVectorStore()
+    for doc_id in "abc":
+        store.upsert(doc_id, "identical text")
+    store.delete("a")
+    store.upsert("a", "identical text")
+    assert store.ids == ("b", "c", "a")
+    assert [m.id for m in store.query("identical text", k=3)] == ["b", "c", "a"]
+
+
+def test_returned_metadata_is_a_copy_and_stored_metadata_is_isolated_from_the_caller():
+    store = FakeVectorStore()
+    metadata = {"lang": "en"}
+    store.upsert("a", "refund policy", metadata)
+    metadata["lang"] = "hu"
+    first = store.query("refund policy", k=1)[0]
+    first.metadata["lang"] = "de"
+    assert store.query("refund policy", k=1)[0].metadata == {"lang": "en"}
+
+
+def test_k_larger_than_the_collection_returns_every_record():
+    store = FakeVectorStore()
+    store.upsert_many(["a", "b", "c"], ["refund", "policy", "parcel"])
+    assert len(store.query("refund", k=50)) == 3
+
+
+def test_the_default_k_is_the_profiles():
+    store = FakeVectorStore()
+    store.upsert_many([f"d{i}" for i in range(20)], [f"refund {i}" for i in range(20)])
+    assert len(store.query("refund")) == store.profile.default_k == 10
+
+
+def test_the_store_records_every_query_with_its_context():
+    store = FakeVectorStore()
+    store.upsert("a", "refund policy", {"lang": "en"})
+    where = {"lang": {"$in": ["en"]}}
+    store.query("refund policy", k=3, where=where, context={"user": "alice"})
+    where["lang"]["$in"].append("hu")  # the record is a copy
+    store.fail_next_query()
+    with pytest.raises(RetrievalTimeout):
+        store.query("second", context={"user": "bob"})
+    assert store.queries == (
+        QueryRecord("refund policy", 3, {"lang": {"$in": ["en"]}}, {"user": "alice"}),
+        QueryRecord("second", 10, None, {"user": "bob"}),
+    )
+    assert store.last_query.context == {"user": "bob"}
+
+
+def test_a_bad_record_in_a_batch_writes_nothing():
+    store = FakeVectorStore()
+    with pytest.raises(TypeError) as excinfo:
+        store.upsert_many(["a", "b", "c"], ["x", "y", "z"], [None, None, {"tags": ["a"]}])
+    assert excinfo.value.args == (
+        "metadatas[2]['tags']=['a'] must be a str, int, float or bool, not list",
+    )
+    assert len(store) == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda s: s.query("q", k=0), ValueError, "k=0 must be >= 1"),
+        (lambda s: s.query("q", k="3"), TypeError, "k='3' must be an int, not str"),
+        (lambda s: s.query("q", k=True), TypeError, "k=True must be an int, not bool"),
+        (lambda s: s.query(b"q"), TypeError, "text=b'q' must be a str, not bytes"),
+        (lambda s: s.query("q", where="lang=hu"), TypeError,
+         "where='lang=hu' must be a dict or None, not str"),
+        (lambda s: s.upsert("", "t"), ValueError, "id='' must be a non-empty str"),
+        (lambda s: s.upsert(7, "t"), TypeError, "id=7 must be a str, not int"),
+        (lambda s: s.upsert("a", None), TypeError, "text=None must be a str, not NoneType"),
+        (lambda s: s.upsert_many(["a"], [None]), TypeError,
+         "texts[0]=None must be a str, not NoneType"),
+        (lambda s: s.upsert_many(["a", "a"], ["x", "y"]), ValueError,
+         "ids[1]='a' repeats ids[0]; an id may appear once per call"),
+        (lambda s: s.upsert_many(["a"], ["x", "y"]), ValueError,
+         "texts has 2 items and ids has 1; they must have the same length"),
+        (lambda s: s.upsert("a", "t", {"x": float("nan")}), ValueError,
+         "metadata['x']=nan must be finite"),
+        (lambda s: s.delete("nope"), ValueError, "unknown id 'nope'"),
+        (lambda s: s.delete("doc-"), ValueError, "unknown id 'doc-'; did you mean 'doc-1'?"),
+        (lambda s: s.fail_next_query("boom"), TypeError,
+         "error='boom' must be an exception instance or class, not str"),
+        (lambda s: s.fail_next_query(times=0), ValueError, "times=0 must be >= 1"),
+    ],
+)
+def test_bad_input_raises_a_clear_error_and_changes_nothing(call, error, message):
+    store = FakeVectorStore()
+    store.upsert("doc-1", "refund policy")
+    with pytest.raises(error) as excinfo:
+        call(store)
+    assert excinfo.value.args == (message,)
+    assert store.ids == ("doc-1",)
+    assert store.query("refund policy", k=1)[0].id == "doc-1"
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"profile": "pinecone"}, ValueError, "profile='pinecone' must be one of 'chroma', 'qdrant'"),
+        ({"filter_mode": "mid"}, ValueError, "filter_mode='mid' must be one of 'pre', 'post'"),
+        ({"recall": 1.5}, ValueError, "recall=1.5 must be between 0.0 and 1.0"),
+        ({"recall": "high"}, TypeError, "recall='high' must be a number, not str"),
+        ({"visibility": "eventual"}, ValueError,
+         "visibility='eventual' must be one of 'immediate', 'manual'"),
+        ({"embedder": object()}, TypeError, None),
+    ],
+)
+def test_bad_store_options_raise(options, error, message):
+    with pytest.raises(error) as excinfo:
+        FakeVectorStore(**options)
+    if message is not None:
+        assert excinfo.value.args == (message,)
+
+
+def test_delete_with_missing_ok_ignores_unknown_ids():
+    store = FakeVectorStore()
+    store.upsert("a", "refund")
+    store.delete(["a", "ghost"], missing_ok=True)
+    assert len(store) == 0
+
+
+def test_deleted_records_are_never_returned_and_compaction_keeps_order():
+    store = FakeVectorStore()
+    ids = [f"d{i:04d}" for i in range(3000)]
+    store.upsert_many(ids, ["identical"] * 3000)
+    store.delete(ids[:2000])
+    assert store.ids == tuple(ids[2000:])
+    assert [m.id for m in store.query("identical", k=5)] == ids[2000:2005]
+
+
+# -- recall ---------------------------------------------------------------------------------
+
+
+def recall_store(recall, n=40):
+    store = FakeVectorStore(recall=recall)
+    store.upsert_many(
+        [f"d{i:02d}" for i in range(n)], [f"{WORDS[i % 10]} note {i}" for i in range(n)]
+    )
+    return store
+
+
+def test_recall_keeps_exactly_floor_of_recall_times_the_candidates():
+    store = recall_store(0.4)
+    explanation = store.explain("refund policy", k=40)
+    assert len(explanation.candidates) == 40
+    assert len(explanation.recall_lost) == 24
+    assert len(explanation.matches) == 16
+
+
+def test_recall_survivors_keep_their_relative_order():
+    full = [m.id for m in recall_store(1.0).query("refund policy", k=40)]
+    degraded = [m.id for m in recall_store(0.5).query("refund policy", k=40)]
+    assert degraded == [i for i in full if i in set(degraded)]
+
+
+def test_different_queries_lose_different_documents():
+    store = recall_store(0.5)
+    lost = {q: store.explain(q, k=40).recall_lost for q in ("refund", "parcel", "invoice days")}
+    assert len(set(lost.values())) == 3
+
+
+def test_degraded_recall_can_lose_the_best_document():
+    perfect, degraded = recall_store(1.0), recall_store(0.5)
+    queries = [f"{w} note {i}" for w in WORDS for i in range(4)]
+    lost_top = [
+        q for q in queries if perfect.query(q, k=1)[0].id != degraded.query(q, k=1)[0].id
+    ]
+    assert lost_top
+
+
+def test_recall_zero_returns_nothing_and_recall_one_loses_nothing():
+    assert recall_store(0.0).query("refund") == []
+    assert recall_store(1.0).explain("refund").recall_lost == ()
+
+
+# -- stale reads ----------------------------------------------------------------------------
+
+
+def test_manual_visibility_hides_overwrites_and_deletes_until_refresh():
+    store = FakeVectorStore(visibility="manual")
+    store.upsert("a", "refund policy", {"v": 1})
+    store.refresh()
+    store.upsert("a", "parcel tracking", {"v": 2})
+    store.upsert("b", "refund policy b")
+    assert store.pending_writes == 2
+    assert [(m.id, m.metadata) for m in store.query("refund policy")] == [("a", {"v": 1})]
+    assert store.ids == ("a",)
+    store.delete("b")  # deleting a pending write is allowed
+    store.refresh()
+    assert store.pending_writes == 0
+    assert store.get("a").text == "parcel tracking"
+    assert store.ids == ("a",)
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+def test_injected_failures_queue_up_and_are_raised_exactly_as_given():
+    store = FakeVectorStore()
+    store.upsert("a", "refund")
+    first, second = ConnectionError("refused"), RetrievalTimeout("slow")
+    store.fail_next_query(first, times=2)
+    store.fail_next_query(second)
+    raised = []
+    for _ in range(3):
+        with pytest.raises(Exception) as excinfo:
+            store.query("refund")
+        raised.append(excinfo.value)
+    assert raised[0] is first and raised[1] is first and raised[2] is second
+    assert store.query("refund")[0].id == "a"
+
+
+def test_the_default_injected_failure_is_a_retrieval_timeout_and_a_timeout_error():
+    store = FakeVectorStore()
+    store.fail_next_query()
+    with pytest.raises(TimeoutError) as excinfo:
+        store.query("refund")
+    assert isinstance(excinfo.value, RetrievalTimeout)
+    assert isinstance(excinfo.value, RetrievalError)
+
+
+def test_an_exception_class_is_raised_too():
+    store = FakeVectorStore()
+    store.fail_next_query(ConnectionResetError)
+    with pytest.raises(ConnectionResetError):
+        store.query("refund")
+
+
+def test_a_malformed_query_does_not_consume_an_injected_failure():
+    store = FakeVectorStore()
+    store.fail_next_query()
+    with pytest.raises(FilterError):
+        store.query("refund", where={"lang": {"$regex": "x"}})
+    with pytest.raises(RetrievalTimeout):
+        store.query("refund")
+
+
+def test_explain_matches_query_and_reports_every_stage():
+    store = FakeVectorStore(filter_mode="post")
+    store.upsert_many(
+        ["en-1", "en-2", "hu-1"],
+        ["refund policy", "refund policy now", "visszatérítés"],
+        [{"lang": "en"}, {"lang": "en"}, {"lang": "hu"}],
+    )
+    explanation = store.explain("refund policy", k=2, where={"lang": "hu"})
+    assert explanation.top_k == ("en-1", "en-2")
+    assert explanation.post_filter_dropped == ("en-1", "en-2")
+    assert explanation.matches == ()
+    assert store.query("refund policy", k=2, where={"lang": "hu"}) == []
+    assert explanation.ranked == ("en-1", "en-2", "hu-1")
+    assert store.queries[-1].text == "refund policy"  # explain itself is not recorded
+    assert len(store.queries) == 1
+
+
+def test_match_is_a_frozen_value():
+    m = Match("a", "t", {}, 0.5)
+    with pytest.raises(AttributeError):
+        m.score = 1.0  # type: ignore[misc]
+
+
+class VectorTable:
+    """A foreign embedder: hand-made vectors, no exact integer form."""
+
+    dimensions = 3
+
+    def __init__(self, table):
+        self.table = table
+
+    def embed_batch(self, texts):
+        return np.array([self.table[t] for t in texts], dtype=float)
+
+
+def test_a_foreign_embedder_is_ranked_exactly_on_its_float_vectors():
+    table = {"q": [1.0, 0.0, 0.0], "a": [0.6, 0.8, 0.0], "b": [0.6, 0.0, 0.8], "c": [1, 0, 0]}
+    store = FakeVectorStore(embedder=VectorTable(table), profile="qdrant")
+    store.upsert_many(["b", "c", "a"], ["b", "c", "a"])
+    matches = store.query("q", k=3)
+    assert [m.id for m in matches] == ["c", "a", "b"]
+    assert [m.score for m in matches] == [1.0, pytest.approx(0.6, abs=1e-15), matches[1].score]
+
+
+def test_a_foreign_embedder_of_the_wrong_dimension_is_rejected():
+    store = FakeVectorStore(embedder=VectorTable({"a": [1.0, 0.0, 0.0], "z": [1.0, 0.0]}))
+    store.upsert("a", "a")
+    with pytest.raises(ValueError) as excinfo:
+        store.upsert("z", "z")
+    assert excinfo.value.args == (
+        "the embedder returned 2-dimensional vectors; the store holds 3-dimensional ones",
+    )
