@@ -1,0 +1,704 @@
+"""Recorded-vector replay: write a real model's vectors to disk once, answer from them forever.
+
+This module owns the recording format, the recorder (:func:`record_vectors`), the verified
+loader (:class:`Recording`), the replaying embedder (:class:`ReplayEmbedder`), its miss error
+(:class:`UnrecordedText`) and the MiniLM recording shipped in ``placeborag/data/minilm``
+(:func:`load_demo_recording`).
+
+A recording is a directory of two files:
+
+``vectors.bin``
+    Every vector as raw little-endian ``float32`` or ``float64``, row-major, documents first and
+    then queries, in manifest order.  No header, so the bytes depend only on the values and the
+    sha256 is stable across numpy versions and platforms.
+``manifest.json``
+    UTF-8 JSON with sorted keys: format and version, model name, query instruction, dimension,
+    dtype, the sha256 of ``vectors.bin``, a sha256 over the ordered texts, the counts, the
+    document and query entries (``id``, ``text``, ``metadata``) and free-form provenance.
+
+Replay never calls a model.  A text that was not recorded, byte for byte, in the namespace it
+is asked in (documents and queries are separate) raises :class:`UnrecordedText`; nothing is
+invented and no neighbour's vector is handed out in its place.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+__all__ = [
+    "Recording",
+    "ReplayEmbedder",
+    "UnrecordedText",
+    "load_demo_recording",
+    "record_vectors",
+]
+
+FORMAT = "placeborag-recording"
+FORMAT_VERSION = 1
+MANIFEST_FILE = "manifest.json"
+VECTORS_FILE = "vectors.bin"
+# Little-endian explicitly: the file must mean the same on every machine that reads it.
+_DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "float64": np.dtype("<f8")}
+
+_PLURAL = {"document": "documents", "query": "queries", "text": "texts"}
+
+BatchEmbedder = Callable[[list[str]], Any]
+
+
+class UnrecordedText(PlaceboragValueError):
+    """A text that the recording does not hold in the namespace it was asked in.
+
+    ``text`` is the text as given, ``kind`` is ``"document"`` or ``"query"`` and ``candidates``
+    holds up to three nearest recorded texts of that kind (by :mod:`difflib` ratio).
+    """
+
+    def __init__(self, message: str, *, text: str, kind: str, candidates: tuple[str, ...]):
+        super().__init__(message)
+        self.text = text
+        self.kind = kind
+        self.candidates = candidates
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    # Long chunks would drown the message; keep both ends, because the tail is where a stray
+    # space or newline - the usual reason an exact lookup misses - shows up.
+    if len(text) <= limit:
+        return repr(text)
+    keep = (limit - 5) // 2
+    return repr(text[:keep]) + " ... " + repr(text[-keep:])
+
+
+def _texts_sha256(documents: Sequence[str], queries: Sequence[str]) -> str:
+    payload = json.dumps(
+        {"documents": list(documents), "queries": list(queries)},
+        ensure_ascii=False,
+        separators=(",", ":"),
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _check_str(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise PlaceboragTypeError(f"{name}={value!r} must be a str")
+    return value
+
+
+def _check_texts(texts: object, name: str) -> list[str]:
+    # A bare str is iterable, so without this check embed_batch("abc") would look up 'a', 'b', 'c'.
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
+        raise PlaceboragTypeError(f"{name}={texts!r} must be a sequence of str, not a single value")
+    items = list(texts)
+    for i, text in enumerate(items):
+        _check_str(text, f"{name}[{i}]")
+    return items
+
+
+def _check_vectors(matrix: np.ndarray, texts: Sequence[str], kind: str) -> None:
+    """Reject a row that is not finite or has a zero or infinite norm; ``matrix`` is float64."""
+    finite = np.isfinite(matrix)
+    if not finite.all():
+        row, col = (int(i) for i in np.argwhere(~finite)[0])
+        raise PlaceboragValueError(
+            f"{kind} {_quote(texts[row])} ({_PLURAL[kind]}[{row}]) has the value "
+            f"{float(matrix[row, col])!r} at index {col}; every value must be finite"
+        )
+    # Scale by the largest magnitude first: squaring 1e-200 underflows to 0 and squaring 1e200
+    # overflows, and neither vector should be judged by that artefact.
+    scale = np.abs(matrix).max(axis=1, initial=0.0)
+    safe = np.where(scale > 0, scale, 1.0)[:, None]
+    with np.errstate(over="ignore"):
+        norms = scale * np.sqrt(np.einsum("ij,ij->i", matrix / safe, matrix / safe))
+    bad = ~(np.isfinite(norms) & (norms > 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise PlaceboragValueError(
+            f"{kind} {_quote(texts[row])} ({_PLURAL[kind]}[{row}]) has norm {float(norms[row])!r}; "
+            "the norm must be finite and > 0"
+        )
+
+
+def _as_matrix(
+    vectors: object, texts: Sequence[str], kind: str, source: str, dimension: int | None
+) -> np.ndarray:
+    """Turn what an embedding callable returned into an (n, d) float64 matrix, or say why not."""
+    try:
+        rows = list(vectors)  # type: ignore[call-overload]
+    except TypeError:
+        raise PlaceboragTypeError(
+            f"{source} returned {vectors!r}; it must return one vector per text"
+        ) from None
+    if len(rows) != len(texts):
+        raise PlaceboragValueError(
+            f"{source} returned {len(rows)} vectors for {len(texts)} texts; "
+            "it must return one vector per text"
+        )
+    out: list[np.ndarray] = []
+    for text, row in zip(texts, rows, strict=True):
+        try:
+            vector = np.asarray(row, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise PlaceboragTypeError(
+                f"{source} returned {row!r} for {kind} {_quote(text)}; a vector must be numbers"
+            ) from None
+        if vector.ndim != 1:
+            raise PlaceboragValueError(
+                f"{source} returned an array of shape {vector.shape} for {kind} {_quote(text)}; "
+                "a vector must be one-dimensional"
+            )
+        if dimension is None:
+            dimension = len(vector)
+            if dimension == 0:
+                raise PlaceboragValueError(
+                    f"{source} returned an empty vector for {kind} {_quote(text)}"
+                )
+        elif len(vector) != dimension:
+            raise PlaceboragValueError(
+                f"{source} returned {len(vector)} values for {kind} {_quote(text)}; "
+                f"expected {dimension} like the first vector"
+            )
+        out.append(vector)
+    return np.stack(out) if out else np.empty((0, dimension or 0))
+
+
+def _entries(
+    texts: Sequence[str],
+    ids: Sequence[str] | None,
+    metadata: Sequence[Mapping[str, Any]] | None,
+    kind: str,
+) -> list[dict[str, Any]]:
+    """Build the manifest entries for one namespace, rejecting miscounts and duplicates."""
+    width = max(3, len(str(max(len(texts) - 1, 0))))
+    ids = [f"{kind[0]}{i:0{width}d}" for i in range(len(texts))] if ids is None else list(ids)
+    metadata = [{} for _ in texts] if metadata is None else list(metadata)
+    for name, values in ((f"{kind}_ids", ids), (f"{kind}_metadata", metadata)):
+        if len(values) != len(texts):
+            raise PlaceboragValueError(
+                f"{name} has {len(values)} items for {len(texts)} {_PLURAL[kind]}; "
+                f"give one per {kind}"
+            )
+    _first_duplicate(texts, _PLURAL[kind])
+    _first_duplicate([_check_str(v, f"{kind}_ids[{i}]") for i, v in enumerate(ids)], f"{kind}_ids")
+    entries = []
+    for i, (text, id_, meta) in enumerate(zip(texts, ids, metadata, strict=True)):
+        if not isinstance(meta, Mapping):
+            raise PlaceboragTypeError(f"{kind}_metadata[{i}]={meta!r} must be a mapping")
+        entries.append({"id": id_, "text": text, "metadata": dict(meta)})
+    return entries
+
+
+def _first_duplicate(values: Sequence[str], name: str) -> None:
+    seen: dict[str, int] = {}
+    for i, value in enumerate(values):
+        if value in seen:
+            raise PlaceboragValueError(
+                f"{name}[{i}]={_quote(value)} repeats {name}[{seen[value]}]; "
+                "each must be unique so a lookup is unambiguous"
+            )
+        seen[value] = i
+
+
+def _dump_manifest(manifest: Mapping[str, Any]) -> bytes:
+    try:
+        text = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise PlaceboragTypeError(
+            f"metadata and provenance must be JSON values (str, int, finite float, bool, None, "
+            f"list, dict with str keys): {exc}"
+        ) from None
+    return (text + "\n").encode("utf-8")
+
+
+def record_vectors(
+    path: str | os.PathLike[str],
+    *,
+    embed_documents: BatchEmbedder,
+    documents: Sequence[str],
+    model: str,
+    embed_query: BatchEmbedder | None = None,
+    queries: Sequence[str] = (),
+    query_instruction: str = "",
+    document_ids: Sequence[str] | None = None,
+    document_metadata: Sequence[Mapping[str, Any]] | None = None,
+    query_ids: Sequence[str] | None = None,
+    query_metadata: Sequence[Mapping[str, Any]] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+    dtype: str = "float32",
+    overwrite: bool = False,
+) -> Recording:
+    """Embed ``documents`` and ``queries`` once with a real model and write a recording to ``path``.
+
+    ``embed_documents`` and ``embed_query`` are *batch* callables: each is called at most once,
+    with a list of every text, and must return one vector per text.  Queries are sent as
+    ``query_instruction + text`` (the instruction is applied here, once, and recorded), but
+    they are recorded and later looked up by their bare text.  Without ``embed_query`` the
+    queries go to ``embed_documents`` in the same single call as the documents.
+
+    Everything is validated before the filesystem is touched; the directory is then written
+    beside ``path`` and renamed into place, so a failed recording never leaves half a directory
+    and never destroys the previous one.  ``overwrite=True`` replaces an existing recording
+    (never a directory that holds anything but a recording).  Returns the recording as loaded
+    back from disk.
+    """
+    _check_str(model, "model")
+    _check_str(query_instruction, "query_instruction")
+    if dtype not in _DTYPES:
+        raise PlaceboragValueError(
+            f"dtype={dtype!r} must be one of {', '.join(map(repr, _DTYPES))}"
+        )
+    documents = _check_texts(documents, "documents")
+    queries = _check_texts(queries, "queries")
+    if not documents:
+        raise PlaceboragValueError("documents=[] must hold at least one text")
+    for name, function in (("embed_documents", embed_documents), ("embed_query", embed_query)):
+        if function is not None and not callable(function):
+            raise PlaceboragTypeError(f"{name}={function!r} must be a callable")
+    doc_entries = _entries(documents, document_ids, document_metadata, "document")
+    query_entries = _entries(queries, query_ids, query_metadata, "query")
+    provenance = dict(provenance or {})
+    # Fail on unserialisable metadata now, not after paying for a model run.
+    _dump_manifest({"documents": doc_entries, "queries": query_entries, "provenance": provenance})
+    target = Path(path)
+    _check_target(target, overwrite)
+
+    instructed = [query_instruction + text for text in queries]
+    if embed_query is None:
+        both = _as_matrix(
+            embed_documents([*documents, *instructed]),
+            [*documents, *queries],
+            "text",
+            "embed_documents",
+            None,
+        )
+        doc_matrix, query_matrix = both[: len(documents)], both[len(documents) :]
+    else:
+        doc_matrix = _as_matrix(
+            embed_documents(list(documents)), documents, "document", "embed_documents", None
+        )
+        query_matrix = (
+            _as_matrix(
+                embed_query(instructed), queries, "query", "embed_query", doc_matrix.shape[1]
+            )
+            if queries
+            else np.empty((0, doc_matrix.shape[1]))
+        )
+
+    # Validate what will be replayed, after the cast: a float64 1e39 becomes inf in float32.
+    stored = _DTYPES[dtype]
+    with np.errstate(over="ignore"):  # an overflow to inf is reported just below, by text
+        doc_stored = doc_matrix.astype(stored)
+        query_stored = query_matrix.astype(stored)
+    _check_vectors(doc_stored.astype(np.float64), documents, "document")
+    _check_vectors(query_stored.astype(np.float64), queries, "query")
+
+    raw = np.concatenate([doc_stored, query_stored]).tobytes(order="C")
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model": model,
+        "query_instruction": query_instruction,
+        "dimension": int(doc_matrix.shape[1]),
+        "dtype": dtype,
+        "byte_order": "little",
+        "vectors_file": VECTORS_FILE,
+        "vectors_sha256": hashlib.sha256(raw).hexdigest(),
+        "texts_sha256": _texts_sha256(documents, queries),
+        "document_count": len(documents),
+        "query_count": len(queries),
+        "documents": doc_entries,
+        "queries": query_entries,
+        "provenance": provenance,
+    }
+    _write_atomically(target, {VECTORS_FILE: raw, MANIFEST_FILE: _dump_manifest(manifest)})
+    return Recording.load(target)
+
+
+def _check_target(target: Path, overwrite: bool) -> None:
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise PlaceboragValueError(f"path={str(target)!r} exists and is not a directory")
+    contents = {child.name for child in target.iterdir()}
+    if contents and not overwrite:
+        raise PlaceboragValueError(
+            f"path={str(target)!r} already exists; pass overwrite=True to replace the recording"
+        )
+    if contents - {MANIFEST_FILE, VECTORS_FILE}:
+        raise PlaceboragValueError(
+            f"path={str(target)!r} holds files other than a recording "
+            f"({', '.join(sorted(contents - {MANIFEST_FILE, VECTORS_FILE}))}); "
+            "refusing to replace it"
+        )
+
+
+def _write_atomically(target: Path, files: Mapping[str, bytes]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    # mkdtemp makes the directory private (0700); a recording is data meant to be shared.
+    os.chmod(staging, 0o755)
+    try:
+        for name, data in files.items():
+            with open(staging / name, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        if target.exists():
+            # A directory cannot be os.replace()d over a non-empty one: move the old recording
+            # aside first, so there is always one complete recording at ``target`` or beside it.
+            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            os.replace(target, retired / target.name)
+            os.replace(staging, target)
+            shutil.rmtree(retired)
+        else:
+            os.replace(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PlaceboragValueError(f"{where} is not UTF-8 JSON: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise PlaceboragValueError(
+            f"{where} must hold a JSON object, not {type(manifest).__name__}"
+        )
+    if manifest.get("format") != FORMAT:
+        raise PlaceboragValueError(
+            f"{where} has format={manifest.get('format')!r}; expected {FORMAT!r}"
+        )
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise PlaceboragValueError(
+            f"{where} has format_version={manifest.get('format_version')!r}; "
+            f"this placeborag reads {FORMAT_VERSION}"
+        )
+    expected: dict[str, type | tuple[type, ...]] = {
+        "model": str,
+        "query_instruction": str,
+        "dimension": int,
+        "dtype": str,
+        "vectors_sha256": str,
+        "texts_sha256": str,
+        "document_count": int,
+        "query_count": int,
+        "documents": list,
+        "queries": list,
+        "provenance": dict,
+    }
+    for key, kind in expected.items():
+        value = manifest.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise PlaceboragValueError(
+                f"{where} has {key}={value!r}; expected a {kind.__name__}"  # type: ignore[union-attr]
+            )
+    if manifest["dimension"] < 1:
+        raise PlaceboragValueError(f"{where} has dimension={manifest['dimension']}; must be >= 1")
+    if manifest["dtype"] not in _DTYPES:
+        raise PlaceboragValueError(
+            f"{where} has dtype={manifest['dtype']!r}; expected one of "
+            f"{', '.join(map(repr, _DTYPES))}"
+        )
+    for kind in ("document", "query"):
+        entries = manifest[_PLURAL[kind]]
+        if len(entries) != manifest[f"{kind}_count"]:
+            raise PlaceboragValueError(
+                f"{where} lists {len(entries)} {_PLURAL[kind]} but "
+                f"{kind}_count={manifest[kind + '_count']}"
+            )
+        for i, entry in enumerate(entries):
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("id"), str)
+                and isinstance(entry.get("text"), str)
+                and isinstance(entry.get("metadata"), dict)
+            ):
+                raise PlaceboragValueError(
+                    f"{where} has {_PLURAL[kind]}[{i}]={entry!r}; expected an object with "
+                    "a str 'id', a str 'text' and an object 'metadata'"
+                )
+        _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind])
+        _first_duplicate([entry["id"] for entry in entries], f"{kind}_ids")
+    return manifest
+
+
+class Recording:
+    """A verified recording: texts, ids, metadata and float64 vectors, read-only.
+
+    Build one with :meth:`load` (or get one back from :func:`record_vectors`); the constructor
+    only stores what :meth:`load` has already checked.  ``document_vectors`` and
+    ``query_vectors`` are read-only ``(n, dimension)`` float64 arrays whose rows follow
+    ``document_texts`` / ``query_texts``.
+    """
+
+    def __init__(
+        self,
+        *,
+        source: str,
+        manifest: Mapping[str, Any],
+        document_vectors: np.ndarray,
+        query_vectors: np.ndarray,
+    ) -> None:
+        self.source = source
+        self.model: str = manifest["model"]
+        self.query_instruction: str = manifest["query_instruction"]
+        self.dimension: int = manifest["dimension"]
+        self.dtype: str = manifest["dtype"]
+        self.sha256: str = manifest["vectors_sha256"]
+        self.provenance: Mapping[str, Any] = manifest["provenance"]
+        docs, queries = manifest["documents"], manifest["queries"]
+        self.document_ids: tuple[str, ...] = tuple(e["id"] for e in docs)
+        self.document_texts: tuple[str, ...] = tuple(e["text"] for e in docs)
+        self.document_metadata: tuple[Mapping[str, Any], ...] = tuple(e["metadata"] for e in docs)
+        self.query_ids: tuple[str, ...] = tuple(e["id"] for e in queries)
+        self.query_texts: tuple[str, ...] = tuple(e["text"] for e in queries)
+        self.query_metadata: tuple[Mapping[str, Any], ...] = tuple(e["metadata"] for e in queries)
+        self.document_vectors = document_vectors
+        self.query_vectors = query_vectors
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str] | Traversable, *, expected_sha256: str | None = None
+    ) -> Recording:
+        """Read and verify the recording in directory ``path``.
+
+        The sha256 of ``vectors.bin`` is checked against the manifest (and ``expected_sha256``
+        when given) before any vector is decoded; then the texts hash, the file size and every
+        vector (finite values, finite non-zero norm).  Any failure is a ValueError that names
+        what was found and what was expected.  ``path`` may also be an
+        :mod:`importlib.resources` traversable, so a recording inside a zipped package loads.
+        """
+        if expected_sha256 is not None:
+            _check_str(expected_sha256, "expected_sha256")
+        root = Path(path) if isinstance(path, (str, os.PathLike)) else path
+        source = str(root)
+        manifest_raw = _read(root, MANIFEST_FILE, source)
+        raw = _read(root, VECTORS_FILE, source)
+        actual = hashlib.sha256(raw).hexdigest()
+        if expected_sha256 is not None and actual != expected_sha256:
+            raise PlaceboragValueError(
+                f"{VECTORS_FILE} in {source} has sha256 {actual!r} but expected_sha256="
+                f"{expected_sha256!r}; the recording is not the one this caller pinned"
+            )
+        manifest = _load_manifest(manifest_raw, f"{MANIFEST_FILE} in {source}")
+        if actual != manifest["vectors_sha256"]:
+            raise PlaceboragValueError(
+                f"{VECTORS_FILE} in {source} has sha256 {actual!r} but {MANIFEST_FILE} records "
+                f"{manifest['vectors_sha256']!r}; the vectors changed after recording"
+            )
+        doc_texts = [e["text"] for e in manifest["documents"]]
+        query_texts = [e["text"] for e in manifest["queries"]]
+        texts_hash = _texts_sha256(doc_texts, query_texts)
+        if texts_hash != manifest["texts_sha256"]:
+            raise PlaceboragValueError(
+                f"the texts in {MANIFEST_FILE} in {source} hash to {texts_hash!r} but it records "
+                f"texts_sha256={manifest['texts_sha256']!r}; a text was edited after recording, "
+                "so its vector no longer belongs to it: record it again"
+            )
+        dtype = _DTYPES[manifest["dtype"]]
+        rows = len(doc_texts) + len(query_texts)
+        dimension = manifest["dimension"]
+        if len(raw) != rows * dimension * dtype.itemsize:
+            raise PlaceboragValueError(
+                f"{VECTORS_FILE} in {source} holds {len(raw)} bytes; {len(doc_texts)} documents + "
+                f"{len(query_texts)} queries x {dimension} dimensions x {dtype.itemsize} bytes "
+                f"({manifest['dtype']}) = {rows * dimension * dtype.itemsize} expected"
+            )
+        matrix = np.frombuffer(raw, dtype=dtype).reshape(rows, dimension).astype(np.float64)
+        documents, queries = matrix[: len(doc_texts)], matrix[len(doc_texts) :]
+        _check_vectors(documents, doc_texts, "document")
+        _check_vectors(queries, query_texts, "query")
+        documents.flags.writeable = False
+        queries.flags.writeable = False
+        return cls(
+            source=source, manifest=manifest, document_vectors=documents, query_vectors=queries
+        )
+
+    def embedder(self, *, queries: Iterable[str] | None = None) -> ReplayEmbedder:
+        """A :class:`ReplayEmbedder` over this recording (``queries`` as in its constructor)."""
+        return ReplayEmbedder(self, queries=queries)
+
+    def __repr__(self) -> str:
+        return (
+            f"Recording(model={self.model!r}, documents={len(self.document_texts)}, "
+            f"queries={len(self.query_texts)}, dimension={self.dimension}, dtype={self.dtype!r}, "
+            f"sha256={self.sha256[:12]!r})"
+        )
+
+
+def _read(root: Path | Traversable, name: str, source: str) -> bytes:
+    try:
+        return root.joinpath(name).read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no recording at {source}: {name} is missing") from None
+
+
+class ReplayEmbedder:
+    """An embedder that answers only with recorded vectors.
+
+    Documents: :meth:`embed`, :meth:`embed_batch`, :meth:`embed_documents`.  Queries:
+    :meth:`embed_query`, :meth:`embed_queries`.  The two namespaces never mix.  ``queries``
+    limits which recorded queries this embedder exposes (a replay boundary for, say, held-out
+    questions; not access control): naming one that is not recorded raises
+    :class:`UnrecordedText` here, at construction.  Every answer is a fresh float64 copy of the
+    recorded vector (not re-normalised); every answered call is kept in :attr:`calls`.
+    """
+
+    def __init__(self, recording: Recording, *, queries: Iterable[str] | None = None) -> None:
+        if not isinstance(recording, Recording):
+            raise PlaceboragTypeError(
+                f"recording={recording!r} must be a Recording; use ReplayEmbedder.from_path(path) "
+                "to load one from a directory"
+            )
+        query_rows = {text: i for i, text in enumerate(recording.query_texts)}
+        if queries is not None:
+            wanted = _check_texts(queries, "queries")
+            for text in wanted:
+                if text not in query_rows:
+                    raise _miss(recording, text, "query", query_rows, label="queries=")
+            query_rows = {text: query_rows[text] for text in dict.fromkeys(wanted)}
+        self._recording = recording
+        self._document_rows = {text: i for i, text in enumerate(recording.document_texts)}
+        self._query_rows = query_rows
+        self._calls: list[tuple[str, tuple[str, ...]]] = []
+
+    @classmethod
+    def from_path(
+        cls,
+        path: str | os.PathLike[str] | Traversable,
+        *,
+        queries: Iterable[str] | None = None,
+        expected_sha256: str | None = None,
+    ) -> ReplayEmbedder:
+        """Load and verify the recording at ``path`` (see :meth:`Recording.load`) and wrap it."""
+        return cls(Recording.load(path, expected_sha256=expected_sha256), queries=queries)
+
+    @property
+    def recording(self) -> Recording:
+        return self._recording
+
+    @property
+    def model_name(self) -> str:
+        return self._recording.model
+
+    @property
+    def dimensions(self) -> int:
+        return self._recording.dimension
+
+    @property
+    def query_instruction(self) -> str:
+        """The prefix the model was given for queries at recording time; replay adds nothing."""
+        return self._recording.query_instruction
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """The recorded query texts this embedder answers, in recording order."""
+        return tuple(self._query_rows)
+
+    @property
+    def calls(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each answered call as ``(method name, texts)``, oldest first."""
+        return tuple(self._calls)
+
+    def embed(self, text: str) -> list[float]:
+        """The recorded vector of document ``text``."""
+        return self._rows("embed", [_check_str(text, "text")], "document")[0].tolist()
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """The recorded vectors of documents ``texts`` as an ``(n, dimensions)`` float64 array."""
+        return self._rows("embed_batch", _check_texts(texts, "texts"), "document")
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """The recorded vectors of documents ``texts`` as lists (LangChain's shape)."""
+        return self._rows("embed_documents", _check_texts(texts, "texts"), "document").tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """The recorded vector of query ``text``."""
+        return self._rows("embed_query", [_check_str(text, "text")], "query")[0].tolist()
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """The recorded vectors of queries ``texts`` as an ``(n, dimensions)`` float64 array."""
+        return self._rows("embed_queries", _check_texts(texts, "texts"), "query")
+
+    def _rows(self, method: str, texts: list[str], kind: str) -> np.ndarray:
+        rows = self._document_rows if kind == "document" else self._query_rows
+        for text in texts:
+            if text not in rows:
+                raise _miss(self._recording, text, kind, rows)
+        self._calls.append((method, tuple(texts)))
+        matrix = (
+            self._recording.document_vectors
+            if kind == "document"
+            else self._recording.query_vectors
+        )
+        # Fancy indexing copies, so a caller mutating the answer never reaches the recording.
+        return matrix[np.array([rows[t] for t in texts], dtype=np.intp)].reshape(
+            len(texts), self.dimensions
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ReplayEmbedder(model_name={self.model_name!r}, "
+            f"documents={len(self._document_rows)}, "
+            f"queries={len(self._query_rows)}/{len(self._recording.query_texts)}, "
+            f"dimensions={self.dimensions})"
+        )
+
+
+def _miss(
+    recording: Recording, text: str, kind: str, exposed: Mapping[str, int], label: str = ""
+) -> UnrecordedText:
+    """Build the error for a lookup miss: why it missed and the nearest texts that would hit."""
+    other = "query" if kind == "document" else "document"
+    other_texts = recording.query_texts if kind == "document" else recording.document_texts
+    own_texts = recording.document_texts if kind == "document" else recording.query_texts
+    subject = f"{kind} {_quote(text)}" + (f" (named in {label})" if label else "")
+    if text in own_texts:
+        reason = f"{subject} is recorded but outside this embedder's queries="
+    elif text in other_texts:
+        reason = f"{subject} was not recorded: it is recorded as a {other}, not as a {kind}"
+    else:
+        reason = f"{subject} was not recorded"
+    # cutoff=0 so a miss always shows the closest texts there are; get_close_matches breaks
+    # score ties by the text itself, so the list is deterministic.
+    candidates = tuple(difflib.get_close_matches(text, list(exposed), n=3, cutoff=0.0))
+    plural = _PLURAL[kind]
+    if candidates:
+        nearest = f"nearest recorded {plural}: {', '.join(_quote(c) for c in candidates)}"
+    else:
+        nearest = f"no {plural} are available"
+    message = (
+        f"{reason}; {nearest}. Replay matches text byte for byte and never calls a model "
+        f"({recording.model!r}): record the text to use it"
+    )
+    return UnrecordedText(message, text=text, kind=kind, candidates=candidates)
+
+
+def load_demo_recording() -> Recording:
+    """The recording shipped with placeborag: all-MiniLM-L6-v2 over a small support knowledge base.
+
+    36 documents (refunds, shipping, accounts, billing, privacy; English, German and
+    Hungarian) with ``topic``, ``lang``, ``tier`` and ``year`` metadata, and 12 questions whose
+    metadata holds the hand-labelled ``relevant`` document ids and the ``expected_top3`` ids the
+    real model ranked first at recording time.  Returns the :class:`Recording`; call
+    ``.embedder()`` on it for a :class:`ReplayEmbedder`.
+    """
+    from importlib.resources import files
+
+    return Recording.load(files("placeborag").joinpath("data").joinpath("minilm"))
