@@ -56,6 +56,7 @@ VECTORS_FILE = "vectors.bin"
 _DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "float64": np.dtype("<f8")}
 
 _PLURAL = {"document": "documents", "query": "queries", "text": "texts"}
+_JSON_KIND = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
 
 BatchEmbedder = Callable[[list[str]], Any]
 
@@ -202,12 +203,13 @@ def _entries(
     return entries
 
 
-def _first_duplicate(values: Sequence[str], name: str) -> None:
+def _first_duplicate(values: Sequence[str], name: str, where: str = "") -> None:
     seen: dict[str, int] = {}
     for i, value in enumerate(values):
         if value in seen:
             raise PlaceboragValueError(
-                f"{name}[{i}]={_quote(value)} repeats {name}[{seen[value]}]; "
+                (f"{where} has " if where else "")
+                + f"{name}[{i}]={_quote(value)} repeats {name}[{seen[value]}]; "
                 "each must be unique so a lookup is unambiguous"
             )
         seen[value] = i
@@ -389,7 +391,7 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
             f"{where} has format_version={manifest.get('format_version')!r}; "
             f"this placeborag reads {FORMAT_VERSION}"
         )
-    expected: dict[str, type | tuple[type, ...]] = {
+    expected = {
         "model": str,
         "query_instruction": str,
         "dimension": int,
@@ -404,9 +406,13 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
     }
     for key, kind in expected.items():
         value = manifest.get(key)
+        # bool is an int to isinstance, but dimension=true is a broken manifest, not 1.
         if not isinstance(value, kind) or isinstance(value, bool):
+            raise PlaceboragValueError(f"{where} has {key}={value!r}; expected {_JSON_KIND[kind]}")
+    for key, fixed in (("byte_order", "little"), ("vectors_file", VECTORS_FILE)):
+        if manifest.get(key) != fixed:
             raise PlaceboragValueError(
-                f"{where} has {key}={value!r}; expected a {kind.__name__}"  # type: ignore[union-attr]
+                f"{where} has {key}={manifest.get(key)!r}; this placeborag reads only {fixed!r}"
             )
     if manifest["dimension"] < 1:
         raise PlaceboragValueError(f"{where} has dimension={manifest['dimension']}; must be >= 1")
@@ -433,8 +439,8 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
                     f"{where} has {_PLURAL[kind]}[{i}]={entry!r}; expected an object with "
                     "a str 'id', a str 'text' and an object 'metadata'"
                 )
-        _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind])
-        _first_duplicate([entry["id"] for entry in entries], f"{kind}_ids")
+        _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind], where)
+        _first_duplicate([entry["id"] for entry in entries], f"{kind}_ids", where)
     return manifest
 
 
