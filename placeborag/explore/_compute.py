@@ -1,0 +1,346 @@
+"""Compute, no drawing: every number a view shows, as numpy arrays and pandas frames.
+
+Nothing here imports plotly. scikit-learn (PCA) and pandas (tables) are imported inside the
+functions that need them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
+from placeborag.explore._access import (
+    DROPPED,
+    LOST,
+    RETURNED,
+    QueryTrace,
+    StoreRows,
+    store_rows,
+    trace_query,
+)
+from placeborag.explore._deps import optional
+
+__all__ = [
+    "AnchorGeometry",
+    "Projection",
+    "Projector",
+    "anchor_geometry",
+    "categories",
+    "filter_mode_table",
+    "fit_projector",
+    "funnel_counts",
+    "hover_labels",
+    "project",
+]
+
+UNCLUSTERED = "(no cluster)"
+MISSING = "(missing)"
+_FULL_SVD_MAX_ROWS = 20_000
+_HOVER_TEXT_CHARS = 80
+
+
+# -- projection -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Projector:
+    """A fitted PCA as plain arrays; signs fixed so each component's largest loading is > 0."""
+
+    mean: np.ndarray  # (d,)
+    components: np.ndarray  # (c, d)
+    explained: np.ndarray  # (c,) explained variance ratio
+
+    def transform(self, vectors: np.ndarray) -> np.ndarray:
+        return (np.asarray(vectors, dtype=np.float64) - self.mean) @ self.components.T
+
+
+def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
+    """PCA of ``vectors`` (rows) to ``n_components``, deterministic for a given input.
+
+    Full SVD up to 20,000 rows; beyond, the covariance eigendecomposition (exact too, and
+    cheap when rows far outnumber dimensions).
+    """
+    decomposition = optional("sklearn.decomposition")
+    x = np.asarray(vectors, dtype=np.float64)
+    c = min(n_components, x.shape[0], x.shape[1])
+    if c < 1:
+        raise PlaceboragValueError("a projection needs at least one document")
+    solver = "full" if x.shape[0] <= _FULL_SVD_MAX_ROWS else "covariance_eigh"
+    pca = decomposition.PCA(n_components=c, svd_solver=solver).fit(x)
+    components = pca.components_.copy()
+    signs = np.sign(components[np.arange(c), np.argmax(np.abs(components), axis=1)])
+    components *= np.where(signs == 0, 1.0, signs)[:, None]
+    explained = np.nan_to_num(pca.explained_variance_ratio_.astype(np.float64))
+    if c < n_components:  # fewer documents than components: pad with zero axes
+        components = np.vstack([components, np.zeros((n_components - c, x.shape[1]))])
+        explained = np.concatenate([explained, np.zeros(n_components - c)])
+    return Projector(mean=pca.mean_.copy(), components=components, explained=explained)
+
+
+def categories(store: FakeVectorStore, rows: StoreRows, color_by: str) -> np.ndarray:
+    """One label per document: its cluster (``color_by="cluster"``) or a metadata value."""
+    if color_by == "cluster":
+        cluster_of = getattr(store.embedder, "cluster_of", None)
+        if cluster_of is None:
+            return np.full(len(rows.ids), UNCLUSTERED, dtype=object)
+        return np.array([cluster_of(t) or UNCLUSTERED for t in rows.texts], dtype=object)
+    return np.array(
+        [str(m[color_by]) if color_by in m else MISSING for m in rows.metadatas], dtype=object
+    )
+
+
+def category_order(store: FakeVectorStore, labels: np.ndarray) -> list[str]:
+    """Categories in a stable order: declared clusters first, then sorted values, then blanks."""
+    present = set(labels.tolist())
+    declared = [n for n in getattr(store.embedder, "cluster_names", ()) if n in present]
+    rest = sorted(present - set(declared) - {UNCLUSTERED, MISSING})
+    return declared + rest + [b for b in (UNCLUSTERED, MISSING) if b in present]
+
+
+def hover_labels(rows: StoreRows) -> np.ndarray:
+    """The static part of each point's hover text: id, text (cut at 80 characters), metadata."""
+
+    def one(i: str, t: str, m: Mapping[str, Any]) -> str:
+        text = t if len(t) <= _HOVER_TEXT_CHARS else t[: _HOVER_TEXT_CHARS - 1] + "…"
+        meta = ", ".join(f"{k}={v}" for k, v in m.items())
+        return f"<b>{_escape(i)}</b><br>{_escape(text)}<br>{_escape(meta)}"
+
+    return np.array(
+        [one(i, t, m) for i, t, m in zip(rows.ids, rows.texts, rows.metadatas)], dtype=object
+    )
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A store and one query, projected: everything the projection view draws."""
+
+    coords: np.ndarray  # (n, c)
+    query: np.ndarray  # (c,)
+    anchor_names: list[str]
+    anchors: np.ndarray  # (a, c)
+    explained: np.ndarray  # (c,)
+    labels: np.ndarray  # (n,) category of each document
+    label_order: list[str]
+    color_by: str
+    hover: np.ndarray  # (n,) static hover text
+    trace: QueryTrace
+    score_label: str
+    higher_is_better: bool
+
+    @property
+    def ids(self) -> list[str]:
+        return self.trace.ids
+
+
+def project(
+    store: FakeVectorStore,
+    query: str,
+    k: int = 5,
+    where: Mapping[str, Any] | None = None,
+    *,
+    n_components: int = 2,
+    color_by: str = "cluster",
+    rows: StoreRows | None = None,
+    projector: Projector | None = None,
+    hover: np.ndarray | None = None,
+    trace: QueryTrace | None = None,
+) -> Projection:
+    """Project a store's documents, its query and its cluster anchors with PCA.
+
+    The keyword-only caches (``rows``, ``projector``, ``hover``, ``trace``) let an app reuse
+    what a control change did not invalidate; left out, everything is computed.
+    """
+    rows = rows if rows is not None else store_rows(store)
+    projector = projector or fit_projector(rows.vectors, n_components)
+    trace = trace or trace_query(store, query, k, where, rows=rows)
+    names = list(getattr(store.embedder, "cluster_names", ()))
+    anchors = (
+        projector.transform(np.array([store.embedder.cluster_anchor(n) for n in names]))
+        if names
+        else np.zeros((0, projector.components.shape[0]))
+    )
+    labels = categories(store, rows, color_by)
+    return Projection(
+        coords=projector.transform(rows.vectors),
+        query=projector.transform(trace.query_vector[None, :])[0],
+        anchor_names=names,
+        anchors=anchors,
+        explained=projector.explained,
+        labels=labels,
+        label_order=category_order(store, labels),
+        color_by=color_by,
+        hover=hover if hover is not None else hover_labels(rows),
+        trace=trace,
+        score_label=store.profile.score_label,
+        higher_is_better=store.profile.higher_is_better,
+    )
+
+
+def spread_offsets(ids: Sequence[str], width: float = 0.7) -> np.ndarray:
+    """A deterministic offset in [-width/2, width/2) per id, to spread points within a row."""
+    h = np.fromiter((zlib.crc32(i.encode("utf-8", "surrogatepass")) for i in ids), np.float64)
+    return (h / 2.0**32 - 0.5) * width
+
+
+# -- anchors against jitter -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnchorGeometry:
+    """Members against their anchors, and against each other, at several dimensions.
+
+    ``members`` has one row per (dimensions, cluster, text): ``jitter`` (m), ``cosine`` to the
+    anchor, ``expected`` = 1/sqrt(1+m**2) and ``order`` (1 = nearest its anchor). ``pairs`` has
+    one row per (dimensions, cluster, pair of declared members) with their ``cosine``.
+    ``errors`` names the dimensions at which the declaration cannot be satisfied.
+    """
+
+    members: Any  # pandas.DataFrame
+    pairs: Any  # pandas.DataFrame
+    dimensions: tuple[int, ...]
+    errors: dict[int, str]
+
+
+def anchor_geometry(
+    clusters: Mapping[str, Sequence[str]],
+    *,
+    texts: Sequence[str] = (),
+    dimensions: Sequence[int] = (64, 256, 1024),
+    model_name: str = "placebo-embed-v1",
+    cluster_spread: float = 0.5,
+    cluster_match: str = "exact",
+    max_pairs: int = 6,
+) -> AnchorGeometry:
+    """Cosines of every cluster member to its anchor and of member pairs, per dimension.
+
+    The members are the declared texts plus any of ``texts`` (a store's documents) that fall
+    into a cluster under ``cluster_match``.
+    """
+    pd = optional("pandas")
+    member_rows: list[dict[str, Any]] = []
+    pair_rows: list[dict[str, Any]] = []
+    errors: dict[int, str] = {}
+    declared = [t for ts in clusters.values() for t in ts]
+    candidates = list(dict.fromkeys([*declared, *texts]))
+    for d in dimensions:
+        try:
+            emb = FakeEmbedder(
+                model_name=model_name,
+                dimensions=d,
+                clusters=clusters,
+                cluster_spread=cluster_spread,
+                cluster_match=cluster_match,
+            )
+        except ValueError as exc:
+            errors[d] = str(exc)
+            continue
+        member_of = [emb.cluster_of(t) for t in candidates]
+        vectors = emb.embed_batch(candidates)
+        for name in emb.cluster_names:
+            anchor = np.asarray(emb.cluster_anchor(name))
+            idx = [i for i, c in enumerate(member_of) if c == name]
+            cos = vectors[idx] @ anchor
+            order = np.empty(len(idx), dtype=np.int64)
+            order[np.argsort(-cos, kind="stable")] = np.arange(1, len(idx) + 1)
+            for j, i in enumerate(idx):
+                m = emb.jitter_of(candidates[i])
+                member_rows.append(
+                    {
+                        "dimensions": d,
+                        "cluster": name,
+                        "text": candidates[i],
+                        "declared": candidates[i] in clusters[name],
+                        "jitter": m,
+                        "cosine": float(cos[j]),
+                        "expected": 1.0 / math.sqrt(1.0 + m * m),
+                        "order": int(order[j]),
+                    }
+                )
+            own = [i for i in idx if candidates[i] in clusters[name]]
+            for a, b in itertools.islice(itertools.combinations(own, 2), max_pairs):
+                pair_rows.append(
+                    {
+                        "dimensions": d,
+                        "cluster": name,
+                        "pair": f"{candidates[a]} ↔ {candidates[b]}",
+                        "cosine": float(vectors[a] @ vectors[b]),
+                    }
+                )
+    members = pd.DataFrame(
+        member_rows,
+        columns=["dimensions", "cluster", "text", "declared", "jitter", "cosine", "expected",
+                 "order"],
+    )
+    pairs = pd.DataFrame(pair_rows, columns=["dimensions", "cluster", "pair", "cosine"])
+    return AnchorGeometry(members, pairs, tuple(dimensions), errors)
+
+
+# -- pre- versus post-filter -----------------------------------------------------------------
+
+TABLE_COLUMNS = ("rank", "id", "text", "metadata", "score", "status")
+
+
+def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
+    """The rows one filter mode returned, dropped after the cut, or lost to recall.
+
+    ``rank`` is the returned rank (missing for the others); ``score`` is in the profile's
+    convention. A recall loss is listed only if a perfect index would have returned it.
+    """
+    pd = optional("pandas")
+    shown = (trace.rank > 0) | (trace.status == DROPPED) | (
+        (trace.status == LOST) & (trace.ideal_rank > 0)
+    )
+    idx = np.flatnonzero(shown)
+    # Best first; among exact ties, the store's own order (returned, then cut, then ideal).
+    tie = np.where(trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank,
+                                                        trace.ideal_rank))
+    idx = idx[np.lexsort((tie[idx], -trace.cosine[idx]))]
+    frame = pd.DataFrame(
+        {
+            "rank": pd.array([int(trace.rank[i]) or None for i in idx], dtype="Int64"),
+            "id": [rows.ids[i] for i in idx],
+            "text": [rows.texts[i] for i in idx],
+            "metadata": [json.dumps(rows.metadatas[i], ensure_ascii=False) for i in idx],
+            "score": trace.score[idx],
+            "status": [str(trace.status[i]) for i in idx],
+        },
+        columns=list(TABLE_COLUMNS),
+    )
+    return frame
+
+
+def funnel_counts(trace: QueryTrace) -> Any:
+    """The stages of one query in the order the store takes them, with document counts."""
+    pd = optional("pandas")
+    c = trace.counts
+    filtered = trace.where is not None
+    if trace.filter_mode == "pre":
+        stages = [("candidates", c["candidates"])]
+        if filtered:
+            stages.append(("pass the filter", c["pass filter"]))
+        stages += [("survive recall", c["survive recall"]), ("top-k cut", c["top-k cut"])]
+    else:
+        stages = [
+            ("candidates", c["candidates"]),
+            ("survive recall", c["survive recall"]),
+            ("top-k cut", c["top-k cut"]),
+        ]
+        if filtered:
+            stages.append(("pass the filter", c["returned"]))
+    return pd.DataFrame(stages, columns=["stage", "documents"])
+
+
+def returned_ids(frame: Any) -> list[str]:
+    return list(frame.loc[frame["status"] == RETURNED, "id"])

@@ -1,0 +1,21 @@
+"""Optional imports of the explorer: each failure names the extra that provides the package."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["EXTRA_HINT", "optional"]
+
+EXTRA_HINT = "pip install 'placeborag[explore]'"
+
+
+def optional(module: str) -> ModuleType:
+    """Import ``module`` or raise an ImportError that says how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        raise ImportError(
+            f"placeborag.explore needs {top!r}, which is not installed; {EXTRA_HINT}"
+        ) from exc

@@ -1,0 +1,246 @@
+"""Scenarios: the documents, embedder and store options, and query the explorer starts from.
+
+A :class:`Scenario` is a plain dataclass that round-trips through JSON, so a picture in the
+explorer, the static report and an exported pytest module can all be rebuilt from one file.
+The built-in demo is a small bilingual support knowledge base; :meth:`Scenario.scaled` grows
+any scenario to N documents with deterministic variants for the benchmarks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
+
+__all__ = ["EMBEDDER_FIELDS", "STORE_FIELDS", "Document", "Scenario", "demo_scenario"]
+
+EMBEDDER_FIELDS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
+STORE_FIELDS = ("profile", "filter_mode", "recall", "visibility")
+_FORMAT = "placeborag.scenario/v1"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One record of a scenario's knowledge base."""
+
+    id: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything needed to rebuild one explorer state: documents, options, the query."""
+
+    documents: tuple[Document, ...]
+    query: str
+    k: int = 5
+    where: dict[str, Any] | None = None
+    model_name: str = "placebo-embed-v1"
+    dimensions: int = 256
+    clusters: dict[str, list[str]] = field(default_factory=dict)
+    cluster_spread: float = 0.5
+    cluster_match: str = "exact"
+    profile: str = "chroma"
+    filter_mode: str = "pre"
+    recall: float = 1.0
+    visibility: str = "immediate"
+    name: str = "scenario"
+
+    def __post_init__(self) -> None:
+        docs = tuple(
+            d if isinstance(d, Document) else Document(**d) for d in self.documents
+        )
+        object.__setattr__(self, "documents", docs)
+        object.__setattr__(self, "clusters", {k: list(v) for k, v in self.clusters.items()})
+
+    # -- options ----------------------------------------------------------------------------
+
+    @property
+    def embedder_options(self) -> dict[str, Any]:
+        options = {name: getattr(self, name) for name in EMBEDDER_FIELDS}
+        options["clusters"] = options["clusters"] or None
+        return options
+
+    @property
+    def store_options(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in STORE_FIELDS}
+
+    def replace(self, **changes: Any) -> Scenario:
+        """A copy with some fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+    # -- building ---------------------------------------------------------------------------
+
+    def embedder(self) -> FakeEmbedder:
+        return FakeEmbedder(**self.embedder_options)
+
+    def store(self, *, embedder: Any = None, **store_changes: Any) -> FakeVectorStore:
+        """A store over ``embedder`` (default: this scenario's) holding every document."""
+        options = {**self.store_options, **store_changes}
+        store = FakeVectorStore(embedder=embedder or self.embedder(), **options)
+        store.upsert_many(
+            [d.id for d in self.documents],
+            [d.text for d in self.documents],
+            [d.metadata or None for d in self.documents],
+        )
+        store.refresh()
+        return store
+
+    def scaled(self, n: int) -> Scenario:
+        """This scenario grown (or cut) to ``n`` documents with deterministic variants.
+
+        The originals come first; variant ``i`` rewrites document ``i % len(documents)`` with a
+        few words and a year chosen by CRC-32 of ``i``, so the same ``n`` always gives the
+        same knowledge base.
+        """
+        if n < 1:
+            raise PlaceboragValueError(f"n={n!r} must be >= 1")
+        base = self.documents
+        docs = list(base[:n])
+        for i in range(len(base), n):
+            doc = base[i % len(base)]
+            h = zlib.crc32(f"variant/{i}".encode())
+            words = " ".join(_VARIANT_WORDS[(h >> s) % len(_VARIANT_WORDS)] for s in (0, 7, 14))
+            meta = dict(doc.metadata)
+            if "year" in meta:
+                meta["year"] = 2019 + (h >> 21) % 7
+            docs.append(Document(f"{doc.id}-v{i}", f"{doc.text} {words} #{i}", meta))
+        return self.replace(documents=tuple(docs), name=f"{self.name} x{n}")
+
+    # -- JSON -------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["documents"] = [dataclasses.asdict(d) for d in self.documents]
+        return {"format": _FORMAT, **out}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
+        data = dict(data)
+        fmt = data.pop("format", _FORMAT)
+        if fmt != _FORMAT:
+            raise PlaceboragValueError(f"format={fmt!r} must be {_FORMAT!r}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise PlaceboragValueError(
+                f"unknown scenario field(s) {', '.join(map(repr, unknown))}; "
+                f"expected some of {', '.join(sorted(known))}"
+            )
+        return cls(**data)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh, ensure_ascii=False, indent=2)
+            fh.write("\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_dict(json.load(fh))
+
+    @classmethod
+    def from_store(cls, store: FakeVectorStore, query: str, **changes: Any) -> Scenario:
+        """The scenario of an existing store: its visible records and its options."""
+        from placeborag.explore._access import store_rows
+
+        rows = store_rows(store)
+        docs = tuple(
+            Document(i, t, dict(m or {})) for i, t, m in zip(rows.ids, rows.texts, rows.metadatas)
+        )
+        options: dict[str, Any] = {
+            "profile": store.profile.name,
+            "filter_mode": store.filter_mode,
+            "recall": store.recall,
+            "visibility": store.visibility,
+        }
+        embedder = store.embedder
+        if isinstance(embedder, FakeEmbedder):
+            options.update(
+                model_name=embedder.model_name,
+                dimensions=embedder.dimensions,
+                clusters={k: list(v) for k, v in embedder.clusters.items()},
+                cluster_spread=embedder.cluster_spread,
+                cluster_match=embedder.cluster_match,
+            )
+        return cls(documents=docs, query=query, **{**options, **changes})
+
+
+_VARIANT_WORDS = (
+    "order", "customer", "invoice", "parcel", "courier", "account", "return", "warehouse",
+    "rendelés", "ügyfél", "számla", "csomag", "futár", "fiók", "raktár", "today", "urgent",
+)
+
+# (id, text, lang, tier, year). Written for this project: a small refund and shipping help desk.
+_DEMO_DOCS = (
+    ("en-refund-1", "our refund policy allows returns within 30 days of delivery", "en", "public", 2024),
+    ("en-refund-2", "refund policy exceptions for sale and clearance items", "en", "public", 2023),
+    ("en-refund-3", "how to request a refund from your order history page", "en", "public", 2025),
+    ("en-refund-4", "refund policy for digital purchases and gift cards", "en", "public", 2022),
+    ("en-refund-5", "money back guarantee on damaged goods, no receipt needed", "en", "public", 2025),
+    ("en-refund-6", "agents may approve a refund above 500 EUR only with a team lead", "en", "internal", 2024),
+    ("en-refund-7", "fraud checks before issuing a refund to a new payment card", "en", "internal", 2025),
+    ("en-refund-8", "refunds are paid back to the original payment method in 5-10 days", "en", "public", 2021),
+    ("en-refund-9", "partial refund when only some items of an order are returned", "en", "public", 2024),
+    ("en-refund-10", "store credit instead of money back for late returns", "en", "public", 2020),
+    ("en-ship-1", "delivery times are 2-4 business days inside the EU", "en", "public", 2025),
+    ("en-ship-2", "express shipping costs 12 EUR and arrives the next day", "en", "public", 2024),
+    ("en-ship-3", "delivery times to remote islands can take three weeks", "en", "public", 2023),
+    ("en-ship-4", "track your parcel with the link in the shipping confirmation email", "en", "public", 2025),
+    ("en-ship-5", "free shipping on orders over 50 EUR", "en", "public", 2022),
+    ("en-ship-6", "courier escalation contacts for lost parcels", "en", "internal", 2024),
+    ("en-ship-7", "customs fees for shipping outside the EU are paid by the customer", "en", "public", 2023),
+    ("en-ship-8", "warehouse cut-off for same-day dispatch is 14:00", "en", "internal", 2025),
+    ("en-ship-9", "change the delivery address before the parcel is dispatched", "en", "public", 2021),
+    ("en-ship-10", "return shipping label is free for defective products", "en", "public", 2024),
+    ("en-acct-1", "reset your password from the login page", "en", "public", 2025),
+    ("en-acct-2", "close your account and delete personal data", "en", "public", 2023),
+    ("hu-refund-1", "pénzvisszatérítési szabályzat: harminc napon belül visszaküldhető", "hu", "public", 2024),
+    ("hu-refund-2", "hogyan kérek vissza pénzt vásárlás után", "hu", "public", 2025),
+    ("hu-refund-3", "a visszatérítés az eredeti fizetési módra érkezik 5-10 napon belül", "hu", "public", 2022),
+    ("hu-refund-4", "akciós termékekre a pénzvisszatérítés nem vonatkozik", "hu", "public", 2023),
+    ("hu-refund-5", "500 EUR feletti visszatérítést csak csoportvezető hagyhat jóvá", "hu", "internal", 2024),
+    ("hu-refund-6", "részleges visszatérítés, ha csak néhány terméket küld vissza", "hu", "public", 2025),
+    ("hu-refund-7", "sérült áru esetén a pénzt nyugta nélkül is visszaadjuk", "hu", "public", 2021),
+    ("hu-ship-1", "szállítási idő az EU-n belül 2-4 munkanap", "hu", "public", 2025),
+    ("hu-ship-2", "expressz szállítás 12 EUR, másnapra érkezik", "hu", "public", 2024),
+    ("hu-ship-3", "a csomag követése a visszaigazoló e-mailben lévő linkkel", "hu", "public", 2023),
+    ("hu-ship-4", "ingyenes szállítás 50 EUR feletti rendelésnél", "hu", "public", 2022),
+    ("hu-ship-5", "elveszett csomagok: futárszolgálati kapcsolattartók", "hu", "internal", 2025),
+    ("hu-ship-6", "a szállítási cím a feladás előtt módosítható", "hu", "public", 2024),
+    ("hu-ship-7", "a raktári zárás 14 órakor van az aznapi feladáshoz", "hu", "internal", 2023),
+    ("hu-acct-1", "jelszó visszaállítása a bejelentkezési oldalon", "hu", "public", 2025),
+    ("hu-acct-2", "fiók törlése és személyes adatok eltávolítása", "hu", "public", 2024),
+)
+
+# Declared with cluster_match="substring": every chunk that contains a phrase joins its cluster.
+_DEMO_CLUSTERS = {
+    "refund": ["refund policy", "money back", "pénzvisszatérítés", "vissza pénzt"],
+    "shipping": ["delivery times", "shipping", "szállítás"],
+    "parcel": ["parcel", "csomag"],
+}
+
+
+def demo_scenario(n: int | None = None) -> Scenario:
+    """The built-in scenario: a bilingual refund and shipping help desk (``n`` scales it)."""
+    docs = tuple(
+        Document(doc_id, text, {"lang": lang, "tier": tier, "year": year})
+        for doc_id, text, lang, tier, year in _DEMO_DOCS
+    )
+    scenario = Scenario(
+        documents=docs,
+        query="refund policy",
+        k=5,
+        where={"lang": "hu"},
+        clusters={k: list(v) for k, v in _DEMO_CLUSTERS.items()},
+        cluster_match="substring",
+        name="demo help desk",
+    )
+    return scenario if n is None else scenario.scaled(n)
