@@ -1,6 +1,7 @@
 """placeborag: deterministic test doubles for the retrieval half of a RAG pipeline.
 
-``import placeborag`` loads numpy and nothing heavier. The explorer lives in
+``import placeborag`` imports nothing heavy; the first use of a double loads numpy, and nothing
+heavier. The explorer lives in
 ``placeborag.explore`` and the framework adapters in ``placeborag.integrations``; each imports
 its own libraries when it is used.
 """
@@ -9,22 +10,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from placeborag._embedder import FakeEmbedder, cosine_similarity
-from placeborag._errors import (
-    FilterError,
-    PlaceboragError,
-    PlaceboragTypeError,
-    PlaceboragValueError,
-    RetrievalError,
-    RetrievalTimeout,
-)
-from placeborag._profiles import PROFILES, Profile, get_profile
-from placeborag._store import FakeVectorStore, Match, QueryExplanation, QueryRecord
-
 __version__ = "0.5.0.dev0"
 
-# Doubles whose modules are only loaded when first used.
+# Every public name is loaded on first use, so that `import placeborag` (which pytest does in
+# every run of every project that installs us, to load the plugin) costs next to nothing.
 _LAZY = {
+    "FakeEmbedder": "placeborag._embedder",
+    "cosine_similarity": "placeborag._embedder",
+    "FilterError": "placeborag._errors",
+    "PlaceboragError": "placeborag._errors",
+    "PlaceboragTypeError": "placeborag._errors",
+    "PlaceboragValueError": "placeborag._errors",
+    "RetrievalError": "placeborag._errors",
+    "RetrievalTimeout": "placeborag._errors",
+    "PROFILES": "placeborag._profiles",
+    "Profile": "placeborag._profiles",
+    "get_profile": "placeborag._profiles",
+    "FakeVectorStore": "placeborag._store",
+    "Match": "placeborag._store",
+    "QueryExplanation": "placeborag._store",
+    "QueryRecord": "placeborag._store",
     "ScriptedScorer": "placeborag._scoring",
     "GeometryScorer": "placeborag._scoring",
     "ScoringRequest": "placeborag._scoring",
@@ -39,25 +44,7 @@ _LAZY = {
     "UnrecordedText": "placeborag._replay",
 }
 
-__all__ = [
-    "PROFILES",
-    "FakeEmbedder",
-    "FakeVectorStore",
-    "FilterError",
-    "Match",
-    "PlaceboragError",
-    "PlaceboragTypeError",
-    "PlaceboragValueError",
-    "Profile",
-    "QueryExplanation",
-    "QueryRecord",
-    "RetrievalError",
-    "RetrievalTimeout",
-    "__version__",
-    "cosine_similarity",
-    "get_profile",
-    *sorted(_LAZY),
-]
+__all__ = ["__version__", *sorted(_LAZY)]
 
 
 def __getattr__(name: str) -> Any:
@@ -76,6 +63,16 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from placeborag._embedder import FakeEmbedder, cosine_similarity
+    from placeborag._errors import (
+        FilterError,
+        PlaceboragError,
+        PlaceboragTypeError,
+        PlaceboragValueError,
+        RetrievalError,
+        RetrievalTimeout,
+    )
+    from placeborag._profiles import PROFILES, Profile, get_profile
     from placeborag._replay import (
         Recording,
         ReplayEmbedder,
@@ -92,3 +89,4 @@ if TYPE_CHECKING:  # pragma: no cover
         ScriptError,
         ScriptExhausted,
     )
+    from placeborag._store import FakeVectorStore, Match, QueryExplanation, QueryRecord

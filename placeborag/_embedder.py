@@ -203,9 +203,7 @@ class FakeEmbedder:
             raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
         if name not in self._anchors:
             known = ", ".join(repr(n) for n in self._clusters) or "none"
-            raise PlaceboragValueError(
-                f"unknown cluster {name!r}; declared clusters: {known}"
-            )
+            raise PlaceboragValueError(f"unknown cluster {name!r}; declared clusters: {known}")
         anchor = self._anchors[name]
         return (anchor / math.sqrt(self._dimensions)).tolist()
 
@@ -253,9 +251,7 @@ class FakeEmbedder:
         # Independent of the dimension and of the geometry attempt: that is what keeps the
         # member-to-anchor order the same at every dimension.
         seed = "\x00".join(("placeborag/jitter/v1", self._model_name, name, text))
-        return self._cluster_spread * (
-            0.5 + _unit_fraction(seed.encode("utf-8", "surrogatepass"))
-        )
+        return self._cluster_spread * (0.5 + _unit_fraction(seed.encode("utf-8", "surrogatepass")))
 
     def _member_vector(self, name: str, text: str) -> np.ndarray:
         cached = self._member_cache.get((name, text))
@@ -379,9 +375,7 @@ def _validate_clusters(
                 )
             if text in owner:
                 if owner[text] == name:
-                    raise PlaceboragValueError(
-                        f"{text!r} is declared twice in cluster {name!r}"
-                    )
+                    raise PlaceboragValueError(f"{text!r} is declared twice in cluster {name!r}")
                 raise PlaceboragValueError(
                     f"{text!r} is declared in more than one cluster ({owner[text]!r} and {name!r})"
                 )

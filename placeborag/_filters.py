@@ -221,7 +221,9 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
         _check_scalar(op, value, clause)
     elif op in ("$gt", "$gte", "$lt", "$lte"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _fail(f"{op} needs a number, got {value!r} of type {type(value).__name__}", clause)
+            raise _fail(
+                f"{op} needs a number, got {value!r} of type {type(value).__name__}", clause
+            )
         if not math.isfinite(value):
             raise _fail(f"{op} needs a finite number, got {value!r}", clause)
     elif op in ("$in", "$nin"):
@@ -236,7 +238,9 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
             raise _fail(f"{op} needs values of one kind (all str, all numbers or all bool)", clause)
         value = tuple(value)
     elif op in _LOGICAL:
-        raise _fail(f"{op} combines whole filters; use it at the top level, not under {key!r}", clause)
+        raise _fail(
+            f"{op} combines whole filters; use it at the top level, not under {key!r}", clause
+        )
     else:
         raise _fail(f"unknown operator {op!r}; expected one of {', '.join(OPERATORS)}", clause)
     return _Compare(clause, key, op, value)
@@ -261,16 +265,17 @@ def _compile_key(key: object, condition: object, clause: object) -> Filter:
             nodes.append(_compile_operator(key, op, value, clause))
         return nodes[0] if len(nodes) == 1 else _Logical(clause, "$and", nodes)
     if isinstance(condition, (list, tuple)):
-        raise _fail(f"a list is not a value; to match any of them use {{'$in': {list(condition)!r}}}", clause)
+        raise _fail(
+            f"a list is not a value; to match any of them use {{'$in': {list(condition)!r}}}",
+            clause,
+        )
     _check_scalar("equality", condition, clause)
     return _Compare(clause, key, "$eq", condition)
 
 
 def _compile(where: object) -> Filter:
     if not isinstance(where, Mapping):
-        raise FilterError(
-            f"a filter must be a dict, got {where!r} of type {type(where).__name__}"
-        )
+        raise FilterError(f"a filter must be a dict, got {where!r} of type {type(where).__name__}")
     if not where:
         raise FilterError("the filter {} has no conditions; pass where=None for no filter")
     nodes: list[Filter] = []
@@ -283,7 +288,9 @@ def _compile(where: object) -> Filter:
                         f"like {{'lang': {{{key!r}: ...}}}}",
                         where,
                     )
-                raise _fail(f"unknown operator {key!r}; expected one of {', '.join(OPERATORS)}", where)
+                raise _fail(
+                    f"unknown operator {key!r}; expected one of {', '.join(OPERATORS)}", where
+                )
             if not isinstance(condition, (list, tuple)) or not condition:
                 raise _fail(f"{key} needs a non-empty list of filters, got {condition!r}", where)
             nodes.append(_Logical(where, key, [_compile(c) for c in condition]))

@@ -108,7 +108,9 @@ def _layout(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return cp, row
 
 
-def hashed_counts(texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
+def hashed_counts(
+    texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]
+) -> np.ndarray:
     """Signed integer feature counts, shape ``(len(texts), dimensions)``, dtype int64.
 
     Every row has at least one non-zero count: a text with no features (the empty string) or

@@ -67,8 +67,7 @@ def get_profile(profile: str | Profile) -> Profile:
         return profile
     if not isinstance(profile, str):
         raise PlaceboragTypeError(
-            f"profile={profile!r} must be a profile name or a Profile, "
-            f"not {type(profile).__name__}"
+            f"profile={profile!r} must be a profile name or a Profile, not {type(profile).__name__}"
         )
     try:
         return PROFILES[profile]

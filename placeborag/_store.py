@@ -198,9 +198,7 @@ class FakeVectorStore:
     ) -> None:
         prof = get_profile(profile)
         if filter_mode not in _FILTER_MODES:
-            raise PlaceboragValueError(
-                f"filter_mode={filter_mode!r} must be one of 'pre', 'post'"
-            )
+            raise PlaceboragValueError(f"filter_mode={filter_mode!r} must be one of 'pre', 'post'")
         if isinstance(recall, bool) or not isinstance(recall, (int, float, np.floating)):
             raise PlaceboragTypeError(
                 f"recall={recall!r} must be a number, not {type(recall).__name__}"
@@ -633,18 +631,16 @@ class FakeVectorStore:
             floats, ints = exact([text])
             return floats[0], ints[0]
         embed_query = getattr(self._embedder, "embed_queries", None)
-        floats = np.asarray(
-            (embed_query or self._embedder.embed_batch)([text]), dtype=np.float64
-        )
+        floats = np.asarray((embed_query or self._embedder.embed_batch)([text]), dtype=np.float64)
         if floats.shape != (1, self._dimensions):
             raise PlaceboragValueError(
                 f"the embedder returned an array of shape {floats.shape} for the query {text!r}"
             )
         return floats[0], _float_to_exact(floats)[0]
 
-    def _rank(self, rows: np.ndarray, qfloat: np.ndarray, qexact: np.ndarray, k: int) -> tuple[
-        list[int], dict[int, float]
-    ]:
+    def _rank(
+        self, rows: np.ndarray, qfloat: np.ndarray, qexact: np.ndarray, k: int
+    ) -> tuple[list[int], dict[int, float]]:
         """The best k of ``rows`` in exact order, and the exact cosine of each one returned."""
         if rows.size == 0 or k == 0:
             return [], {}
@@ -723,14 +719,10 @@ class FakeVectorStore:
             passing = alive
             if predicate is not None and self._filter_mode == "pre":
                 passing = alive[self._filter_mask(predicate)[alive]]
-            survivors = (
-                self._recall_survivors(text, passing) if self._recall < 1.0 else passing
-            )
+            survivors = self._recall_survivors(text, passing) if self._recall < 1.0 else passing
             qfloat, qexact = self._query_vector(text)
             # explain() ranks every survivor, so a view can show where the lost ones stood.
-            order, cosines = self._rank(
-                survivors, qfloat, qexact, survivors.size if explain else k
-            )
+            order, cosines = self._rank(survivors, qfloat, qexact, survivors.size if explain else k)
             if explain:
                 ranked, order = order, order[:k]
             final = order

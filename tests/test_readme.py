@@ -46,7 +46,9 @@ def test_changing_the_model_name_changes_the_space():
     assert a.embed("refund policy") != b.embed("refund policy")
 
 
-@pytest.mark.parametrize("text", ["", "   ", "?!.,", "árvíztűrő tükörfúrógép", "返金ポリシー", "🙂🙃", "\ud800"])
+@pytest.mark.parametrize(
+    "text", ["", "   ", "?!.,", "árvíztűrő tükörfúrógép", "返金ポリシー", "🙂🙃", "\ud800"]
+)
 def test_every_vector_is_l2_normalised(text):
     vector = FakeEmbedder().embed(text)
     assert sum(x * x for x in vector) == pytest.approx(1.0, abs=1e-12)
@@ -94,9 +96,7 @@ def test_matching_is_case_sensitive_and_the_longest_declaration_wins():
 def test_a_text_declared_in_two_clusters_is_rejected_at_construction():
     with pytest.raises(ValueError) as excinfo:
         FakeEmbedder(clusters={"a": ["same text"], "b": ["same text"]})
-    assert excinfo.value.args == (
-        "'same text' is declared in more than one cluster ('a' and 'b')",
-    )
+    assert excinfo.value.args == ("'same text' is declared in more than one cluster ('a' and 'b')",)
 
 
 @pytest.mark.parametrize("dimensions", [64, 256, 1024])

@@ -17,7 +17,18 @@ from placeborag import (
     RetrievalTimeout,
 )
 
-WORDS = "refund policy shipping order return money back days parcel invoice".split()
+WORDS = [
+    "refund",
+    "policy",
+    "shipping",
+    "order",
+    "return",
+    "money",
+    "back",
+    "days",
+    "parcel",
+    "invoice",
+]
 
 
 def exact_key(embedder, query, text):
@@ -28,7 +39,7 @@ def exact_key(embedder, query, text):
     return Fraction(p * abs(p), sum(int(x) * int(x) for x in d[0]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tie_group(dimensions=32, size=8):
     """Distinct texts whose cosines to the query are equal in exact arithmetic, but whose
     floating-point cosines are not all bit-identical."""
@@ -41,7 +52,7 @@ def tie_group(dimensions=32, size=8):
         if key != 0:
             groups[key].append(text)
     qv = np.array(embedder.embed(query))
-    for key, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+    for _key, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         floats = {float(np.dot(embedder.embed_batch([t])[0], qv)) for t in members}
         if len(members) >= size and len(floats) > 1:
             return embedder, query, members[:size]
@@ -172,23 +183,41 @@ def test_a_bad_record_in_a_batch_writes_nothing():
         (lambda s: s.query("q", k="3"), TypeError, "k='3' must be an int, not str"),
         (lambda s: s.query("q", k=True), TypeError, "k=True must be an int, not bool"),
         (lambda s: s.query(b"q"), TypeError, "text=b'q' must be a str, not bytes"),
-        (lambda s: s.query("q", where="lang=hu"), TypeError,
-         "where='lang=hu' must be a dict or None, not str"),
+        (
+            lambda s: s.query("q", where="lang=hu"),
+            TypeError,
+            "where='lang=hu' must be a dict or None, not str",
+        ),
         (lambda s: s.upsert("", "t"), ValueError, "id='' must be a non-empty str"),
         (lambda s: s.upsert(7, "t"), TypeError, "id=7 must be a str, not int"),
         (lambda s: s.upsert("a", None), TypeError, "text=None must be a str, not NoneType"),
-        (lambda s: s.upsert_many(["a"], [None]), TypeError,
-         "texts[0]=None must be a str, not NoneType"),
-        (lambda s: s.upsert_many(["a", "a"], ["x", "y"]), ValueError,
-         "ids[1]='a' repeats ids[0]; an id may appear once per call"),
-        (lambda s: s.upsert_many(["a"], ["x", "y"]), ValueError,
-         "texts has 2 items and ids has 1; they must have the same length"),
-        (lambda s: s.upsert("a", "t", {"x": float("nan")}), ValueError,
-         "metadata['x']=nan must be finite"),
+        (
+            lambda s: s.upsert_many(["a"], [None]),
+            TypeError,
+            "texts[0]=None must be a str, not NoneType",
+        ),
+        (
+            lambda s: s.upsert_many(["a", "a"], ["x", "y"]),
+            ValueError,
+            "ids[1]='a' repeats ids[0]; an id may appear once per call",
+        ),
+        (
+            lambda s: s.upsert_many(["a"], ["x", "y"]),
+            ValueError,
+            "texts has 2 items and ids has 1; they must have the same length",
+        ),
+        (
+            lambda s: s.upsert("a", "t", {"x": float("nan")}),
+            ValueError,
+            "metadata['x']=nan must be finite",
+        ),
         (lambda s: s.delete("nope"), ValueError, "unknown id 'nope'"),
         (lambda s: s.delete("doc-"), ValueError, "unknown id 'doc-'; did you mean 'doc-1'?"),
-        (lambda s: s.fail_next_query("boom"), TypeError,
-         "error='boom' must be an exception instance or class, not str"),
+        (
+            lambda s: s.fail_next_query("boom"),
+            TypeError,
+            "error='boom' must be an exception instance or class, not str",
+        ),
         (lambda s: s.fail_next_query(times=0), ValueError, "times=0 must be >= 1"),
     ],
 )
@@ -205,12 +234,19 @@ def test_bad_input_raises_a_clear_error_and_changes_nothing(call, error, message
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        ({"profile": "pinecone"}, ValueError, "profile='pinecone' must be one of 'chroma', 'qdrant'"),
+        (
+            {"profile": "pinecone"},
+            ValueError,
+            "profile='pinecone' must be one of 'chroma', 'qdrant'",
+        ),
         ({"filter_mode": "mid"}, ValueError, "filter_mode='mid' must be one of 'pre', 'post'"),
         ({"recall": 1.5}, ValueError, "recall=1.5 must be between 0.0 and 1.0"),
         ({"recall": "high"}, TypeError, "recall='high' must be a number, not str"),
-        ({"visibility": "eventual"}, ValueError,
-         "visibility='eventual' must be one of 'immediate', 'manual'"),
+        (
+            {"visibility": "eventual"},
+            ValueError,
+            "visibility='eventual' must be one of 'immediate', 'manual'",
+        ),
         ({"embedder": object()}, TypeError, None),
     ],
 )
@@ -271,9 +307,7 @@ def test_different_queries_lose_different_documents():
 def test_degraded_recall_can_lose_the_best_document():
     perfect, degraded = recall_store(1.0), recall_store(0.5)
     queries = [f"{w} note {i}" for w in WORDS for i in range(4)]
-    lost_top = [
-        q for q in queries if perfect.query(q, k=1)[0].id != degraded.query(q, k=1)[0].id
-    ]
+    lost_top = [q for q in queries if perfect.query(q, k=1)[0].id != degraded.query(q, k=1)[0].id]
     assert lost_top
 
 
