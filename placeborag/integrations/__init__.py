@@ -1,0 +1,11 @@
+"""Framework adapters: the placeborag doubles behind the interfaces of LangChain and LlamaIndex.
+
+Nothing here is imported by ``import placeborag``. Import the adapter you need; it imports its
+framework and says which extra to install when the framework is missing:
+
+* ``placeborag.integrations.langchain`` (``pip install 'placeborag[langchain]'``):
+  ``PlaceboEmbeddings``, ``PlaceboVectorStore``, ``PlaceboRetriever``, ``PlaceboReranker``.
+* ``placeborag.integrations.llama_index`` (``pip install 'placeborag[llamaindex]'``):
+  ``PlaceboEmbedding``, ``PlaceboLlamaVectorStore``, ``PlaceboNodePostprocessor``,
+  ``metadata_filters_to_where``.
+"""
