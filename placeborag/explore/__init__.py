@@ -8,6 +8,7 @@ computes with it, so ``import placeborag.explore`` itself stays light.
 from __future__ import annotations
 
 from placeborag.explore._access import STATUSES, QueryTrace, StoreRows, store_rows, trace_query
+from placeborag.explore._app import CSS_CLASSES, Explorer, app
 from placeborag.explore._compute import (
     AnchorGeometry,
     Projection,
@@ -24,13 +25,18 @@ from placeborag.explore._displays import (
     ProjectionDisplay,
     RankingDisplay,
 )
+from placeborag.explore._export import export_pytest
+from placeborag.explore._report import render_report, write_report
 from placeborag.explore._scenario import Document, Scenario, demo_scenario
+from placeborag.explore._vectors import VectorTable, store_from_vectors
 
 __all__ = [
+    "CSS_CLASSES",
     "STATUSES",
     "AnchorGeometry",
     "AnchorsDisplay",
     "Document",
+    "Explorer",
     "FilterModesDisplay",
     "Projection",
     "ProjectionDisplay",
@@ -39,12 +45,18 @@ __all__ = [
     "RankingDisplay",
     "Scenario",
     "StoreRows",
+    "VectorTable",
     "anchor_geometry",
+    "app",
     "demo_scenario",
+    "export_pytest",
     "filter_mode_table",
     "fit_projector",
     "funnel_counts",
     "project",
+    "render_report",
+    "store_from_vectors",
     "store_rows",
     "trace_query",
+    "write_report",
 ]

@@ -9,6 +9,7 @@ the store screens it. The tests hold this module to ``explain()`` on every stage
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 
 from placeborag import FakeVectorStore, Match
 
-__all__ = ["STATUSES", "QueryTrace", "StoreRows", "store_rows", "trace_query"]
+__all__ = ["STATUSES", "QueryTrace", "StoreRows", "store_rows", "trace_query", "with_options"]
 
 RETURNED = "returned"
 DROPPED = "dropped by post-filter"
@@ -183,3 +184,29 @@ def trace_query(
         counts=counts,
         query_vector=np.asarray(qfloat, dtype=np.float64),
     )
+
+
+def with_options(store: FakeVectorStore, **options: Any) -> FakeVectorStore:
+    """A view of ``store`` with other ``profile``/``filter_mode``/``recall``, sharing its rows.
+
+    The options are validated by the library (a throwaway store is built with them); the
+    copy shares the record arrays, which queries only read, so no document is re-embedded.
+    """
+    allowed = {"profile", "filter_mode", "recall"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise TypeError(f"unknown store option(s) {unknown}; expected some of {sorted(allowed)}")
+    current = {
+        "profile": store.profile,
+        "filter_mode": store.filter_mode,
+        "recall": store.recall,
+    }
+    probe = FakeVectorStore(embedder=store.embedder, **{**current, **options})
+    twin = copy.copy(store)
+    twin._profile = probe._profile
+    twin._filter_mode = probe._filter_mode
+    twin._recall = probe._recall
+    twin._queries = []
+    twin._failures = []
+    twin._pending = []
+    return twin

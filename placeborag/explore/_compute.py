@@ -222,11 +222,13 @@ def anchor_geometry(
     cluster_spread: float = 0.5,
     cluster_match: str = "exact",
     max_pairs: int = 6,
+    max_members: int = 40,
 ) -> AnchorGeometry:
     """Cosines of every cluster member to its anchor and of member pairs, per dimension.
 
     The members are the declared texts plus any of ``texts`` (a store's documents) that fall
-    into a cluster under ``cluster_match``.
+    into a cluster under ``cluster_match`` (at most ``max_members`` per cluster, declared
+    texts first).
     """
     pd = optional("pandas")
     member_rows: list[dict[str, Any]] = []
@@ -234,6 +236,7 @@ def anchor_geometry(
     errors: dict[int, str] = {}
     declared = [t for ts in clusters.values() for t in ts]
     candidates = list(dict.fromkeys([*declared, *texts]))
+    selected: list[str] | None = None
     for d in dimensions:
         try:
             emb = FakeEmbedder(
@@ -246,6 +249,9 @@ def anchor_geometry(
         except ValueError as exc:
             errors[d] = str(exc)
             continue
+        if selected is None:  # membership does not depend on the dimension: pick once
+            selected = _pick_members(emb, candidates, max_members)
+        candidates = selected
         member_of = [emb.cluster_of(t) for t in candidates]
         vectors = emb.embed_batch(candidates)
         for name in emb.cluster_names:
@@ -285,6 +291,17 @@ def anchor_geometry(
     )
     pairs = pd.DataFrame(pair_rows, columns=["dimensions", "cluster", "pair", "cosine"])
     return AnchorGeometry(members, pairs, tuple(dimensions), errors)
+
+
+def _pick_members(emb: FakeEmbedder, texts: list[str], max_members: int) -> list[str]:
+    taken: dict[str, int] = {}
+    out = []
+    for text in texts:
+        name = emb.cluster_of(text)
+        if name is not None and taken.get(name, 0) < max_members:
+            taken[name] = taken.get(name, 0) + 1
+            out.append(text)
+    return out
 
 
 # -- pre- versus post-filter -----------------------------------------------------------------

@@ -60,15 +60,19 @@ STATUS_COLOURS = {
 }
 WEBGL_FROM = 3000  # Scattergl past a few thousand points: SVG slows down well before 10k
 LOW_VARIANCE = 0.20
+_META = "placeborag"
 _FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
 
 
 def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Any:
     """A new ``go.Figure``, or ``figure`` updated in place to show ``traces`` and ``layout``."""
     go = optional("plotly.graph_objects")
-    layout = {"template": "plotly_white", "font": _FONT, **layout}
+    layout = {"font": _FONT, **layout}
     if figure is None:
-        return go.Figure(data=traces, layout=layout)
+        return go.Figure(data=traces, layout={"template": "plotly_white", **layout})
+    if figure.layout.meta != _META:
+        # Validating a template costs ~40 ms: apply it once per long-lived figure.
+        figure.update_layout(template="plotly_white", meta=_META)
     same = len(figure.data) == len(traces) and all(
         t.type == s["type"] and t.name == s.get("name") for t, s in zip(figure.data, traces)
     )
@@ -120,7 +124,8 @@ class _ProjectionBased(_Display):
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, **kwargs: Any) -> Any:
-        return cls.from_store(scenario.store(), scenario.query, scenario.k, scenario.where, **kwargs)
+        s = scenario
+        return cls.from_store(s.store(), s.query, s.k, s.where, **kwargs)
 
 
 
@@ -189,7 +194,8 @@ class ProjectionDisplay(_ProjectionBased):
                 "text": p.anchor_names,
                 "textposition": "bottom center",
                 "hovertemplate": "anchor of %{text}<extra></extra>",
-                "marker": {"size": 13, "symbol": "diamond", "color": "#ffffff",
+                "marker": {"size": 13 if not three else 6,
+                           "symbol": "diamond" if not three else "diamond-open", "color": "#ffffff",
                            "line": {"width": 2, "color": "#333333"}},
             }
         )
@@ -201,7 +207,7 @@ class ProjectionDisplay(_ProjectionBased):
                 **xyz(p.query[None, :]),
                 "hovertext": [p.trace.text],
                 "hovertemplate": "query: %{hovertext}<extra></extra>",
-                "marker": {"size": 20 if not three else 8, "symbol": "star", "color": "#111111",
+                "marker": {"size": 20 if not three else 8, "symbol": "star" if not three else "x", "color": "#111111",
                            "line": {"width": 1, "color": "#ffffff"}},
             }
         )
@@ -588,7 +594,7 @@ def frame_to_html(frame: Any, *, css_class: str = "placeborag-table") -> str:
     body = []
     for rec in frame.to_dict("records"):
         cells = []
-        for col, value in rec.items():
+        for value in rec.values():
             if isinstance(value, float):
                 cells.append(f'<td class="num">{value:.6f}</td>')
             elif value is None or (not isinstance(value, str) and _isna(value)):

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,47 +178,47 @@ _VARIANT_WORDS = (
     "rendelés", "ügyfél", "számla", "csomag", "futár", "fiók", "raktár", "today", "urgent",
 )
 
-# (id, text, lang, tier, year). Written for this project: a small refund and shipping help desk.
-_DEMO_DOCS = (
-    ("en-refund-1", "our refund policy allows returns within 30 days of delivery", "en", "public", 2024),
-    ("en-refund-2", "refund policy exceptions for sale and clearance items", "en", "public", 2023),
-    ("en-refund-3", "how to request a refund from your order history page", "en", "public", 2025),
-    ("en-refund-4", "refund policy for digital purchases and gift cards", "en", "public", 2022),
-    ("en-refund-5", "money back guarantee on damaged goods, no receipt needed", "en", "public", 2025),
-    ("en-refund-6", "agents may approve a refund above 500 EUR only with a team lead", "en", "internal", 2024),
-    ("en-refund-7", "fraud checks before issuing a refund to a new payment card", "en", "internal", 2025),
-    ("en-refund-8", "refunds are paid back to the original payment method in 5-10 days", "en", "public", 2021),
-    ("en-refund-9", "partial refund when only some items of an order are returned", "en", "public", 2024),
-    ("en-refund-10", "store credit instead of money back for late returns", "en", "public", 2020),
-    ("en-ship-1", "delivery times are 2-4 business days inside the EU", "en", "public", 2025),
-    ("en-ship-2", "express shipping costs 12 EUR and arrives the next day", "en", "public", 2024),
-    ("en-ship-3", "delivery times to remote islands can take three weeks", "en", "public", 2023),
-    ("en-ship-4", "track your parcel with the link in the shipping confirmation email", "en", "public", 2025),
-    ("en-ship-5", "free shipping on orders over 50 EUR", "en", "public", 2022),
-    ("en-ship-6", "courier escalation contacts for lost parcels", "en", "internal", 2024),
-    ("en-ship-7", "customs fees for shipping outside the EU are paid by the customer", "en", "public", 2023),
-    ("en-ship-8", "warehouse cut-off for same-day dispatch is 14:00", "en", "internal", 2025),
-    ("en-ship-9", "change the delivery address before the parcel is dispatched", "en", "public", 2021),
-    ("en-ship-10", "return shipping label is free for defective products", "en", "public", 2024),
-    ("en-acct-1", "reset your password from the login page", "en", "public", 2025),
-    ("en-acct-2", "close your account and delete personal data", "en", "public", 2023),
-    ("hu-refund-1", "pénzvisszatérítési szabályzat: harminc napon belül visszaküldhető", "hu", "public", 2024),
-    ("hu-refund-2", "hogyan kérek vissza pénzt vásárlás után", "hu", "public", 2025),
-    ("hu-refund-3", "a visszatérítés az eredeti fizetési módra érkezik 5-10 napon belül", "hu", "public", 2022),
-    ("hu-refund-4", "akciós termékekre a pénzvisszatérítés nem vonatkozik", "hu", "public", 2023),
-    ("hu-refund-5", "500 EUR feletti visszatérítést csak csoportvezető hagyhat jóvá", "hu", "internal", 2024),
-    ("hu-refund-6", "részleges visszatérítés, ha csak néhány terméket küld vissza", "hu", "public", 2025),
-    ("hu-refund-7", "sérült áru esetén a pénzt nyugta nélkül is visszaadjuk", "hu", "public", 2021),
-    ("hu-ship-1", "szállítási idő az EU-n belül 2-4 munkanap", "hu", "public", 2025),
-    ("hu-ship-2", "expressz szállítás 12 EUR, másnapra érkezik", "hu", "public", 2024),
-    ("hu-ship-3", "a csomag követése a visszaigazoló e-mailben lévő linkkel", "hu", "public", 2023),
-    ("hu-ship-4", "ingyenes szállítás 50 EUR feletti rendelésnél", "hu", "public", 2022),
-    ("hu-ship-5", "elveszett csomagok: futárszolgálati kapcsolattartók", "hu", "internal", 2025),
-    ("hu-ship-6", "a szállítási cím a feladás előtt módosítható", "hu", "public", 2024),
-    ("hu-ship-7", "a raktári zárás 14 órakor van az aznapi feladáshoz", "hu", "internal", 2023),
-    ("hu-acct-1", "jelszó visszaállítása a bejelentkezési oldalon", "hu", "public", 2025),
-    ("hu-acct-2", "fiók törlése és személyes adatok eltávolítása", "hu", "public", 2024),
-)
+# id | lang | tier | year | text. Written for this project: a small refund and shipping help desk.
+_DEMO_TABLE = """
+en-refund-1 | en | public | 2024 | our refund policy allows returns within 30 days of delivery
+en-refund-2 | en | public | 2023 | refund policy exceptions for sale and clearance items
+en-refund-3 | en | public | 2025 | how to request a refund from your order history page
+en-refund-4 | en | public | 2022 | refund policy for digital purchases and gift cards
+en-refund-5 | en | public | 2025 | money back guarantee on damaged goods, no receipt needed
+en-refund-6 | en | internal | 2024 | agents may approve a refund above 500 EUR only with a team lead
+en-refund-7 | en | internal | 2025 | fraud checks before issuing a refund to a new payment card
+en-refund-8 | en | public | 2021 | refunds are paid back to the original payment method in 5-10 days
+en-refund-9 | en | public | 2024 | partial refund when only some items of an order are returned
+en-refund-10 | en | public | 2020 | store credit instead of money back for late returns
+en-ship-1 | en | public | 2025 | delivery times are 2-4 business days inside the EU
+en-ship-2 | en | public | 2024 | express shipping costs 12 EUR and arrives the next day
+en-ship-3 | en | public | 2023 | delivery times to remote islands can take three weeks
+en-ship-4 | en | public | 2025 | track your parcel with the link in the shipping confirmation email
+en-ship-5 | en | public | 2022 | free shipping on orders over 50 EUR
+en-ship-6 | en | internal | 2024 | courier escalation contacts for lost parcels
+en-ship-7 | en | public | 2023 | customs fees for shipping outside the EU are paid by the customer
+en-ship-8 | en | internal | 2025 | warehouse cut-off for same-day dispatch is 14:00
+en-ship-9 | en | public | 2021 | change the delivery address before the parcel is dispatched
+en-ship-10 | en | public | 2024 | return shipping label is free for defective products
+en-acct-1 | en | public | 2025 | reset your password from the login page
+en-acct-2 | en | public | 2023 | close your account and delete personal data
+hu-refund-1 | hu | public | 2024 | pénzvisszatérítési szabályzat: harminc napon belül visszaküldhető
+hu-refund-2 | hu | public | 2025 | hogyan kérek vissza pénzt vásárlás után
+hu-refund-3 | hu | public | 2022 | a visszatérítés az eredeti fizetési módra érkezik 5-10 napon belül
+hu-refund-4 | hu | public | 2023 | akciós termékekre a pénzvisszatérítés nem vonatkozik
+hu-refund-5 | hu | internal | 2024 | 500 EUR feletti visszatérítést csoportvezető hagy jóvá
+hu-refund-6 | hu | public | 2025 | részleges visszatérítés, ha csak néhány terméket küld vissza
+hu-refund-7 | hu | public | 2021 | sérült áru esetén a pénzt nyugta nélkül is visszaadjuk
+hu-ship-1 | hu | public | 2025 | szállítási idő az EU-n belül 2-4 munkanap
+hu-ship-2 | hu | public | 2024 | expressz szállítás 12 EUR, másnapra érkezik
+hu-ship-3 | hu | public | 2023 | a csomag követése a visszaigazoló e-mailben lévő linkkel
+hu-ship-4 | hu | public | 2022 | ingyenes szállítás 50 EUR feletti rendelésnél
+hu-ship-5 | hu | internal | 2025 | elveszett csomagok: futárszolgálati kapcsolattartók
+hu-ship-6 | hu | public | 2024 | a szállítási cím a feladás előtt módosítható
+hu-ship-7 | hu | internal | 2023 | a raktári zárás 14 órakor van az aznapi feladáshoz
+hu-acct-1 | hu | public | 2025 | jelszó visszaállítása a bejelentkezési oldalon
+hu-acct-2 | hu | public | 2024 | fiók törlése és személyes adatok eltávolítása
+"""
 
 # Declared with cluster_match="substring": every chunk that contains a phrase joins its cluster.
 _DEMO_CLUSTERS = {
@@ -230,12 +230,12 @@ _DEMO_CLUSTERS = {
 
 def demo_scenario(n: int | None = None) -> Scenario:
     """The built-in scenario: a bilingual refund and shipping help desk (``n`` scales it)."""
-    docs = tuple(
-        Document(doc_id, text, {"lang": lang, "tier": tier, "year": year})
-        for doc_id, text, lang, tier, year in _DEMO_DOCS
-    )
+    docs = []
+    for line in _DEMO_TABLE.strip().splitlines():
+        doc_id, lang, tier, year, text = (part.strip() for part in line.split("|"))
+        docs.append(Document(doc_id, text, {"lang": lang, "tier": tier, "year": int(year)}))
     scenario = Scenario(
-        documents=docs,
+        documents=tuple(docs),
         query="refund policy",
         k=5,
         where={"lang": "hu"},

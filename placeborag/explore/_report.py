@@ -1,0 +1,78 @@
+"""The static report: every view of one scenario on a single self-contained HTML page."""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+from placeborag.explore._displays import (
+    AnchorsDisplay,
+    FilterModesDisplay,
+    ProjectionDisplay,
+    RankingDisplay,
+)
+from placeborag.explore._export import export_pytest
+from placeborag.explore._scenario import Scenario, demo_scenario
+
+__all__ = ["FIGURE_IDS", "render_report", "write_report"]
+
+FIGURE_IDS = (
+    "placeborag-projection",
+    "placeborag-ranking",
+    "placeborag-anchors",
+    "placeborag-funnel",
+)
+
+
+def render_report(scenario: Scenario | None = None) -> str:
+    """The report's HTML: plotly.js inlined once, so the page needs no network."""
+    scenario = scenario or demo_scenario()
+    store = scenario.store()
+    args = (store, scenario.query, scenario.k, scenario.where)
+    filters = FilterModesDisplay.from_scenario(scenario)
+    figures: list[tuple[str, str, Any]] = [
+        ("Projection", FIGURE_IDS[0], ProjectionDisplay.from_store(*args).plot().figure_),
+        ("Query-centred ranking", FIGURE_IDS[1], RankingDisplay.from_store(*args).plot().figure_),
+        ("Anchors against jitter", FIGURE_IDS[2],
+         AnchorsDisplay.from_scenario(scenario).plot().figure_ if scenario.clusters else None),
+        ("Pre- versus post-filter", FIGURE_IDS[3], filters.plot().figure_),
+    ]
+    parts = []
+    first = True
+    for title, div_id, fig in figures:
+        parts.append(f"<h2>{html.escape(title)}</h2>")
+        if fig is None:
+            parts.append(f'<div id="{div_id}"><p>No clusters are declared.</p></div>')
+            continue
+        parts.append(
+            fig.to_html(full_html=False, include_plotlyjs=first, div_id=div_id,
+                        config={"displaylogo": False})
+        )
+        first = False
+        if div_id == FIGURE_IDS[3]:
+            parts.append(filters.to_html())
+    parts.append("<h2>As a pytest module</h2>")
+    parts.append(f'<pre class="placeborag-export">{html.escape(export_pytest(scenario))}</pre>')
+    options = ", ".join(
+        f"{k}={v!r}" for k, v in {**scenario.embedder_options, **scenario.store_options}.items()
+        if k != "clusters"
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>placeborag report: {html.escape(scenario.name)}</title>
+<style>body{{font:14px/1.45 Inter,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1300px;
+padding:0 16px;color:#222}} pre{{background:#f6f6f6;padding:12px;overflow:auto}}</style>
+</head><body>
+<h1>placeborag report: {html.escape(scenario.name)}</h1>
+<p>{len(scenario.documents)} documents; query <b>{html.escape(scenario.query)}</b>,
+k={scenario.k}, where=<code>{html.escape(repr(scenario.where))}</code>.</p>
+<p><small>{html.escape(options)}</small></p>
+{"".join(parts)}
+</body></html>
+"""
+
+
+def write_report(path: str | os.PathLike[str], scenario: Scenario | None = None) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(render_report(scenario))

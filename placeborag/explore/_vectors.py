@@ -1,0 +1,80 @@
+"""Precomputed vectors as a store: for looking at a real model's geometry in the explorer."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from placeborag import FakeVectorStore, PlaceboragValueError
+
+__all__ = ["VectorTable", "store_from_vectors"]
+
+
+class VectorTable:
+    """An embedder that looks texts up in a table of precomputed vectors.
+
+    Queries must be texts of the table or be given their own vector in ``queries``; anything
+    else raises, naming the nearest known texts.
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        vectors: np.ndarray,
+        *,
+        queries: Mapping[str, Sequence[float]] | None = None,
+        model_name: str = "precomputed",
+    ) -> None:
+        array = np.asarray(vectors, dtype=np.float64)
+        if array.ndim != 2 or array.shape[0] != len(texts):
+            raise PlaceboragValueError(
+                f"vectors has shape {array.shape}; expected ({len(texts)}, dimensions)"
+            )
+        extra = list((queries or {}).items())
+        if extra:
+            qs = np.asarray([v for _, v in extra], dtype=np.float64)
+            if qs.ndim != 2 or qs.shape[1] != array.shape[1]:
+                raise PlaceboragValueError(
+                    f"query vectors have shape {qs.shape}; expected (n, {array.shape[1]})"
+                )
+            array = np.vstack([array, qs])
+        self._vectors = array
+        self._row = {t: i for i, t in enumerate([*texts, *(t for t, _ in extra)])}
+        self.model_name = model_name
+        self.dimensions = int(array.shape[1])
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            row = self._row.get(text)
+            if row is None:
+                close = difflib.get_close_matches(text, list(self._row), n=3)
+                hint = f"; nearest known texts: {', '.join(map(repr, close))}" if close else ""
+                raise PlaceboragValueError(
+                    f"text={text!r} has no precomputed vector{hint}; pass its vector in queries="
+                )
+            rows.append(row)
+        return self._vectors[np.asarray(rows, dtype=np.int64)].reshape(len(rows), self.dimensions)
+
+    def embed(self, text: str) -> list[float]:
+        return self.embed_batch([text])[0].tolist()
+
+
+def store_from_vectors(
+    vectors: np.ndarray,
+    ids: Sequence[str],
+    texts: Sequence[str],
+    metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+    *,
+    queries: Mapping[str, Sequence[float]] | None = None,
+    **store_options: Any,
+) -> FakeVectorStore:
+    """A FakeVectorStore over precomputed vectors (``queries`` adds vectors for query texts)."""
+    table = VectorTable(texts, vectors, queries=queries)
+    store = FakeVectorStore(embedder=table, **store_options)
+    store.upsert_many(list(ids), list(texts), metadatas)
+    store.refresh()
+    return store
