@@ -1,0 +1,463 @@
+"""Hybrid retrieval: a deterministic keyword scorer, reciprocal rank fusion and a retriever on both.
+
+Everything here is exact. The keyword scorer is BM25 computed in rational arithmetic: the one
+transcendental step, the logarithm in the inverse document frequency, comes from
+:mod:`decimal`, whose ``ln`` is correctly rounded on every platform, and is then carried as a
+:class:`~fractions.Fraction`. Reciprocal rank fusion sums ``weight / (rank_constant + rank)`` as
+fractions too, so the fused order does not depend on the order in which the ranked lists are
+given, and every reported score is the correctly rounded float of an exact value: the same
+candidates in give the same order and the same bits out, on any machine.
+
+Orders, from best to worst:
+
+* keyword search: higher BM25 first, then the order in which the documents were added;
+* fusion: higher fused score first, then the better single rank a candidate reached in any list,
+  then ascending id (plain ``str`` ordering), so a tie never depends on which list came first.
+"""
+
+from __future__ import annotations
+
+import copy
+import decimal
+import math
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._filters import compile_filter
+
+__all__ = [
+    "FusedMatch",
+    "HybridExplanation",
+    "HybridRetriever",
+    "KeywordIndex",
+    "keyword_scores",
+    "reciprocal_rank_fusion",
+    "tokenize",
+]
+
+_TOKEN = re.compile(r"\w+")
+_LN_DIGITS = 40  # far beyond float64: the rounding to float happens once, at the end
+
+
+def tokenize(text: str) -> list[str]:
+    """The keyword scorer's tokens: runs of word characters, case-folded (any script)."""
+    if not isinstance(text, str):
+        raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+    return _TOKEN.findall(text.casefold())
+
+
+def _check_number(value: object, name: str, *, low: float, strict: bool) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        raise PlaceboragTypeError(f"{name}={value!r} must be a number, not {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise PlaceboragValueError(f"{name}={value!r} must be finite")
+    exact = Fraction(value)
+    if exact < low or (strict and exact == low):
+        raise PlaceboragValueError(f"{name}={value!r} must be {'>' if strict else '>='} {low}")
+    return exact
+
+
+def _check_count(value: object, name: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PlaceboragTypeError(f"{name}={value!r} must be an int, not {type(value).__name__}")
+    if value < minimum:
+        raise PlaceboragValueError(f"{name}={value!r} must be >= {minimum}")
+    return value
+
+
+def _ln(x: Fraction) -> Fraction:
+    """The natural logarithm of a positive rational, correctly rounded to 40 digits."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = _LN_DIGITS
+        value = (decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)).ln()
+    return Fraction(value)
+
+
+# -- keyword scoring ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Doc:
+    id: str
+    text: str
+    metadata: dict[str, Any] | None
+    counts: dict[str, int]
+    length: int
+
+
+class KeywordIndex:
+    """A BM25 keyword index with exact arithmetic (see the module docstring for the orders).
+
+    ``k1`` (term-frequency saturation, > 0) and ``b`` (length normalisation, 0..1) are the usual
+    BM25 knobs. The inverse document frequency is ``ln(1 + (N - n + 0.5) / (n + 0.5))``, which
+    stays positive, so any shared token raises a document's score. A query token counts once
+    however often the query repeats it.
+    """
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self._k1 = _check_number(k1, "k1", low=0, strict=True)
+        self._b = _check_number(b, "b", low=0, strict=False)
+        if self._b > 1:
+            raise PlaceboragValueError(f"b={b!r} must be between 0 and 1")
+        self._docs: dict[str, _Doc] = {}
+        self._df: dict[str, int] = {}
+        self._total_length = 0
+        self._idf: dict[tuple[int, int], Fraction] = {}
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"KeywordIndex(k1={float(self._k1)!r}, b={float(self._b)!r}, documents={len(self)})"
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, id: object) -> bool:
+        return id in self._docs
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The indexed ids, in the order they were first added."""
+        return tuple(self._docs)
+
+    def add(self, id: str, text: str, metadata: Mapping[str, Any] | None = None) -> None:
+        """Index one document; adding an existing id replaces it and keeps its position."""
+        if not isinstance(id, str) or not id:
+            raise PlaceboragTypeError(f"id={id!r} must be a non-empty str")
+        tokens = tokenize(text)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise PlaceboragTypeError(
+                f"metadata={metadata!r} must be a dict or None, not {type(metadata).__name__}"
+            )
+        counts: dict[str, int] = {}
+        for token in tokens:
+            counts[token] = counts.get(token, 0) + 1
+        doc = _Doc(id, text, dict(metadata) if metadata else None, counts, len(tokens))
+        with self._lock:
+            self._forget(id)
+            self._docs[id] = doc
+            for token in counts:
+                self._df[token] = self._df.get(token, 0) + 1
+            self._total_length += doc.length
+
+    def add_many(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        """Index many documents, in order."""
+        ids, texts = list(ids), list(texts)
+        metas = [None] * len(ids) if metadatas is None else list(metadatas)
+        if not len(ids) == len(texts) == len(metas):
+            raise PlaceboragValueError(
+                f"ids, texts and metadatas have {len(ids)}, {len(texts)} and {len(metas)} items; "
+                "they must have the same length"
+            )
+        for id, text, meta in zip(ids, texts, metas):
+            self.add(id, text, meta)
+
+    def remove(self, id: str) -> None:
+        """Remove a document; an unknown id raises."""
+        with self._lock:
+            if id not in self._docs:
+                raise PlaceboragValueError(f"unknown id {id!r}")
+            self._forget(id)
+            del self._docs[id]
+
+    def _forget(self, id: str) -> None:
+        """Take a document's tokens out of the statistics (its slot stays, so a rewrite keeps it)."""
+        old = self._docs.get(id)
+        if old is None:
+            return
+        for token in old.counts:
+            self._df[token] -= 1
+            if not self._df[token]:
+                del self._df[token]
+        self._total_length -= old.length
+
+    def _exact_scores(self, query: str) -> dict[str, Fraction]:
+        terms = list(dict.fromkeys(tokenize(query)))
+        n = len(self._docs)
+        if not terms or not n:
+            return {}
+        k1, b = self._k1, self._b
+        avg = Fraction(self._total_length, n) or Fraction(1)
+        scores: dict[str, Fraction] = {}
+        for term in terms:
+            df = self._df.get(term, 0)
+            if not df:
+                continue
+            idf = self._idf.get((n, df))
+            if idf is None:
+                idf = _ln(1 + Fraction(2 * (n - df) + 1, 2 * df + 1))
+                self._idf[(n, df)] = idf
+            for doc in self._docs.values():
+                tf = doc.counts.get(term)
+                if tf:
+                    norm = k1 * (1 - b + b * Fraction(doc.length) / avg)
+                    scores[doc.id] = scores.get(doc.id, 0) + idf * tf * (k1 + 1) / (tf + norm)
+        return scores
+
+    def scores(self, query: str) -> dict[str, float]:
+        """The BM25 score of every document sharing a token with ``query``, in index order."""
+        with self._lock:
+            exact = self._exact_scores(query)
+            return {id: float(exact[id]) for id in self._docs if id in exact}
+
+    def search(self, query: str, k: int = 10, where: Mapping[str, Any] | None = None) -> list[Any]:
+        """The best ``k`` documents for ``query`` as Match objects (score: BM25, higher is better).
+
+        ``where`` uses the store's filter language and rules (a missing key never matches).
+        """
+        from placeborag._store import Match
+
+        k = _check_count(k, "k", minimum=1)
+        predicate = compile_filter(where)
+        with self._lock:
+            exact = self._exact_scores(query)
+            position = {id: i for i, id in enumerate(self._docs)}
+            ranked = sorted(exact, key=lambda id: (-exact[id], position[id]))
+            out = []
+            for id in ranked:
+                doc = self._docs[id]
+                if predicate is not None and not predicate.matches(doc.metadata):
+                    continue
+                out.append(Match(id, doc.text, dict(doc.metadata or {}), float(exact[id])))
+                if len(out) == k:
+                    break
+            return out
+
+
+def keyword_scores(
+    query: str, documents: Mapping[str, str], *, k1: float = 1.2, b: float = 0.75
+) -> dict[str, float]:
+    """BM25 scores of ``documents`` (id -> text) for ``query``; documents sharing no token are left out."""
+    if not isinstance(documents, Mapping):
+        raise PlaceboragTypeError(
+            f"documents={documents!r} must be a dict of id -> text, not {type(documents).__name__}"
+        )
+    index = KeywordIndex(k1=k1, b=b)
+    index.add_many(list(documents), list(documents.values()))
+    return index.scores(query)
+
+
+# -- reciprocal rank fusion -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FusedMatch:
+    """One fused candidate: its id, fused score (higher is better) and 1-based rank per input list.
+
+    ``ranks`` is keyed like the input: by list name when the rankings were a dict, by list
+    position otherwise; a list that did not contain the candidate has no entry.
+    """
+
+    id: str
+    score: float
+    ranks: dict[Any, int] = field(compare=False)
+
+
+def _item_id(item: object, where: str) -> str:
+    value = item if isinstance(item, str) else getattr(item, "id", None)
+    if not isinstance(value, str) or not value:
+        raise PlaceboragTypeError(
+            f"{where}={item!r} must be a non-empty str id or an object with a str .id"
+        )
+    return value
+
+
+def _named_lists(rankings: object, weights: object) -> list[tuple[Any, list[str], Fraction]]:
+    if isinstance(rankings, Mapping):
+        keys = list(rankings)
+        lists = [rankings[key] for key in keys]
+    elif isinstance(rankings, (str, bytes)) or not isinstance(rankings, Iterable):
+        raise PlaceboragTypeError(
+            f"rankings={rankings!r} must be a list of ranked lists or a dict of them, "
+            f"not {type(rankings).__name__}"
+        )
+    else:
+        lists = list(rankings)
+        keys = list(range(len(lists)))
+    if weights is None:
+        factors = [Fraction(1)] * len(keys)
+    elif isinstance(rankings, Mapping):
+        if not isinstance(weights, Mapping) or set(weights) != set(keys):
+            raise PlaceboragValueError(
+                f"weights={weights!r} must be a dict with exactly the keys of rankings "
+                f"({', '.join(map(repr, keys))})"
+            )
+        factors = [_check_number(weights[k], f"weights[{k!r}]", low=0, strict=False) for k in keys]
+    else:
+        if isinstance(weights, Mapping) or not isinstance(weights, Sequence):
+            raise PlaceboragTypeError(
+                f"weights={weights!r} must be a list with one number per ranked list"
+            )
+        if len(weights) != len(keys):
+            raise PlaceboragValueError(
+                f"weights has {len(weights)} items and rankings has {len(keys)}; "
+                "they must have the same length"
+            )
+        factors = [
+            _check_number(w, f"weights[{i}]", low=0, strict=False) for i, w in enumerate(weights)
+        ]
+    out = []
+    for key, ranked, factor in zip(keys, lists, factors):
+        if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Iterable):
+            raise PlaceboragTypeError(
+                f"rankings[{key!r}]={ranked!r} must be a list of ids or matches, "
+                f"not {type(ranked).__name__}"
+            )
+        ids = [_item_id(item, f"rankings[{key!r}][{i}]") for i, item in enumerate(ranked)]
+        out.append((key, ids, factor))
+    return out
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[Any]] | Mapping[Any, Sequence[Any]],
+    *,
+    rank_constant: int = 60,
+    weights: Sequence[float] | Mapping[Any, float] | None = None,
+    limit: int | None = None,
+) -> list[FusedMatch]:
+    """Fuse ranked lists into one: each list adds ``weight / (rank_constant + rank)`` per candidate.
+
+    ``rankings`` is a list of ranked lists (or a dict name -> list); an item is an id or any
+    object with an ``id`` (a :class:`~placeborag.Match`). Ranks start at 1; an id that repeats
+    within one list counts at its first (best) position only. The result is cut to ``limit``
+    items when given (the packing budget); no input, or only empty lists, gives ``[]``.
+    Reordering the input lists (with their weights) never changes the output.
+    """
+    constant = _check_count(rank_constant, "rank_constant", minimum=0)
+    budget = None if limit is None else _check_count(limit, "limit", minimum=0)
+    totals: dict[str, Fraction] = {}
+    best: dict[str, int] = {}
+    ranks: dict[str, dict[Any, int]] = {}
+    for key, ids, factor in _named_lists(rankings, weights):
+        for rank, id in enumerate(dict.fromkeys(ids), start=1):
+            totals[id] = totals.get(id, Fraction(0)) + factor / (constant + rank)
+            best[id] = min(best.get(id, rank), rank)
+            ranks.setdefault(id, {})[key] = rank
+    order = sorted(totals, key=lambda id: (-totals[id], best[id], id))
+    if budget is not None:
+        order = order[:budget]
+    return [FusedMatch(id, float(totals[id]), ranks[id]) for id in order]
+
+
+# -- hybrid retrieval -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HybridExplanation:
+    """Both halves of one hybrid query and their fusion, for assertions and explanations."""
+
+    text: str
+    k: int
+    where: dict[str, Any] | None
+    vector: tuple[Any, ...]
+    keyword: tuple[Any, ...]
+    fused: tuple[FusedMatch, ...]
+    matches: tuple[Any, ...]
+
+
+class HybridRetriever:
+    """Vector search on a :class:`~placeborag.FakeVectorStore` plus BM25 keyword search, fused by RRF.
+
+    Each half returns its best ``candidates`` records (both honour ``where``); the fused list is
+    cut to ``k``. The keyword half indexes the store's visible records at query time, so writes,
+    deletes and ``visibility="manual"`` apply to it as they do to vector search. A returned Match
+    carries the fused score (higher is better), whatever the store's profile reports.
+    ``weights`` is ``(vector, keyword)``.
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        candidates: int = 50,
+        rank_constant: int = 60,
+        weights: tuple[float, float] = (1, 1),
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        if not callable(getattr(store, "query", None)) or not hasattr(store, "ids"):
+            raise PlaceboragTypeError(f"store={store!r} must be a FakeVectorStore")
+        self._candidates = _check_count(candidates, "candidates", minimum=1)
+        self._rank_constant = _check_count(rank_constant, "rank_constant", minimum=0)
+        if not isinstance(weights, (tuple, list)) or len(weights) != 2:
+            raise PlaceboragTypeError(
+                f"weights={weights!r} must be a pair (vector weight, keyword weight)"
+            )
+        self._weights = {
+            "vector": _check_number(weights[0], "weights[0]", low=0, strict=False),
+            "keyword": _check_number(weights[1], "weights[1]", low=0, strict=False),
+        }
+        KeywordIndex(k1=k1, b=b)  # validates both before anything is stored
+        self._k1, self._b = k1, b
+        self._store = store
+        self._queries: list[Any] = []
+        self._lock = threading.RLock()
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def queries(self) -> tuple[Any, ...]:
+        """Every hybrid query received, in order (the store also records its own half)."""
+        with self._lock:
+            return tuple(self._queries)
+
+    def __repr__(self) -> str:
+        return (
+            f"HybridRetriever(store={self._store!r}, candidates={self._candidates}, "
+            f"rank_constant={self._rank_constant})"
+        )
+
+    def _keyword_index(self) -> KeywordIndex:
+        index = KeywordIndex(k1=self._k1, b=self._b)
+        for id in self._store.ids:
+            record = self._store.get(id)
+            index.add(id, record.text, record.metadata)
+        return index
+
+    def _run(self, text: str, k: int | None, where: Mapping[str, Any] | None) -> HybridExplanation:
+        from placeborag._store import Match, QueryRecord
+
+        if k is None:
+            k = self._store.profile.default_k
+        k = _check_count(k, "k", minimum=1)
+        where_copy = copy.deepcopy(dict(where)) if where is not None else None
+        with self._lock:
+            self._queries.append(QueryRecord(text, k, where_copy))
+        vector = self._store.query(text, k=self._candidates, where=where)
+        keyword = self._keyword_index().search(text, k=self._candidates, where=where)
+        fused = reciprocal_rank_fusion(
+            {"vector": vector, "keyword": keyword},
+            rank_constant=self._rank_constant,
+            weights=self._weights,
+            limit=k,
+        )
+        records = {m.id: m for m in (*keyword, *vector)}
+        matches = tuple(
+            Match(f.id, records[f.id].text, dict(records[f.id].metadata), f.score) for f in fused
+        )
+        return HybridExplanation(
+            text, k, where_copy, tuple(vector), tuple(keyword), tuple(fused), matches
+        )
+
+    def query(
+        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+    ) -> list[Any]:
+        """The best ``k`` records by fused rank (``k`` defaults to the store profile's)."""
+        return list(self._run(text, k, where).matches)
+
+    def explain(
+        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+    ) -> HybridExplanation:
+        """Run a hybrid query and return both halves, the fusion and the matches."""
+        return self._run(text, k, where)

@@ -1,0 +1,378 @@
+"""Tests for hybrid retrieval: the exact BM25 keyword index, reciprocal rank fusion, the retriever."""
+
+from __future__ import annotations
+
+import math
+import struct
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from placeborag import (
+    FakeVectorStore,
+    FilterError,
+    Match,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
+from placeborag._fusion import (
+    FusedMatch,
+    HybridRetriever,
+    KeywordIndex,
+    keyword_scores,
+    reciprocal_rank_fusion,
+    tokenize,
+)
+
+DOCS = {
+    "refund": "our refund policy allows returns within 30 days",
+    "sale": "refund policy exceptions for sale items",
+    "digital": "refund policy for digital purchases",
+    "shipping": "delivery times to remote islands",
+    "hu": "hogyan kérek vissza pénzt vásárlás után",
+}
+
+
+def bm25(query: str, docs: dict[str, str], k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+    """The textbook formula in plain floats, to check the exact version against."""
+    tokenized = {i: tokenize(t) for i, t in docs.items()}
+    n = len(docs)
+    avg = sum(len(t) for t in tokenized.values()) / n
+    out: dict[str, float] = {}
+    for term in dict.fromkeys(tokenize(query)):
+        df = sum(term in t for t in tokenized.values())
+        if not df:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for i, tokens in tokenized.items():
+            tf = tokens.count(term)
+            if tf:
+                norm = k1 * (1 - b + b * len(tokens) / avg)
+                out[i] = out.get(i, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
+    return out
+
+
+# -- tokens and BM25 ------------------------------------------------------------------------------
+
+
+def test_tokens_are_case_folded_word_runs_in_any_script() -> None:
+    assert tokenize("Refund-Policy, PÉNZT vissza!") == ["refund", "policy", "pénzt", "vissza"]
+
+
+def test_tokenize_rejects_a_non_str() -> None:
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        tokenize(b"refund")  # type: ignore[arg-type]
+    assert excinfo.value.args == ("text=b'refund' must be a str, not bytes",)
+
+
+def test_keyword_scores_agree_with_the_textbook_formula() -> None:
+    exact = keyword_scores("refund policy for returns", DOCS)
+    approx = bm25("refund policy for returns", DOCS)
+    assert list(exact) == [i for i in DOCS if i in approx]
+    assert all(math.isclose(exact[i], approx[i], rel_tol=1e-12) for i in approx)
+
+
+def test_a_document_sharing_no_token_gets_no_score() -> None:
+    assert "shipping" not in keyword_scores("refund", DOCS)
+    assert keyword_scores("", DOCS) == {}
+    assert keyword_scores("refund", {}) == {}
+
+
+def test_a_repeated_query_token_counts_once() -> None:
+    assert keyword_scores("refund refund refund", DOCS) == keyword_scores("refund", DOCS)
+
+
+def test_search_ranks_by_score_then_by_insertion_order() -> None:
+    index = KeywordIndex()
+    index.add_many(["b", "a", "c"], ["refund policy", "refund policy", "refund"])
+    assert [m.id for m in index.search("refund policy", k=3)] == ["b", "a", "c"]
+    assert index.search("refund policy", k=3)[0].score == index.search("refund policy")[1].score
+
+
+def test_search_returns_matches_and_honours_k_and_where() -> None:
+    index = KeywordIndex()
+    for i, text in DOCS.items():
+        index.add(i, text, {"lang": "hu" if i == "hu" else "en"})
+    top = index.search("refund policy", k=2)
+    assert [type(m) for m in top] == [Match, Match]
+    assert len(top) == 2
+    assert index.search("refund pénzt", where={"lang": "hu"})[0].id == "hu"
+    assert index.search("refund", where={"missing": {"$ne": 1}}) == []
+
+
+def test_search_rejects_a_bad_filter_and_a_bad_k() -> None:
+    index = KeywordIndex()
+    with pytest.raises(FilterError):
+        index.search("x", where={"lang": {"$regex": "h"}})
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        index.search("x", k=0)
+    assert excinfo.value.args == ("k=0 must be >= 1",)
+
+
+def test_rewriting_a_document_keeps_its_position_and_updates_statistics() -> None:
+    index = KeywordIndex()
+    index.add_many(["a", "b"], ["refund", "delivery"])
+    index.add("a", "delivery")
+    assert index.ids == ("a", "b")
+    assert index.scores("refund") == {}
+    assert index.scores("delivery") == keyword_scores(
+        "delivery", {"a": "delivery", "b": "delivery"}
+    )
+
+
+def test_remove_forgets_a_document_and_an_unknown_id_raises() -> None:
+    index = KeywordIndex()
+    index.add_many(["a", "b"], ["refund", "refund policy"])
+    index.remove("a")
+    assert "a" not in index
+    assert len(index) == 1
+    assert index.scores("refund") == keyword_scores("refund", {"b": "refund policy"})
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        index.remove("a")
+    assert excinfo.value.args == ("unknown id 'a'",)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"k1": 0}, PlaceboragValueError, "k1=0 must be > 0"),
+        ({"k1": "1"}, PlaceboragTypeError, "k1='1' must be a number, not str"),
+        ({"b": -0.1}, PlaceboragValueError, "b=-0.1 must be >= 0"),
+        ({"b": 1.5}, PlaceboragValueError, "b=1.5 must be between 0 and 1"),
+        ({"b": math.nan}, PlaceboragValueError, "b=nan must be finite"),
+    ],
+)
+def test_keyword_index_validates_its_knobs(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error) as excinfo:
+        KeywordIndex(**kwargs)
+    assert excinfo.value.args == (message,)
+
+
+def test_add_many_needs_columns_of_one_length() -> None:
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        KeywordIndex().add_many(["a", "b"], ["x"])
+    assert excinfo.value.args == (
+        "ids, texts and metadatas have 2, 1 and 2 items; they must have the same length",
+    )
+
+
+def test_keyword_scores_need_a_dict() -> None:
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        keyword_scores("x", ["a"])  # type: ignore[arg-type]
+    assert excinfo.value.args == ("documents=['a'] must be a dict of id -> text, not list",)
+
+
+# -- reciprocal rank fusion ------------------------------------------------------------------------
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "a"]])
+    assert [f.id for f in fused] == ["a", "c", "b"]
+    assert fused[0] == FusedMatch("a", float(Fraction(1, 61) + Fraction(1, 62)), {})
+    assert fused[0].ranks == {0: 1, 1: 2}
+    assert fused[2].ranks == {0: 2}
+
+
+def test_rrf_breaks_ties_by_best_rank_then_by_id() -> None:
+    # a and b: ranks (1, 3) and (3, 1), the same sum and the same best rank -> id order.
+    fused = reciprocal_rank_fusion([["b", "x", "a"], ["a", "y", "b"]])
+    assert [f.id for f in fused[:2]] == ["a", "b"]
+    # With rank_constant=0, ranks (2, 6) and (3, 3) both sum to 2/3: the best rank 2 wins.
+    fused = reciprocal_rank_fusion(
+        [["w", "x", "y"], ["p", "q", "y", "r", "s", "x"]], rank_constant=0
+    )
+    scores = {f.id: f.score for f in fused}
+    assert scores["x"] == scores["y"] == 2 / 3
+    assert [f.id for f in fused].index("x") < [f.id for f in fused].index("y")
+
+
+def test_rrf_accepts_matches_and_named_lists_with_weights() -> None:
+    vector = [Match("a", "", {}, 0.9), Match("b", "", {}, 0.8)]
+    fused = reciprocal_rank_fusion(
+        {"vector": vector, "keyword": ["b"]}, weights={"vector": 1, "keyword": 3}, rank_constant=0
+    )
+    assert [(f.id, f.score) for f in fused] == [("b", 3.5), ("a", 1.0)]
+    assert fused[0].ranks == {"vector": 2, "keyword": 1}
+
+
+def test_rrf_counts_a_repeated_id_at_its_first_position_only() -> None:
+    assert reciprocal_rank_fusion([["a", "b", "a"]]) == reciprocal_rank_fusion([["a", "b"]])
+
+
+def test_rrf_truncates_to_the_budget() -> None:
+    assert [f.id for f in reciprocal_rank_fusion([["a", "b", "c"]], limit=2)] == ["a", "b"]
+    assert reciprocal_rank_fusion([["a"]], limit=0) == []
+
+
+def test_rrf_of_nothing_is_an_empty_list() -> None:
+    assert reciprocal_rank_fusion([]) == []
+    assert reciprocal_rank_fusion([[], []]) == []
+    assert reciprocal_rank_fusion({}) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: reciprocal_rank_fusion("ab"),
+            PlaceboragTypeError,
+            "rankings='ab' must be a list of ranked lists or a dict of them, not str",
+        ),
+        (
+            lambda: reciprocal_rank_fusion(["ab"]),
+            PlaceboragTypeError,
+            "rankings[0]='ab' must be a list of ids or matches, not str",
+        ),
+        (
+            lambda: reciprocal_rank_fusion([[1]]),
+            PlaceboragTypeError,
+            "rankings[0][0]=1 must be a non-empty str id or an object with a str .id",
+        ),
+        (
+            lambda: reciprocal_rank_fusion([["a"]], rank_constant=-1),
+            PlaceboragValueError,
+            "rank_constant=-1 must be >= 0",
+        ),
+        (
+            lambda: reciprocal_rank_fusion([["a"]], limit=1.5),
+            PlaceboragTypeError,
+            "limit=1.5 must be an int, not float",
+        ),
+        (
+            lambda: reciprocal_rank_fusion([["a"]], weights=[1, 2]),
+            PlaceboragValueError,
+            "weights has 2 items and rankings has 1; they must have the same length",
+        ),
+        (
+            lambda: reciprocal_rank_fusion([["a"]], weights=[-1]),
+            PlaceboragValueError,
+            "weights[0]=-1 must be >= 0",
+        ),
+        (
+            lambda: reciprocal_rank_fusion({"v": ["a"]}, weights={"k": 1}),
+            PlaceboragValueError,
+            "weights={'k': 1} must be a dict with exactly the keys of rankings ('v')",
+        ),
+    ],
+)
+def test_rrf_rejects_bad_input_with_exact_messages(call, error: type, message: str) -> None:
+    with pytest.raises(error) as excinfo:
+        call()
+    assert excinfo.value.args == (message,)
+
+
+ids = st.sampled_from([f"d{i}" for i in range(12)])
+ranked_lists = st.lists(st.lists(ids, max_size=10, unique=True), max_size=5)
+
+
+def _bits(fused: list[FusedMatch]) -> list[tuple[str, bytes]]:
+    return [(f.id, struct.pack("<d", f.score)) for f in fused]
+
+
+@given(ranked_lists, st.randoms(use_true_random=False), st.integers(0, 100))
+def test_rrf_is_deterministic_and_invariant_to_the_order_of_its_lists(lists, rnd, constant) -> None:
+    once = reciprocal_rank_fusion(lists, rank_constant=constant)
+    shuffled = list(lists)
+    rnd.shuffle(shuffled)
+    assert _bits(reciprocal_rank_fusion(lists, rank_constant=constant)) == _bits(once)
+    assert _bits(reciprocal_rank_fusion(shuffled, rank_constant=constant)) == _bits(once)
+
+
+@given(
+    ranked_lists,
+    st.lists(st.integers(0, 5), min_size=5, max_size=5),
+    st.randoms(use_true_random=False),
+)
+def test_weighted_rrf_is_invariant_when_weights_move_with_their_lists(lists, weights, rnd) -> None:
+    weights = weights[: len(lists)]
+    pairs = list(zip(lists, weights))
+    rnd.shuffle(pairs)
+    once = reciprocal_rank_fusion(lists, weights=weights)
+    again = reciprocal_rank_fusion([p[0] for p in pairs], weights=[p[1] for p in pairs])
+    assert _bits(again) == _bits(once)
+
+
+@given(ranked_lists)
+def test_rrf_scores_never_increase_down_the_list(lists) -> None:
+    scores = [f.score for f in reciprocal_rank_fusion(lists)]
+    assert scores == sorted(scores, reverse=True)
+    assert {f.id for f in reciprocal_rank_fusion(lists)} == {i for lst in lists for i in lst}
+
+
+# -- the hybrid retriever -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store() -> FakeVectorStore:
+    store = FakeVectorStore()
+    for i, text in DOCS.items():
+        store.upsert(i, text, {"lang": "hu" if i == "hu" else "en"})
+    return store
+
+
+def test_hybrid_fuses_vector_and_keyword_rankings(store: FakeVectorStore) -> None:
+    retriever = HybridRetriever(store, candidates=5)
+    explained = retriever.explain("refund policy", k=3)
+    expected = reciprocal_rank_fusion(
+        {"vector": list(explained.vector), "keyword": list(explained.keyword)}, limit=3
+    )
+    assert [m.id for m in explained.matches] == [f.id for f in expected]
+    assert [m.score for m in explained.matches] == [f.score for f in expected]
+    assert retriever.query("refund policy", k=3) == list(explained.matches)
+    assert explained.matches[0].text == DOCS[explained.matches[0].id]
+
+
+def test_hybrid_queries_are_recorded_on_both_the_retriever_and_the_store(
+    store: FakeVectorStore,
+) -> None:
+    retriever = HybridRetriever(store)
+    retriever.query("refund", k=2, where={"lang": "en"})
+    assert [(q.text, q.k, q.where) for q in retriever.queries] == [("refund", 2, {"lang": "en"})]
+    assert store.last_query.where == {"lang": "en"}
+
+
+def test_hybrid_filters_both_halves(store: FakeVectorStore) -> None:
+    matches = HybridRetriever(store).query("refund policy pénzt", k=5, where={"lang": "hu"})
+    assert [m.id for m in matches] == ["hu"]
+
+
+def test_hybrid_keyword_half_sees_deletes(store: FakeVectorStore) -> None:
+    store.delete("sale")
+    explained = HybridRetriever(store).explain("sale items", k=5)
+    assert "sale" not in [m.id for m in explained.keyword]
+
+
+def test_hybrid_of_an_empty_store_is_empty() -> None:
+    assert HybridRetriever(FakeVectorStore()).query("refund") == []
+
+
+def test_hybrid_k_defaults_to_the_store_profile(store: FakeVectorStore) -> None:
+    assert len(HybridRetriever(store).query("refund policy")) == len(DOCS)
+    assert HybridRetriever(store).explain("refund policy").k == store.profile.default_k
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"candidates": 0}, PlaceboragValueError, "candidates=0 must be >= 1"),
+        (
+            {"weights": (1,)},
+            PlaceboragTypeError,
+            "weights=(1,) must be a pair (vector weight, keyword weight)",
+        ),
+        ({"weights": (1, -2)}, PlaceboragValueError, "weights[1]=-2 must be >= 0"),
+        ({"k1": -1}, PlaceboragValueError, "k1=-1 must be > 0"),
+    ],
+)
+def test_hybrid_validates_its_options(store, kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error) as excinfo:
+        HybridRetriever(store, **kwargs)
+    assert excinfo.value.args == (message,)
+
+
+def test_hybrid_needs_a_store() -> None:
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        HybridRetriever(object())
+    assert excinfo.value.args[0].endswith("must be a FakeVectorStore")
