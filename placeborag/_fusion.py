@@ -170,7 +170,8 @@ class KeywordIndex:
             del self._docs[id]
 
     def _forget(self, id: str) -> None:
-        """Take a document's tokens out of the statistics (its slot stays, so a rewrite keeps it)."""
+        """Take a document's tokens out of the statistics."""
+        # The slot itself stays in _docs, so a rewritten document keeps its position.
         old = self._docs.get(id)
         if old is None:
             return
@@ -236,7 +237,7 @@ class KeywordIndex:
 def keyword_scores(
     query: str, documents: Mapping[str, str], *, k1: float = 1.2, b: float = 0.75
 ) -> dict[str, float]:
-    """BM25 scores of ``documents`` (id -> text) for ``query``; documents sharing no token are left out."""
+    """BM25 scores of ``documents`` (id -> text) for ``query``; those sharing no token are absent."""
     if not isinstance(documents, Mapping):
         raise PlaceboragTypeError(
             f"documents={documents!r} must be a dict of id -> text, not {type(documents).__name__}"
@@ -365,7 +366,7 @@ class HybridExplanation:
 
 
 class HybridRetriever:
-    """Vector search on a :class:`~placeborag.FakeVectorStore` plus BM25 keyword search, fused by RRF.
+    """Vector search on a :class:`~placeborag.FakeVectorStore` and BM25 keyword search, fused (RRF).
 
     Each half returns its best ``candidates`` records (both honour ``where``); the fused list is
     cut to ``k``. The keyword half indexes the store's visible records at query time, so writes,
