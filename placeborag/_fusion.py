@@ -237,7 +237,7 @@ class KeywordIndex:
 def keyword_scores(
     query: str, documents: Mapping[str, str], *, k1: float = 1.2, b: float = 0.75
 ) -> dict[str, float]:
-    """BM25 scores of ``documents`` (id -> text) for ``query``; those sharing no token are absent."""
+    """BM25 scores of ``documents`` (id -> text) for ``query``; ids sharing no token are absent."""
     if not isinstance(documents, Mapping):
         raise PlaceboragTypeError(
             f"documents={documents!r} must be a dict of id -> text, not {type(documents).__name__}"
