@@ -92,8 +92,7 @@ def check_options(options: dict[str, Any], method: str, allowed: Sequence[str]) 
     if options:
         names = ", ".join(repr(name) for name in sorted(options))
         raise PlaceboragTypeError(
-            f"{method} got unexpected keyword argument(s) {names}; "
-            f"it accepts {', '.join(allowed)}"
+            f"{method} got unexpected keyword argument(s) {names}; it accepts {', '.join(allowed)}"
         )
 
 
@@ -109,9 +108,7 @@ def check_top_n(top_n: object) -> int | None:
     return top_n
 
 
-def rerank_order(
-    scores: Sequence[float], count: int, top_n: int | None
-) -> list[tuple[int, float]]:
+def rerank_order(scores: Sequence[float], count: int, top_n: int | None) -> list[tuple[int, float]]:
     """``(position, score)`` of the best ``top_n`` of ``count`` documents, best first.
 
     Higher scores are better, as every scoring model reports them; equal scores keep the

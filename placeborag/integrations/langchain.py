@@ -237,16 +237,12 @@ class PlaceboVectorStore(VectorStore):
         ``context`` (a dict) is passed to ``FakeVectorStore.query``, which records it.
         """
         context = kwargs.pop("context", None)
-        check_options(
-            kwargs, "PlaceboVectorStore.similarity_search", ("k", "filter", "context")
-        )
+        check_options(kwargs, "PlaceboVectorStore.similarity_search", ("k", "filter", "context"))
         where = _checked_where(filter, "filter")
         matches = self._store.query(query, k, where, context=context)
         return [(_document(match), match.score) for match in matches]
 
-    def similarity_search(
-        self, query: str, k: int = 4, **kwargs: Any
-    ) -> list[Document]:
+    def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
         return [doc for doc, _ in self.similarity_search_with_score(query, k, **kwargs)]
 
     def similarity_search_by_vector(
