@@ -1,10 +1,11 @@
 """The explorer's only window into a store's private state, and a fast ``explain()``.
 
-``FakeVectorStore.explain`` ranks every survivor exactly, which costs about a second at 2,000
-documents; a redraw has 100 ms. :func:`trace_query` takes the same path through the store
-(filter, recall, top-k cut, post-filter) but ranks exactly only what a view labels: the top-k
-and the top-k a perfect index would return. Every other document gets its float32 cosine, as
-the store screens it. The tests hold this module to ``explain()`` on every stage it reports.
+``FakeVectorStore.explain`` ranks every survivor exactly, which costs hundreds of milliseconds
+at 2,000 documents; a redraw has 100. :func:`trace_query` asks the store's own ``query`` for
+what a view labels (the matches, the top-k cut before a post-filter, the top-k a perfect index
+would return) and reads which records the filter and the recall stage let through. Every other
+document gets its float32 cosine, as the store screens it. The private attributes read here are
+read nowhere else; the tests hold this module to ``explain()`` on every stage it reports.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class QueryTrace:
     ``status[i]`` is one of :data:`STATUSES`; ``rank[i]`` is the 1-based rank among the returned
     matches (0 otherwise); ``cut_rank[i]`` the rank at the top-k cut (before a post-filter);
     ``ideal_rank[i]`` the rank a perfect index (``recall=1``) would give it in the top-k.
-    ``cosine[i]`` is exact for every document with a rank, float32-screened otherwise.
+    ``cosine[i]`` is float32-screened; ``score[i]`` is the profile's number for it, exactly the
+    reported one for every document with a rank.
     """
 
     text: str
@@ -67,6 +69,7 @@ class QueryTrace:
     where: dict[str, Any] | None
     filter_mode: str
     recall: float
+    higher_is_better: bool
     ids: list[str]
     status: np.ndarray
     rank: np.ndarray
@@ -114,49 +117,46 @@ def trace_query(
 ) -> QueryTrace:
     """Run ``text`` through ``store`` like ``explain()`` does, without recording the query.
 
+    The rankings come from the store's own ``query`` on private twins (see
+    :func:`with_options`), so the caller's query log and injected failures are untouched.
     Raises what ``store.query`` raises for a bad ``k`` or a malformed ``where``.
     """
     text, k, predicate = store._check_query(text, k, where)
     if rows is None:
         rows = store_rows(store)
     n = len(rows.ids)
+    position = {doc_id: i for i, doc_id in enumerate(rows.ids)}
+    twin = with_options(store)
+    matches = tuple(twin.query(text, k, where))
+    post = predicate is not None and store.filter_mode == "post"
+    pre = predicate is not None and not post
+    cut = tuple(twin.query(text, k)) if post else matches
+    lossy = store.recall < 1.0
+    ideal = tuple(with_options(store, recall=1.0).query(text, k, where)) if lossy else matches
     with store._lock:
         alive = rows.rows
-        position = np.full(store._count, -1, dtype=np.int64)
-        position[alive] = np.arange(n)
         mask = store._filter_mask(predicate) if predicate is not None else None
-        pre = mask is not None and store.filter_mode == "pre"
-        post = mask is not None and store.filter_mode == "post"
         passing = alive[mask[alive]] if pre else alive
-        lossy = store.recall < 1.0
         survivors = store._recall_survivors(text, passing) if lossy else passing
-        qfloat, qexact = store._query_vector(text)
-        order, exact = store._rank(survivors, qfloat, qexact, k) if n else ([], {})
-        final = [r for r in order if mask[r]] if post else order
-        if lossy and survivors.size < passing.size and n:
-            ideal, more = store._rank(passing, qfloat, qexact, k)
-            exact = {**more, **exact}
-        else:
-            ideal = order
-        if post:
-            ideal = [r for r in ideal if mask[r]]
-        matches = tuple(store._match(r, store.profile.score(exact[r])) for r in final)
+    qvector = np.asarray(store.embedder.embed_batch([text]), dtype=np.float64)[0]
+    cosine = (rows.vectors @ qvector.astype(np.float32)).astype(np.float64)
+    score = profile_scores(store, cosine)
+    for m in (*ideal, *cut, *matches):  # reported scores are exact: use them where known
+        score[position[m.id]] = m.score
 
-    cosine = (rows.vectors @ qfloat.astype(np.float32)).astype(np.float64)
-    exact_rows = np.fromiter(exact, dtype=np.int64, count=len(exact))
-    cosine[position[exact_rows]] = np.fromiter(exact.values(), dtype=np.float64, count=len(exact))
-
-    def ranks(selected: list[int]) -> np.ndarray:
+    def ranks(selected: tuple[Match, ...]) -> np.ndarray:
         out = np.zeros(n, dtype=np.int64)
-        out[position[np.asarray(selected, dtype=np.int64)]] = np.arange(1, len(selected) + 1)
+        out[[position[m.id] for m in selected]] = np.arange(1, len(selected) + 1)
         return out
 
-    rank, cut_rank, ideal_rank = ranks(final), ranks(order), ranks(ideal)
+    rank, cut_rank, ideal_rank = ranks(matches), ranks(cut), ranks(ideal)
+    index = np.full(store._count, -1, dtype=np.int64)
+    index[alive] = np.arange(n)
     status = np.full(n, BELOW, dtype=object)
     if pre:
-        status[position[alive[~mask[alive]]]] = FILTERED
+        status[index[alive[~mask[alive]]]] = FILTERED
     survived = np.zeros(n, dtype=bool)
-    survived[position[survivors]] = True
+    survived[index[survivors]] = True
     status[~survived & (status == BELOW)] = LOST
     status[(cut_rank > 0) & (rank == 0)] = DROPPED
     status[rank > 0] = RETURNED
@@ -164,8 +164,8 @@ def trace_query(
         "candidates": n,
         "pass filter": int(passing.size) if pre else n,
         "survive recall": int(survivors.size),
-        "top-k cut": len(order),
-        "returned": len(final),
+        "top-k cut": len(cut),
+        "returned": len(matches),
     }
     return QueryTrace(
         text=text,
@@ -173,16 +173,17 @@ def trace_query(
         where=dict(where) if where is not None else None,
         filter_mode=store.filter_mode,
         recall=store.recall,
+        higher_is_better=store.profile.higher_is_better,
         ids=rows.ids,
         status=status,
         rank=rank,
         cut_rank=cut_rank,
         ideal_rank=ideal_rank,
         cosine=cosine,
-        score=profile_scores(store, cosine),
+        score=score,
         matches=matches,
         counts=counts,
-        query_vector=np.asarray(qfloat, dtype=np.float64),
+        query_vector=qvector,
     )
 
 

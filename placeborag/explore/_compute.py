@@ -323,7 +323,8 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
     # Best first; among exact ties, the store's own order (returned, then cut, then ideal).
     tie = np.where(trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank,
                                                         trace.ideal_rank))
-    idx = idx[np.lexsort((tie[idx], -trace.cosine[idx]))]
+    better = -trace.score if trace.higher_is_better else trace.score
+    idx = idx[np.lexsort((tie[idx], better[idx]))]
     frame = pd.DataFrame(
         {
             "rank": pd.array([int(trace.rank[i]) or None for i in idx], dtype="Int64"),

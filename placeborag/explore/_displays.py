@@ -207,7 +207,8 @@ class ProjectionDisplay(_ProjectionBased):
                 **xyz(p.query[None, :]),
                 "hovertext": [p.trace.text],
                 "hovertemplate": "query: %{hovertext}<extra></extra>",
-                "marker": {"size": 20 if not three else 8, "symbol": "star" if not three else "x", "color": "#111111",
+                "marker": {"size": 20 if not three else 8, "color": "#111111",
+                           "symbol": "star" if not three else "x",
                            "line": {"width": 1, "color": "#ffffff"}},
             }
         )

@@ -204,7 +204,7 @@ en-acct-1 | en | public | 2025 | reset your password from the login page
 en-acct-2 | en | public | 2023 | close your account and delete personal data
 hu-refund-1 | hu | public | 2024 | pénzvisszatérítési szabályzat: harminc napon belül visszaküldhető
 hu-refund-2 | hu | public | 2025 | hogyan kérek vissza pénzt vásárlás után
-hu-refund-3 | hu | public | 2022 | a visszatérítés az eredeti fizetési módra érkezik 5-10 napon belül
+hu-refund-3 | hu | public | 2022 | a visszatérítés az eredeti fizetési módra érkezik 5-10 nap alatt
 hu-refund-4 | hu | public | 2023 | akciós termékekre a pénzvisszatérítés nem vonatkozik
 hu-refund-5 | hu | internal | 2024 | 500 EUR feletti visszatérítést csoportvezető hagy jóvá
 hu-refund-6 | hu | public | 2025 | részleges visszatérítés, ha csak néhány terméket küld vissza

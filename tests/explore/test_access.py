@@ -1,0 +1,59 @@
+"""trace_query must agree with FakeVectorStore.explain() on every stage it reports."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pandas")
+
+from placeborag.explore import store_rows, trace_query  # noqa: E402
+from placeborag.explore._access import with_options  # noqa: E402
+
+CASES = [
+    (mode, recall, where)
+    for mode in ("pre", "post")
+    for recall in (1.0, 0.5)
+    for where in (None, {"lang": "hu"}, {"tier": "internal"}, {"year": {"$gte": 2024}})
+]
+
+
+def _ids_with(trace, status):
+    return sorted(i for i, s in zip(trace.ids, trace.status) if s == status)
+
+
+@pytest.mark.parametrize(("mode", "recall", "where"), CASES)
+def test_trace_agrees_with_explain(demo, mode, recall, where):
+    store = demo.store(filter_mode=mode, recall=recall)
+    explained = store.explain(demo.query, 5, where)
+    trace = trace_query(store, demo.query, 5, where)
+    assert trace.top_k == list(explained.top_k)
+    assert list(trace.matches) == list(explained.matches)
+    assert _ids_with(trace, "lost to recall") == sorted(explained.recall_lost)
+    assert _ids_with(trace, "filtered out") == sorted(explained.filtered_out)
+    assert _ids_with(trace, "dropped by post-filter") == sorted(explained.post_filter_dropped)
+    for doc_id, cosine in zip(trace.ids, trace.cosine):
+        assert cosine == pytest.approx(explained.cosines.get(doc_id, cosine), abs=1e-6)
+
+
+def test_trace_does_not_record_a_query(demo):
+    store = demo.store()
+    trace_query(store, demo.query, 3)
+    assert store.queries == ()
+
+
+def test_store_rows_are_in_insertion_order(demo):
+    store = demo.store()
+    rows = store_rows(store)
+    assert rows.ids == list(store.ids)
+    assert rows.vectors.shape == (len(demo.documents), demo.dimensions)
+
+
+@pytest.mark.parametrize("options", [{"profile": "qdrant"}, {"filter_mode": "post"},
+                                     {"recall": 0.3}])
+def test_with_options_matches_a_freshly_built_store(demo, options):
+    fresh = demo.store(**options)
+    twin = with_options(demo.store(), **options)
+    assert twin.query(demo.query, 5, demo.where) == fresh.query(demo.query, 5, demo.where)
+    np.testing.assert_array_equal(
+        trace_query(twin, demo.query, 5, demo.where).score,
+        trace_query(fresh, demo.query, 5, demo.where).score,
+    )

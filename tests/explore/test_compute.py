@@ -1,0 +1,135 @@
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pandas")
+pytest.importorskip("sklearn")
+
+from placeborag.explore import (  # noqa: E402
+    anchor_geometry,
+    filter_mode_table,
+    fit_projector,
+    funnel_counts,
+    project,
+    store_rows,
+    trace_query,
+)
+
+
+def test_projection_is_deterministic_and_shaped(demo):
+    a = project(demo.store(), demo.query, demo.k, demo.where)
+    b = project(demo.store(), demo.query, demo.k, demo.where)
+    n = len(demo.documents)
+    assert a.coords.shape == (n, 2)
+    assert a.query.shape == (2,)
+    assert a.anchors.shape == (len(demo.clusters), 2)
+    np.testing.assert_array_equal(a.coords, b.coords)
+    np.testing.assert_array_equal(a.query, b.query)
+    assert a.explained.shape == (2,)
+    assert 0 < a.explained.sum() <= 1
+
+
+def test_projection_in_three_dimensions(demo):
+    p = project(demo.store(), demo.query, n_components=3)
+    assert p.coords.shape == (len(demo.documents), 3)
+
+
+def test_pca_sign_convention_makes_the_largest_loading_positive():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 8))
+    for flipped in (x, -x):
+        proj = fit_projector(flipped, 2)
+        big = proj.components[np.arange(2), np.argmax(np.abs(proj.components), axis=1)]
+        assert (big > 0).all()
+
+
+def test_top_k_ranks_are_the_store_query(demo):
+    store = demo.store()
+    p = project(store, demo.query, demo.k, demo.where)
+    order = np.flatnonzero(p.trace.rank)[np.argsort(p.trace.rank[np.flatnonzero(p.trace.rank)])]
+    assert [p.ids[i] for i in order] == [m.id for m in store.query(demo.query, demo.k, demo.where)]
+
+
+def test_colour_by_metadata_key(demo):
+    p = project(demo.store(), demo.query, color_by="lang")
+    assert p.label_order == ["en", "hu"]
+
+
+@pytest.mark.parametrize("dimensions", [(64, 256, 1024)])
+def test_anchor_cosines_equal_the_exact_curve(demo, dimensions):
+    g = anchor_geometry(
+        demo.clusters,
+        texts=[d.text for d in demo.documents],
+        dimensions=dimensions,
+        cluster_spread=demo.cluster_spread,
+        cluster_match=demo.cluster_match,
+    )
+    assert not g.errors
+    assert set(g.members["dimensions"]) == set(dimensions)
+    expected = 1.0 / np.sqrt(1.0 + g.members["jitter"].to_numpy() ** 2)
+    np.testing.assert_allclose(g.members["cosine"], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(g.members["expected"], expected, rtol=0, atol=0)
+
+
+def test_member_order_against_the_anchor_does_not_depend_on_dimension(demo):
+    g = anchor_geometry(demo.clusters, cluster_match="substring")
+    orders = g.members.pivot_table(index=["cluster", "text"], columns="dimensions",
+                                   values="order")
+    assert (orders.nunique(axis=1) == 1).all()
+    pairs = g.pairs.pivot_table(index="pair", columns="dimensions", values="cosine")
+    assert (pairs.nunique(axis=1) > 1).any()  # member-to-member cosines move
+
+
+def test_unsatisfiable_dimension_is_reported_not_raised():
+    g = anchor_geometry({"a": ["x one", "x two"], "b": ["y one"]}, dimensions=(2, 64),
+                        cluster_spread=50.0)
+    assert 2 in g.errors or 64 in g.errors
+    assert math.isfinite(len(g.members))
+
+
+@pytest.mark.parametrize("mode", ["pre", "post"])
+@pytest.mark.parametrize("recall", [1.0, 0.5])
+def test_filter_tables_return_what_query_returns(demo, mode, recall):
+    store = demo.store(filter_mode=mode, recall=recall)
+    rows = store_rows(store)
+    table = filter_mode_table(trace_query(store, demo.query, 5, demo.where), rows)
+    returned = table[table["status"] == "returned"].sort_values("rank")
+    matches = store.query(demo.query, 5, demo.where)
+    assert list(returned["id"]) == [m.id for m in matches]
+    assert list(returned["score"]) == [m.score for m in matches]
+    assert list(returned["rank"]) == list(range(1, len(matches) + 1))
+
+
+def test_post_filter_table_marks_what_the_filter_dropped(demo):
+    store = demo.store(filter_mode="post")
+    table = filter_mode_table(trace_query(store, demo.query, 5, demo.where), store_rows(store))
+    explained = store.explain(demo.query, 5, demo.where)
+    dropped = table.loc[table["status"] == "dropped by post-filter", "id"]
+    assert sorted(dropped) == sorted(explained.post_filter_dropped)
+    assert len(dropped) > 0
+
+
+def test_recall_losses_listed_are_the_ones_a_perfect_index_returns(demo):
+    store = demo.store(recall=0.5)
+    table = filter_mode_table(trace_query(store, demo.query, 5, demo.where), store_rows(store))
+    perfect = [m.id for m in demo.store().query(demo.query, 5, demo.where)]
+    lost = set(table.loc[table["status"] == "lost to recall", "id"])
+    returned = set(table.loc[table["status"] == "returned", "id"])
+    assert lost == set(perfect) - returned
+
+
+@pytest.mark.parametrize(
+    ("mode", "stages"),
+    [
+        ("pre", ["candidates", "pass the filter", "survive recall", "top-k cut"]),
+        ("post", ["candidates", "survive recall", "top-k cut", "pass the filter"]),
+    ],
+)
+def test_funnel_counts_follow_the_store_path(demo, mode, stages):
+    store = demo.store(filter_mode=mode)
+    funnel = funnel_counts(trace_query(store, demo.query, 5, demo.where))
+    assert list(funnel["stage"]) == stages
+    explained = store.explain(demo.query, 5, demo.where)
+    assert funnel["documents"].iloc[0] == len(explained.candidates)
+    assert funnel["documents"].iloc[-1] == len(explained.matches)
