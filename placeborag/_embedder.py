@@ -191,7 +191,7 @@ class FakeEmbedder:
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """The L2-normalised vectors of many texts: a float64 array of shape (n, dimensions)."""
-        return self._embed_exact(_check_texts(texts))[0]
+        return self._embed_floats(_check_texts(texts))
 
     def cluster_of(self, text: str) -> str | None:
         """The cluster a text belongs to under ``cluster_match``, or None."""
@@ -233,12 +233,27 @@ class FakeEmbedder:
 
     def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Float vectors and their exact integer forms (int64, same shape)."""
-        exact = hashed_counts(texts, self._dimensions, self._seeds)
-        if self._clusters:
-            for i, name in enumerate(self._clusters_of(texts)):
-                if name is not None:
-                    exact[i] = self._member_vector(name, texts[i])
-        return _normalise(exact), exact
+        counts = hashed_counts(texts, self._dimensions, self._seeds)
+        exact = counts.astype(np.int64)
+        floats = _normalise_counts(counts)
+        for i, name in self._members(texts):
+            exact[i] = self._member_vector(name, texts[i])
+            floats[i] = self._member_float(name, texts[i])
+        return floats, exact
+
+    def _embed_floats(self, texts: list[str]) -> np.ndarray:
+        floats = _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
+        for i, name in self._members(texts):
+            floats[i] = self._member_float(name, texts[i])
+        return floats
+
+    def _members(self, texts: list[str]) -> list[tuple[int, str]]:
+        if not self._clusters:
+            return []
+        return [(i, name) for i, name in enumerate(self._clusters_of(texts)) if name is not None]
+
+    def _member_float(self, name: str, text: str) -> np.ndarray:
+        return _normalise(self._member_vector(name, text)[None, :])[0]
 
     def _seed(self, *parts: str) -> bytes:
         body = "\x00".join(
@@ -382,6 +397,16 @@ def _validate_clusters(
             owner[text] = name
         out[name] = members
     return out
+
+
+def _normalise_counts(counts: np.ndarray) -> np.ndarray:
+    """Divide float64 rows of small integers by their norms, in place.
+
+    The squared norm of a row of integers is a sum of integers below 2**53, exact in float64 in
+    any summation order, so the result does not depend on the SIMD path or the BLAS.
+    """
+    counts /= np.sqrt(np.einsum("ij,ij->i", counts, counts))[:, None]
+    return counts
 
 
 def _normalise(exact: np.ndarray) -> np.ndarray:

@@ -30,12 +30,10 @@ _P_INV = pow(_P, -1, 2**64)
 _NGRAM_SIZES = (3, 4)
 _NGRAM_WEIGHT = 1
 _WORD_WEIGHT = 2
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
-# Code points below 128 that belong to a word: ASCII letters and digits.
-_ASCII_WORD = np.zeros(128, dtype=bool)
-for _c in range(128):
-    _ASCII_WORD[_c] = chr(_c).isalnum()
+# Code points below 128 that belong to a word (ASCII letters and digits); index 128 stands for
+# every larger code point, decided separately.
+_ASCII_WORD_EXT = np.array([chr(c).isalnum() for c in range(128)] + [False], dtype=bool)
 
 
 def model_seeds(model_name: str, dimensions: int) -> tuple[int, int, int, int]:
@@ -54,11 +52,29 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+_power_tables: tuple[np.ndarray, np.ndarray] = (np.ones(1, np.uint64), np.ones(1, np.uint64))
+
+
 def _powers(base: int, n: int) -> np.ndarray:
     """``base**i mod 2**64`` for i in range(n): a wrapping uint64 running product, exact."""
     out = np.full(n, base, dtype=np.uint64)
     out[0] = 1
     return np.cumprod(out, out=out)
+
+
+def _power_table(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``P**i`` and ``P**-i`` for i < n, from a module-level cache grown by doubling.
+
+    Rebinding the cached tuple is atomic, so concurrent callers see an old or a new table,
+    both correct.
+    """
+    global _power_tables
+    tables = _power_tables
+    if tables[0].size < n:
+        size = max(n, 2 * tables[0].size, 4096)
+        tables = (_powers(_P, size), _powers(_P_INV, size))
+        _power_tables = tables
+    return tables
 
 
 def _word_mask(cp: np.ndarray) -> np.ndarray:
@@ -67,104 +83,93 @@ def _word_mask(cp: np.ndarray) -> np.ndarray:
     ASCII uses ``str.isalnum``; beyond ASCII every code point counts as a word character except
     the spaces and punctuation blocks that commonly separate words (Latin-1 punctuation, General
     Punctuation, CJK Symbols and Punctuation, the ideographic space and the fullwidth ASCII
-    punctuation), so accented Latin, Cyrillic, CJK and emoji all form words.
+    punctuation), so accented Latin, Cyrillic, CJK and emoji all form words. Sentinels are not.
     """
-    ascii_part = cp < 128
-    word = np.zeros(cp.shape, dtype=bool)
-    word[ascii_part] = _ASCII_WORD[cp[ascii_part]]
-    high = ~ascii_part & (cp != SENTINEL)
-    hc = cp[high]
-    separators = (
-        ((hc >= 0x80) & (hc <= 0xBF) & (hc != 0xAA) & (hc != 0xB5) & (hc != 0xBA))
-        | (hc == 0xD7)
-        | (hc == 0xF7)
-        | ((hc >= 0x2000) & (hc <= 0x206F))
-        | ((hc >= 0x3000) & (hc <= 0x303F))
-        | ((hc >= 0xFF00) & (hc <= 0xFF0F))
-        | (hc == 0x1680)
-        | (hc == 0xFEFF)
-    )
-    word[high] = ~separators
+    word = _ASCII_WORD_EXT[np.minimum(cp, 128)]
+    high = np.flatnonzero((cp >= 128) & (cp != SENTINEL))
+    if high.size:
+        hc = cp[high]
+        separators = (
+            ((hc <= 0xBF) & (hc != 0xAA) & (hc != 0xB5) & (hc != 0xBA))
+            | (hc == 0xD7)
+            | (hc == 0xF7)
+            | ((hc >= 0x2000) & (hc <= 0x206F))
+            | ((hc >= 0x3000) & (hc <= 0x303F))
+            | ((hc >= 0xFF00) & (hc <= 0xFF0F))
+            | (hc == 0x1680)
+            | (hc == 0xFEFF)
+        )
+        word[high] = ~separators
     return word
 
 
-def _layout(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of the lower-cased texts, each between sentinels, and each position's row."""
+def _layout(texts: list[str]) -> np.ndarray:
+    """Code points of the lower-cased texts, each text between two sentinels."""
     lowered = [t.lower() for t in texts]
     lengths = np.fromiter((len(t) for t in lowered), dtype=np.int64, count=len(lowered))
-    joined = "\x00".join(lowered)
-    body = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    body = np.frombuffer("\x00".join(lowered).encode("utf-32-le", "surrogatepass"), np.uint32)
     cp = np.empty(body.size + 2, dtype=np.uint32)
     cp[0] = SENTINEL
     cp[1:-1] = body
     cp[-1] = SENTINEL
     # Separators sit after each text; set them by position, so a real "\x00" in a text is kept.
-    separator_at = np.cumsum(lengths + 1)  # index in `cp` of the sentinel after text i
-    cp[separator_at[:-1]] = SENTINEL
-    is_sentinel = np.zeros(cp.size, dtype=np.int64)
-    is_sentinel[0] = 1
-    is_sentinel[separator_at] = 1
-    row = np.cumsum(is_sentinel) - 1
-    return cp, row
+    cp[np.cumsum(lengths[:-1] + 1)] = SENTINEL
+    return cp
 
 
 def hashed_counts(
     texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]
 ) -> np.ndarray:
-    """Signed integer feature counts, shape ``(len(texts), dimensions)``, dtype int64.
+    """Signed feature counts, shape ``(len(texts), dimensions)``: float64 holding exact integers.
 
     Every row has at least one non-zero count: a text with no features (the empty string) or
     whose signed features cancel exactly gets one count in a bucket chosen by hashing the whole
     text, so every text can be L2-normalised.
     """
     n = len(texts)
-    counts = np.zeros((n, dimensions), dtype=np.int64)
     if n == 0:
-        return counts
-    cp, row = _layout(texts)
+        return np.zeros((0, dimensions))
+    cp = _layout(texts)
     size = cp.size
-    c64 = cp.astype(np.uint64)
-    pw = _powers(_P, size + 1)
-    pw_inv = _powers(_P_INV, size + 1)
+    pw, pw_inv = _power_table(size + 1)
     prefix = np.zeros(size + 1, dtype=np.uint64)
-    np.cumsum(c64 * pw[:size], out=prefix[1:])
-    sentinel_prefix = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(cp == SENTINEL, out=sentinel_prefix[1:])
+    np.cumsum(cp.astype(np.uint64) * pw[:size], out=prefix[1:])
+    sentinels = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(cp == SENTINEL, out=sentinels[1:])
 
-    index_parts: list[np.ndarray] = []
-    weight_parts: list[np.ndarray] = []
-    d = np.uint64(dimensions)
-
-    def add(start: np.ndarray, end: np.ndarray, salt: int, weight: int) -> None:
-        h = (prefix[end] - prefix[start]) * pw_inv[start]
-        z = _splitmix64(h ^ np.uint64(salt))
-        bucket = (z % d).astype(np.int64)
-        sign = 1 - 2 * (z >> np.uint64(63)).astype(np.int64)
-        index_parts.append(row[start] * dimensions + bucket)
-        weight_parts.append(sign * weight)
-
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    kinds: list[tuple[int, int, int]] = []  # (count, salt, weight) per kind, in order
     for size_n, salt in zip(_NGRAM_SIZES, seeds[:2]):
         if size < size_n:
             continue
         start = np.arange(size - size_n + 1, dtype=np.int64)
         # A window may begin or end on a sentinel (a word at the edge of the text) but may not
         # hold one inside: that would join two texts, or be an empty text's "S S".
-        interior = sentinel_prefix[start + size_n - 1] - sentinel_prefix[start + 1]
-        start = start[interior == 0]
-        add(start, start + size_n, salt, _NGRAM_WEIGHT)
-
+        start = start[sentinels[start + size_n - 1] == sentinels[start + 1]]
+        starts.append(start)
+        ends.append(start + size_n)
+        kinds.append((start.size, salt, _NGRAM_WEIGHT))
     word = _word_mask(cp)
-    edge = np.diff(word.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-    word_start = np.flatnonzero(edge == 1)
-    word_end = np.flatnonzero(edge == -1)
-    if word_start.size:
-        add(word_start, word_end, seeds[2], _WORD_WEIGHT)
+    word_start = np.flatnonzero(~word[:-1] & word[1:]) + 1
+    starts.append(word_start)
+    ends.append(np.flatnonzero(word[:-1] & ~word[1:]) + 1)
+    kinds.append((word_start.size, seeds[2], _WORD_WEIGHT))
 
-    index = np.concatenate(index_parts) if index_parts else np.zeros(0, dtype=np.int64)
-    weight = np.concatenate(weight_parts) if weight_parts else np.zeros(0, dtype=np.int64)
+    start = np.concatenate(starts)
+    end = np.concatenate(ends)
+    counts_per_kind = [c for c, _, _ in kinds]
+    salt = np.repeat(np.array([s for _, s, _ in kinds], dtype=np.uint64), counts_per_kind)
+    weight = np.repeat(np.array([w for _, _, w in kinds], dtype=np.float64), counts_per_kind)
+    z = _splitmix64(((prefix[end] - prefix[start]) * pw_inv[start]) ^ salt)
+    bucket = (z % np.uint64(dimensions)).astype(np.int64)
+    # The top bit is the sign: +weight or -weight.
+    weight *= 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)
+    row = sentinels[start + 1] - 1  # the sentinel before text i is the (i+1)-th
     # bincount sums in float64; every partial sum is an integer far below 2**53, so it is exact.
-    flat = np.bincount(index, weights=weight.astype(np.float64), minlength=n * dimensions)
-    counts = flat.astype(np.int64).reshape(n, dimensions)
+    counts = np.bincount(row * dimensions + bucket, weights=weight, minlength=n * dimensions)
+    # (bincount returns int64 when there is nothing to count, as for a lone empty string)
+    counts = counts.astype(np.float64, copy=False).reshape(n, dimensions)
 
     empty = np.flatnonzero(~counts.any(axis=1))
     for i in empty.tolist():
@@ -173,5 +178,5 @@ def hashed_counts(
             digest_size=8,
             key=seeds[3].to_bytes(8, "little"),
         ).digest()
-        counts[i, int.from_bytes(digest, "little") % dimensions] = 1
+        counts[i, int.from_bytes(digest, "little") % dimensions] = 1.0
     return counts

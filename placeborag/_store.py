@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import heapq
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -530,8 +531,8 @@ class FakeVectorStore:
         capacity = self._vectors.shape[0]
         if needed <= capacity:
             return
-        # Grow by a quarter, not double: the memory target is 1.5x the raw float32 matrix.
-        new_capacity = max(needed, capacity + capacity // 4, 64)
+        # Grow by an eighth, not double: the memory target is 1.5x the raw float32 matrix.
+        new_capacity = max(needed, capacity + capacity // 8, 64)
         vectors = np.zeros((new_capacity, self._dimensions or 0), dtype=np.float32)
         vectors[: self._count] = self._vectors[: self._count]
         self._vectors = vectors
@@ -639,65 +640,110 @@ class FakeVectorStore:
         return floats[0], _float_to_exact(floats)[0]
 
     def _rank(
-        self, rows: np.ndarray, qfloat: np.ndarray, qexact: np.ndarray, k: int
+        self, mask: np.ndarray | None, qfloat: np.ndarray, qexact: np.ndarray, k: int
     ) -> tuple[list[int], dict[int, float]]:
-        """The best k of ``rows`` in exact order, and the exact cosine of each one returned."""
-        if rows.size == 0 or k == 0:
+        """The best k eligible rows in exact order, and the exact cosine of each one returned.
+
+        ``mask`` marks the eligible rows among ``[0, count)``; None means every alive row.
+        """
+        count = self._count
+        if mask is None:
+            mask = self._alive[:count] if self._holes else None
+        elif mask.dtype != bool:  # row indices (the explorer's trace passes those)
+            rows, mask = mask, np.zeros(count, dtype=bool)
+            mask[rows] = True
+        eligible = count if mask is None else int(np.count_nonzero(mask))
+        if eligible == 0 or k == 0:
             return [], {}
         d = self._vectors.shape[1]
-        scores = self._vectors[: self._count] @ qfloat.astype(np.float32)
-        if rows.size != self._count:
-            masked = np.full(self._count, -np.inf, dtype=np.float32)
-            masked[rows] = scores[rows]
-            scores = masked
+        scores = self._vectors[:count] @ qfloat.astype(np.float32)
+        if mask is not None:
+            scores = np.where(mask, scores, np.float32(-np.inf))
         # Proven bound on |float32 score - exact cosine| for unit vectors, doubled for safety.
         tol = 2.0 * (d + 8) * _UNIT_ROUNDOFF
-        take = min(k, rows.size)
-        if rows.size > take:
-            top = np.argpartition(-scores, take - 1)[:take]
-            threshold = float(scores[top].min())
+        take = min(k, eligible)
+        if eligible > take:
+            threshold = float(scores[np.argpartition(scores, count - take)[count - take :]].min())
         else:
-            threshold = float(scores[rows].min())
-        contenders = np.flatnonzero(scores.astype(np.float64) >= threshold - 2 * tol)
+            threshold = float(scores[scores > -np.inf].min())
+        low = np.nextafter(np.float32(threshold - 2 * tol), np.float32(-np.inf))
+        contenders = np.flatnonzero(scores >= low)
         contenders = contenders[np.argsort(-scores[contenders], kind="stable")]
         values = scores[contenders].astype(np.float64)
-        breaks = np.flatnonzero(values[:-1] - values[1:] > 2 * tol) + 1
-        chains = np.split(contenders, breaks)
+        chains = np.split(contenders, np.flatnonzero(values[:-1] - values[1:] > 2 * tol) + 1)
+        cache: dict[str, tuple[int, int]] = {}
         order: list[int] = []
         for chain in chains:
             if len(order) >= take:
                 break
             if chain.size == 1:
                 order.append(int(chain[0]))
-                continue
-            order.extend(self._exact_order(chain, qexact))
+            else:
+                order.extend(self._exact_order(chain, qexact, take - len(order), cache))
         order = order[:take]
-        return order, self._exact_cosines(order, qexact)
+        return order, self._exact_cosines(order, qexact, cache)
 
-    def _exact_keys(self, rows: Sequence[int], qexact: np.ndarray) -> tuple[list[int], list[int]]:
-        """Exact dot products with the query and exact squared norms of the given rows."""
-        exact = self._exact([self._texts[r] for r in rows])  # type: ignore[misc]
-        return _exact_dot(exact, qexact), [_exact_dot(row[None, :], row)[0] for row in exact]
+    def _exact_keys(
+        self, texts: list[str], qexact: np.ndarray, cache: dict[str, tuple[int, int]]
+    ) -> None:
+        """Fill ``cache`` with (exact dot with the query, exact squared norm) per distinct text."""
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if not missing:
+            return
+        exact = self._exact(missing)
+        dots = _exact_dot(exact, qexact)
+        for text, row, dot in zip(missing, exact, dots):
+            cache[text] = (dot, _exact_dot(row[None, :], row)[0])
 
-    def _exact_order(self, chain: np.ndarray, qexact: np.ndarray) -> list[int]:
-        rows = [int(r) for r in chain]
-        dots, norms = self._exact_keys(rows, qexact)
+    def _exact_order(
+        self,
+        chain: np.ndarray,
+        qexact: np.ndarray,
+        need: int,
+        cache: dict[str, tuple[int, int]],
+    ) -> list[int]:
+        """The best ``need`` rows of a chain of near-equal float scores, in exact order.
+
+        Rows are grouped by their exact key ``sign(p) * p**2 / |d|**2``; groups are taken best
+        first, and within a group (an exact tie) the profile's tie rule decides.
+        """
+        texts = [self._texts[r] for r in chain]
+        self._exact_keys(texts, qexact, cache)  # type: ignore[arg-type]
+        key_of = {t: Fraction(cache[t][0] * abs(cache[t][0]), cache[t][1]) for t in set(texts)}  # type: ignore[index]
+        groups: dict[Fraction, list[int]] = {}
+        for row, text in zip(chain.tolist(), texts):
+            groups.setdefault(key_of[text], []).append(row)  # type: ignore[index]
+        out: list[int] = []
+        for key in sorted(groups, reverse=True):
+            out.extend(self._tie_order(groups[key], need - len(out)))
+            if len(out) >= need:
+                break
+        return out
+
+    def _tie_order(self, rows: list[int], need: int) -> list[int]:
+        """Exactly tied rows ordered by the profile's tie rule; only the first ``need`` kept."""
+        if len(rows) == 1:
+            return rows
         if self._profile.tie_order == "id":
-            tie = [self._ids[r] for r in rows]
-        else:
-            tie = [int(self._seq[r]) for r in rows]
-        keyed = sorted(
-            zip(rows, dots, norms, tie),
-            key=lambda t: (-Fraction(t[1] * abs(t[1]), t[2]), t[3]),
-        )
-        return [t[0] for t in keyed]
+            return heapq.nsmallest(need, rows, key=self._ids.__getitem__)
+        seq = self._seq[rows]
+        if need < len(rows):
+            part = np.argpartition(seq, need - 1)[:need]
+            return [rows[i] for i in part[np.argsort(seq[part])]]
+        return [rows[i] for i in np.argsort(seq)]
 
-    def _exact_cosines(self, rows: list[int], qexact: np.ndarray) -> dict[int, float]:
+    def _exact_cosines(
+        self, rows: list[int], qexact: np.ndarray, cache: dict[str, tuple[int, int]]
+    ) -> dict[int, float]:
         if not rows:
             return {}
-        dots, norms = self._exact_keys(rows, qexact)
-        qnorm = sum(int(v) * int(v) for v in qexact.tolist())
-        return {r: _sqrt_score(p, n * qnorm) for r, p, n in zip(rows, dots, norms)}
+        texts = [self._texts[r] for r in rows]
+        self._exact_keys(texts, qexact, cache)  # type: ignore[arg-type]
+        qnorm = _exact_dot(qexact[None, :], qexact)[0]
+        return {
+            r: _sqrt_score(cache[t][0], cache[t][1] * qnorm)  # type: ignore[index]
+            for r, t in zip(rows, texts)
+        }
 
     def _run(
         self,
@@ -708,35 +754,43 @@ class FakeVectorStore:
         *,
         explain: bool,
     ) -> Any:
-        alive = np.flatnonzero(self._alive[: self._count])
+        count = self._count
+        alive_mask = self._alive[:count]
         ranked: list[int] = []
-        if alive.size == 0:
-            survivors = passing = alive
-            order: list[int] = []
-            cosines: dict[int, float] = {}
-            final: list[int] = []
-        else:
-            passing = alive
-            if predicate is not None and self._filter_mode == "pre":
-                passing = alive[self._filter_mask(predicate)[alive]]
-            survivors = self._recall_survivors(text, passing) if self._recall < 1.0 else passing
+        order: list[int] = []
+        final: list[int] = []
+        cosines: dict[int, float] = {}
+        eligible: np.ndarray | None = None  # None: every alive row
+        filter_mask = None
+        if predicate is not None and count:
+            filter_mask = self._filter_mask(predicate) & alive_mask
+            if self._filter_mode == "pre":
+                eligible = filter_mask
+        passing = eligible
+        if self._recall < 1.0 and count:
+            rows = np.flatnonzero(alive_mask if eligible is None else eligible)
+            eligible = np.zeros(count, dtype=bool)
+            eligible[self._recall_survivors(text, rows)] = True
+        if len(self._row_of):
             qfloat, qexact = self._query_vector(text)
             # explain() ranks every survivor, so a view can show where the lost ones stood.
-            order, cosines = self._rank(survivors, qfloat, qexact, survivors.size if explain else k)
+            order, cosines = self._rank(eligible, qfloat, qexact, count if explain else k)
             if explain:
                 ranked, order = order, order[:k]
             final = order
             if predicate is not None and self._filter_mode == "post":
-                keep = self._filter_mask(predicate)
-                final = [r for r in order if keep[r]]
+                assert filter_mask is not None
+                final = [r for r in order if filter_mask[r]]
         profile = self._profile
         matches = tuple(self._match(r, profile.score(cosines[r])) for r in final)
         if not explain:
             return _Result(matches)
         ids = self._ids
-        alive_ids = tuple(ids[r] for r in alive)  # type: ignore[misc]
-        passing_set = set(passing.tolist())
-        survivor_set = set(survivors.tolist())
+        alive = np.flatnonzero(alive_mask)
+        passing_rows = alive if passing is None else np.flatnonzero(passing)
+        survivor_rows = passing_rows if eligible is passing else np.flatnonzero(eligible)
+        passing_set = set(passing_rows.tolist())
+        survivor_set = set(survivor_rows.tolist())
         final_set = set(final)
         return QueryExplanation(
             text=text,
@@ -744,9 +798,9 @@ class FakeVectorStore:
             where=copy.deepcopy(dict(where)) if where is not None else None,
             filter_mode=self._filter_mode,
             recall=self._recall,
-            candidates=alive_ids,
+            candidates=tuple(ids[r] for r in alive),  # type: ignore[misc]
             filtered_out=tuple(ids[r] for r in alive if r not in passing_set),  # type: ignore[misc]
-            recall_lost=tuple(ids[r] for r in passing if r not in survivor_set),  # type: ignore[misc]
+            recall_lost=tuple(ids[r] for r in passing_rows if r not in survivor_set),  # type: ignore[misc]
             ranked=tuple(ids[r] for r in ranked),  # type: ignore[misc]
             top_k=tuple(ids[r] for r in order),  # type: ignore[misc]
             post_filter_dropped=tuple(ids[r] for r in order if r not in final_set),  # type: ignore[misc]
