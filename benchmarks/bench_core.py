@@ -12,8 +12,8 @@ import sys
 import tracemalloc
 
 import numpy as np
-
 from _common import best_of, print_table, verdict
+
 from placeborag import FakeEmbedder, FakeVectorStore
 
 WORDS = (

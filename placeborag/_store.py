@@ -159,7 +159,7 @@ def _float_to_exact(vectors: np.ndarray) -> np.ndarray:
 
 
 def _exact_dot(a: np.ndarray, b: np.ndarray) -> list[int]:
-    """Rows of ``a`` dotted with vector ``b``, exactly (Python integers where int64 could overflow)."""
+    """Rows of ``a`` dotted with ``b``, exactly (in Python integers where int64 could overflow)."""
     if a.dtype != object and b.dtype != object:
         bound = int(np.abs(a).max(initial=0)) * int(np.abs(b).max(initial=0)) * a.shape[1]
         if bound < 2**62:
