@@ -1,0 +1,152 @@
+"""The app, headless: setting a control's value redraws the figures and the tables."""
+
+import json
+
+import pytest
+
+pytest.importorskip("pandas")
+pytest.importorskip("sklearn")
+pytest.importorskip("plotly")
+pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
+
+from placeborag.explore import CSS_CLASSES, Explorer, store_from_vectors  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return Explorer()
+
+
+def _returned(explorer, mode):
+    t = explorer.tables[mode]
+    return list(t.loc[t["status"] == "returned"].sort_values("rank")["id"])
+
+
+def _store(explorer, **changes):
+    return explorer.scenario.replace(**changes).store()
+
+
+def test_initial_state_matches_the_store(explorer):
+    s = explorer.scenario
+    assert explorer.error == ""
+    for mode in ("pre", "post"):
+        expected = [m.id for m in s.store(filter_mode=mode).query(s.query, s.k, s.where)]
+        assert _returned(explorer, mode) == expected
+
+
+@pytest.mark.parametrize(
+    ("control", "value"),
+    [
+        ("k", 3),
+        ("profile", "qdrant"),
+        ("recall", 0.5),
+        ("where", '{"tier": "public"}'),
+        ("query", "money back"),
+        ("dimensions", 64),
+        ("cluster_spread", 0.3),
+        ("model_name", "placebo-embed-v2"),
+        ("filter_mode", "post"),
+    ],
+)
+def test_each_control_redraws_to_what_the_store_returns(explorer, control, value):
+    explorer.controls[control].value = value
+    s = explorer.scenario
+    assert explorer.error == ""
+    expected = [m.id for m in s.store().query(s.query, s.k, s.where)]
+    assert _returned(explorer, s.filter_mode) == expected
+    ranking = explorer.figures["ranking"]
+    returned = [t for t in ranking.data if t.name == "returned"][0]
+    assert len(returned.x) == len(expected)
+    top = [t for t in explorer.figures["projection"].data if t.name == "top-k (rank)"][0]
+    assert len(top.x) == len(expected)
+
+
+def test_colour_by_metadata_changes_the_traces(explorer):
+    explorer.controls["color_by"].value = "lang"
+    names = [t.name for t in explorer.figures["projection"].data]
+    assert names[:2] == ["en", "hu"]
+    explorer.controls["color_by"].value = "cluster"
+
+
+def test_projection_toggles_to_three_d(explorer):
+    explorer.controls["projection"].value = "3-D"
+    assert explorer.figures["projection"].data[0].type == "scatter3d"
+    explorer.controls["projection"].value = "2-D"
+    assert explorer.figures["projection"].data[0].type != "scatter3d"
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ('{"lang": {"$regex": "h"}}', "unknown operator '$regex'"),
+        ("{not json", "where is not valid JSON"),
+    ],
+)
+def test_an_invalid_filter_is_shown_inline_not_raised(explorer, where, message):
+    figure = explorer.figures["ranking"]
+    explorer.controls["where"].value = where
+    assert message in explorer.error
+    assert message.split("'")[0] in explorer.error_html.value
+    assert explorer.figures["ranking"] is figure
+    explorer.controls["where"].value = '{"lang": "hu"}'
+    assert explorer.error == ""
+    assert explorer.error_html.value == ""
+
+
+def test_figures_are_long_lived_figure_widgets(explorer):
+    import plotly.graph_objects as go
+
+    before = dict(explorer.figures)
+    explorer.controls["k"].value = explorer.controls["k"].value + 1
+    assert all(isinstance(f, go.FigureWidget) for f in explorer.figures.values())
+    assert explorer.figures == before
+
+
+def test_selection_maps_points_to_ids_and_limits_the_export(explorer):
+    ids = explorer.select_points("ranking", {0: [0]})
+    assert ids == [_returned(explorer, explorer.scenario.filter_mode)[0]]
+    code = explorer.export()
+    assert explorer.export_area.value == code
+    assert f"({ids[0]!r}," in code
+    explorer.select([])
+
+
+def test_output_mode_redraws_plain_figures():
+    import plotly.graph_objects as go
+
+    app = Explorer(mode="output")
+    first = app.figures["ranking"]
+    assert isinstance(first, go.Figure) and not isinstance(first, go.FigureWidget)
+    app.controls["k"].value = 2
+    assert app.figures["ranking"] is not first
+    returned = [t for t in app.figures["ranking"].data if t.name == "returned"][0]
+    assert len(returned.x) == 2
+
+
+def test_css_classes_are_on_the_widgets(explorer):
+    for name, control in explorer.controls.items():
+        assert CSS_CLASSES[name] in control._dom_classes
+    assert CSS_CLASSES["error"] in explorer.error_html._dom_classes
+    assert CSS_CLASSES["results"] in explorer.results_html._dom_classes
+    assert CSS_CLASSES["app"] in explorer.widget._dom_classes
+    assert "placeborag-table" in explorer.results_html.value
+
+
+def test_precomputed_vectors_disable_the_embedder_controls():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(12, 8))
+    texts = [f"doc {i}" for i in range(12)]
+    store = store_from_vectors(
+        vectors, [f"d{i}" for i in range(12)], texts,
+        [{"lang": "en" if i % 2 else "hu"} for i in range(12)],
+    )
+    app = Explorer(store=store, query="doc 3")
+    assert app.error == ""
+    assert app.controls["dimensions"].disabled
+    assert _returned(app, "pre")[0] == "d3"
+    app.controls["query"].value = "not in the table"
+    assert "no precomputed vector" in app.error
+    assert json.loads(app.controls["where"].value or "null") is None

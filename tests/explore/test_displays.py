@@ -1,0 +1,113 @@
+import numpy as np
+import pytest
+
+pytest.importorskip("pandas")
+pytest.importorskip("sklearn")
+go = pytest.importorskip("plotly.graph_objects")
+
+from placeborag.explore import (  # noqa: E402
+    AnchorsDisplay,
+    FilterModesDisplay,
+    ProjectionDisplay,
+    RankingDisplay,
+    demo_scenario,
+)
+
+
+def _by_name(figure, name):
+    (trace,) = [t for t in figure.data if t.name == name]
+    return trace
+
+
+def test_projection_display_stores_arrays_and_draws_them(demo):
+    display = ProjectionDisplay.from_scenario(demo)
+    assert display.figure_ is None
+    assert display.plot() is display
+    fig = display.figure_
+    p = display.projection
+    drawn = sum(len(t.x) for t in fig.data if t.name in p.label_order)
+    assert drawn == len(demo.documents)
+    query = _by_name(fig, "query")
+    assert (query.x[0], query.y[0]) == (p.query[0], p.query[1])
+    top = _by_name(fig, "top-k (rank)")
+    assert list(top.text) == [str(r) for r in range(1, demo.k + 1)]
+    assert list(_by_name(fig, "cluster anchors").text) == list(demo.clusters)
+    assert "% of variance" in fig.layout.xaxis.title.text
+
+
+def test_projection_is_the_same_picture_every_time(demo):
+    a = ProjectionDisplay.from_scenario(demo).plot().figure_
+    b = ProjectionDisplay.from_scenario(demo).plot().figure_
+    assert a.to_json() == b.to_json()
+
+
+def test_low_variance_note_appears_when_two_axes_keep_little(demo):
+    big = demo_scenario(400)
+    fig = ProjectionDisplay.from_scenario(big).plot().figure_
+    kept = ProjectionDisplay.from_scenario(big).projection.explained[:2].sum()
+    notes = [a.text for a in fig.layout.annotations]
+    assert any("PCA keeps only" in t for t in notes) == (kept < 0.2)
+
+
+def test_three_d_projection_uses_scatter3d(demo):
+    fig = ProjectionDisplay.from_scenario(demo, n_components=3).plot().figure_
+    assert {t.type for t in fig.data} == {"scatter3d"}
+
+
+def test_many_points_use_webgl():
+    fig = ProjectionDisplay.from_scenario(demo_scenario(3500)).plot().figure_
+    assert "scattergl" in {t.type for t in fig.data}
+
+
+def test_ranking_display_x_is_the_score_and_draws_the_cut(demo):
+    display = RankingDisplay.from_scenario(demo).plot()
+    fig = display.figure_
+    returned = _by_name(fig, "returned")
+    matches = demo.store().query(demo.query, demo.k, demo.where)
+    assert sorted(returned.x) == sorted(m.score for m in matches)
+    (line,) = fig.layout.shapes
+    assert line.x0 == line.x1 == display.cut == matches[-1].score
+    assert fig.layout.xaxis.autorange == "reversed"  # chroma: lower is better
+
+
+def test_ranking_display_keeps_axis_direction_for_qdrant(demo):
+    fig = RankingDisplay.from_scenario(demo.replace(profile="qdrant")).plot().figure_
+    assert fig.layout.xaxis.autorange is True
+
+
+def test_anchors_display_draws_the_exact_curve_and_every_dimension(demo):
+    display = AnchorsDisplay.from_scenario(demo).plot()
+    fig = display.figure_
+    curve = fig.data[0]
+    np.testing.assert_allclose(curve.y, 1 / np.sqrt(1 + np.asarray(curve.x) ** 2))
+    names = {t.name for t in fig.data}
+    assert {f"refund · d={d}" for d in (64, 256, 1024)} <= names
+    assert display.order_is_dimension_free
+    assert any(t.xaxis == "x2" for t in fig.data)
+
+
+def test_filter_modes_display_tables_and_funnel(demo):
+    display = FilterModesDisplay.from_scenario(demo).plot()
+    pre, post = display.figure_.data
+    assert list(pre.x) == list(display.funnels["pre"]["documents"])
+    assert list(post.y)[-1] == "pass the filter"
+    assert list(display.tables["pre"].columns) == [
+        "rank", "id", "text", "metadata", "score", "status"
+    ]
+    html = display.to_html()
+    assert 'class="placeborag-table placeborag-table-pre"' in html
+    assert 'data-status="dropped by post-filter"' in html
+
+
+def test_plot_draws_into_an_existing_figure_in_place(demo):
+    fig = go.Figure()
+    RankingDisplay.from_scenario(demo).plot(fig)
+    before = [t.name for t in fig.data]
+    RankingDisplay.from_scenario(demo.replace(k=2)).plot(fig)
+    assert [t.name for t in fig.data] == before
+    assert list(_by_name(fig, "returned").text) == ["1", "2"]
+
+
+def test_plot_rejects_something_that_is_not_a_figure(demo):
+    with pytest.raises(TypeError, match="must be a plotly Figure"):
+        RankingDisplay.from_scenario(demo).plot(figure="nope")
