@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from langchain_core.documents import Document  # noqa: E402
-from langchain_core.runnables import ConfigurableField, RunnableLambda  # noqa: E402
-from langchain_core.vectorstores import InMemoryVectorStore  # noqa: E402
+from langchain_core.documents import Document
+from langchain_core.runnables import ConfigurableField, RunnableLambda
+from langchain_core.vectorstores import InMemoryVectorStore
 
-from placeborag import (  # noqa: E402
+from placeborag import (
     FakeEmbedder,
     FakeVectorStore,
     GeometryScorer,
@@ -26,7 +26,7 @@ from placeborag import (  # noqa: E402
     UnrecordedText,
     load_demo_recording,
 )
-from placeborag.integrations.langchain import (  # noqa: E402
+from placeborag.integrations.langchain import (
     PlaceboEmbeddings,
     PlaceboReranker,
     PlaceboRetriever,
@@ -350,7 +350,7 @@ def test_an_injected_timeout_propagates_through_the_retriever() -> None:
     store = knowledge_base().store
     store.fail_next_query(RetrievalTimeout("slow"))
 
-    with pytest.raises(RetrievalTimeout, match="^slow$"):
+    with pytest.raises(RetrievalTimeout, match=r"^slow$"):
         PlaceboRetriever(store).invoke("refund policy")
     assert store.last_query.text == "refund policy"
 
@@ -437,11 +437,15 @@ def test_a_geometry_reranker_scores_by_cosine_in_a_core_only_chain() -> None:
 
 
 @pytest.mark.asyncio
-async def test_the_async_reranker_uses_the_async_scorer_and_keeps_the_inputs() -> None:
+async def test_the_async_reranker_uses_the_async_scorer_and_keeps_the_inputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     scorer = ScriptedScorer.scoring(digital_first)
+    reranker = PlaceboReranker(scorer, top_n=2)
+    monkeypatch.setattr(scorer, "score", None)
     documents = [Document(page_content=text, id=i) for i, text, _ in KNOWLEDGE_BASE[:4]]
 
-    found = await PlaceboReranker(scorer, top_n=2).acompress_documents(documents, "refunds")
+    found = await reranker.acompress_documents(documents, "refunds")
 
     assert ids(list(found)) == ["en-4", "en-1"]
     assert all("relevance_score" not in doc.metadata for doc in documents)
