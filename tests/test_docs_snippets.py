@@ -1,0 +1,35 @@
+"""Every Python snippet in the README and the docs runs.
+
+Plain snippets of one file run in order in one namespace; a snippet that defines pytest tests is
+written to a file and run by pytest (through pytester), so its tests must pass too.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def snippets(path):
+    return FENCE.findall(path.read_text(encoding="utf-8"))
+
+
+def test_the_readme_has_snippets():
+    assert len(snippets(ROOT / "README.md")) >= 3
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_snippet_runs(path, pytester):
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    namespace: dict = {"__name__": f"snippets_of_{path.stem}"}
+    for i, code in enumerate(snippets(path)):
+        if re.search(r"^def test_|^async def test_", code, re.MULTILINE):
+            pytester.makepyfile(**{f"test_snippet_{i}": code})
+            result = pytester.runpytest("-p", "no:cacheprovider", f"test_snippet_{i}.py")
+            assert result.ret == 0, f"{path.name} snippet {i}:\n{result.stdout.str()}"
+        else:
+            exec(compile(code, f"{path.name}[snippet {i}]", "exec"), namespace)
