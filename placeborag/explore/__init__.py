@@ -26,12 +26,13 @@ from placeborag.explore._displays import (
     RankingDisplay,
 )
 from placeborag.explore._export import export_pytest
-from placeborag.explore._report import render_report, write_report
+from placeborag.explore._report import FIGURE_IDS, render_report, write_report
 from placeborag.explore._scenario import Document, Scenario, demo_scenario
 from placeborag.explore._vectors import VectorTable, store_from_vectors
 
 __all__ = [
     "CSS_CLASSES",
+    "FIGURE_IDS",
     "STATUSES",
     "AnchorGeometry",
     "AnchorsDisplay",

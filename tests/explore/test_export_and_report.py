@@ -1,0 +1,79 @@
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("pandas")
+pytest.importorskip("sklearn")
+pytest.importorskip("plotly")
+
+from placeborag._cli import main  # noqa: E402
+from placeborag.explore import FIGURE_IDS, export_pytest  # noqa: E402
+
+pytest_plugins = ["pytester"]
+
+
+def _run_pytest(tmp_path, source):
+    (tmp_path / "test_exported.py").write_text(source, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"filter_mode": "post", "profile": "qdrant"},
+        {"recall": 0.5, "where": {"year": {"$gte": 2024}}, "k": 7},
+    ],
+)
+def test_exported_module_runs_green(tmp_path, demo, changes):
+    source = export_pytest(demo.replace(**changes))
+    assert "@pytest.mark.placeborag(" in source
+    result = _run_pytest(tmp_path, source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+def test_exported_module_asserts_the_ranking_the_store_gives(demo):
+    source = export_pytest(demo)
+    expected = [m.id for m in demo.store().query(demo.query, demo.k, demo.where)]
+    assert f"EXPECTED_IDS = {expected!r}" in source
+
+
+def test_export_of_a_selection_keeps_only_those_documents(demo):
+    chosen = ["hu-refund-1", "hu-refund-2", "en-refund-1"]
+    source = export_pytest(demo, selection=chosen)
+    assert sorted(re.findall(r"^    \('([^']+)',", source, flags=re.M)) == sorted(chosen)
+
+
+def test_report_cli_writes_a_self_contained_page(tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert main(["report", "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]+src=[\"']https?://", page)
+    for div_id in FIGURE_IDS:
+        assert f'id="{div_id}"' in page
+    assert page.count("plotly.js v") >= 1
+    assert "placeborag-table" in page
+
+
+def test_report_cli_reads_a_scenario_file(tmp_path, demo):
+    path = tmp_path / "s.json"
+    demo.replace(query="delivery times", name="shipping check").save(path)
+    out = tmp_path / "r.html"
+    assert main(["report", "--out", str(out), "--scenario", str(path)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "shipping check" in page and "delivery times" in page
+
+
+def test_report_cli_reports_a_bad_scenario_file(tmp_path, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text('{"documents": [], "query": "q", "bogus": 1}', encoding="utf-8")
+    assert main(["report", "--out", str(tmp_path / "r.html"), "--scenario", str(path)]) == 1
+    assert "unknown scenario field(s) 'bogus'" in capsys.readouterr().err
