@@ -16,12 +16,14 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 __all__ = [
     "VectorFunctions",
     "check_options",
+    "check_scorer",
     "check_top_n",
     "document_vectors",
     "framework_missing",
     "query_vectors",
     "rerank_order",
     "resolve_embedder",
+    "store_embedder",
 ]
 
 
@@ -87,12 +89,39 @@ class VectorFunctions:
         return f"VectorFunctions(model_name={self.model_name!r})"
 
 
+def store_embedder(model: Any, wrapper: type, framework: type, methods: tuple[str, str]) -> Any:
+    """The placeborag-shaped embedder a ``FakeVectorStore`` needs for a framework ``model``.
+
+    An adapter's own embedding class (``wrapper``) is unwrapped, so a ``FakeEmbedder`` still
+    lets the store break ties in exact arithmetic; any other ``framework`` model is called
+    through its document and query ``methods`` (named in that order); anything else must be
+    a placeborag embedder (None for a ``FakeEmbedder()``).
+    """
+    if isinstance(model, wrapper):
+        return model.embedder
+    if isinstance(model, framework):
+        return VectorFunctions(
+            getattr(model, methods[0]),
+            getattr(model, methods[1]),
+            model_name=getattr(model, "model_name", None) or type(model).__name__,
+        )
+    return resolve_embedder(model)
+
+
 def check_options(options: dict[str, Any], method: str, allowed: Sequence[str]) -> None:
     """Refuse keyword arguments a method would otherwise ignore (a misspelled ``filter``)."""
     if options:
         names = ", ".join(repr(name) for name in sorted(options))
         raise PlaceboragTypeError(
             f"{method} got unexpected keyword argument(s) {names}; it accepts {', '.join(allowed)}"
+        )
+
+
+def check_scorer(scorer: object) -> None:
+    if not all(callable(getattr(scorer, name, None)) for name in ("score", "ascore")):
+        raise PlaceboragTypeError(
+            f"scorer={scorer!r} must have score(query, documents) and ascore(query, documents) "
+            "methods, like ScriptedScorer and GeometryScorer"
         )
 
 

@@ -26,16 +26,7 @@ from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._store import FakeVectorStore, Match
-from placeborag.integrations._shared import (
-    VectorFunctions,
-    check_options,
-    check_top_n,
-    document_vectors,
-    framework_missing,
-    query_vectors,
-    rerank_order,
-    resolve_embedder,
-)
+from placeborag.integrations import _shared
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
@@ -45,10 +36,12 @@ try:
     from langchain_core.vectorstores import VectorStore
     from pydantic import ConfigDict
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise framework_missing("langchain", "langchain-core", "langchain") from exc
+    raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
 __all__ = ["PlaceboEmbeddings", "PlaceboReranker", "PlaceboRetriever", "PlaceboVectorStore"]
 
+# The LangChain model's document and query methods, in that order.
+_METHODS = ("embed_documents", "embed_query")
 # Generated ids are uuid5s in this namespace: the same writes give the same ids on every run.
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://placeborag.invalid/langchain/ids")
 
@@ -62,7 +55,7 @@ class PlaceboEmbeddings(Embeddings):
     """
 
     def __init__(self, embedder: Any = None) -> None:
-        self._embedder = resolve_embedder(embedder)
+        self._embedder = _shared.resolve_embedder(embedder)
 
     @property
     def embedder(self) -> Any:
@@ -70,27 +63,13 @@ class PlaceboEmbeddings(Embeddings):
         return self._embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return document_vectors(self._embedder, texts).tolist()
+        return _shared.document_vectors(self._embedder, texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return query_vectors(self._embedder, [text])[0].tolist()
+        return _shared.query_vectors(self._embedder, [text])[0].tolist()
 
     def __repr__(self) -> str:
         return f"PlaceboEmbeddings({self._embedder!r})"
-
-
-def _store_embedder(embedding: Any) -> Any:
-    """The placeborag-shaped embedder a ``FakeVectorStore`` needs for ``embedding``."""
-    if isinstance(embedding, PlaceboEmbeddings):
-        # Unwrapped, so a FakeEmbedder still lets the store break ties in exact arithmetic.
-        return embedding.embedder
-    if isinstance(embedding, Embeddings):
-        return VectorFunctions(
-            embedding.embed_documents,
-            embedding.embed_query,
-            model_name=type(embedding).__name__,
-        )
-    return resolve_embedder(embedding)
 
 
 def _document(match: Match) -> Document:
@@ -147,7 +126,8 @@ class PlaceboVectorStore(VectorStore):
                     f"store={store!r} must be a FakeVectorStore, not {type(store).__name__}"
                 )
         else:
-            store = FakeVectorStore(embedder=_store_embedder(embedding), **store_options)
+            embedder = _shared.store_embedder(embedding, PlaceboEmbeddings, Embeddings, _METHODS)
+            store = FakeVectorStore(embedder=embedder, **store_options)
         self._store = store
         self._embedding = embedding if isinstance(embedding, Embeddings) else None
         self._generated = 0
@@ -176,7 +156,7 @@ class PlaceboVectorStore(VectorStore):
         ids: list[str | None] | None = None,
         **kwargs: Any,
     ) -> list[str]:
-        check_options(kwargs, "PlaceboVectorStore.add_texts", ("metadatas", "ids"))
+        _shared.check_options(kwargs, "PlaceboVectorStore.add_texts", ("metadatas", "ids"))
         text_list = list(texts)
         if ids is not None and len(ids) != len(text_list):
             raise PlaceboragValueError(
@@ -200,7 +180,7 @@ class PlaceboVectorStore(VectorStore):
                 return candidate
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
-        check_options(kwargs, "PlaceboVectorStore.delete", ("ids",))
+        _shared.check_options(kwargs, "PlaceboVectorStore.delete", ("ids",))
         self._store.delete(list(self._store.ids) if ids is None else ids, missing_ok=True)
         return True
 
@@ -237,7 +217,9 @@ class PlaceboVectorStore(VectorStore):
         ``context`` (a dict) is passed to ``FakeVectorStore.query``, which records it.
         """
         context = kwargs.pop("context", None)
-        check_options(kwargs, "PlaceboVectorStore.similarity_search", ("k", "filter", "context"))
+        _shared.check_options(
+            kwargs, "PlaceboVectorStore.similarity_search", ("k", "filter", "context")
+        )
         where = _checked_where(filter, "filter")
         matches = self._store.query(query, k, where, context=context)
         return [(_document(match), match.score) for match in matches]
@@ -339,35 +321,26 @@ class PlaceboReranker(BaseDocumentCompressor):
         score_key: str = "relevance_score",
         **kwargs: Any,
     ) -> None:
-        if not all(callable(getattr(scorer, name, None)) for name in ("score", "ascore")):
-            raise PlaceboragTypeError(
-                f"scorer={scorer!r} must have score(query, documents) and ascore(query, "
-                "documents) methods, like ScriptedScorer and GeometryScorer"
-            )
+        _shared.check_scorer(scorer)
         if not isinstance(score_key, str) or not score_key:
             raise PlaceboragTypeError(f"score_key={score_key!r} must be a non-empty str")
-        super().__init__(scorer=scorer, top_n=check_top_n(top_n), score_key=score_key, **kwargs)
+        super().__init__(
+            scorer=scorer, top_n=_shared.check_top_n(top_n), score_key=score_key, **kwargs
+        )
 
     def compress_documents(
-        self,
-        documents: Sequence[Document],
-        query: str,
-        callbacks: Callbacks | None = None,
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
         if not documents:
             return []
-        response = self.scorer.score(query, [doc.page_content for doc in documents])
-        return self._reorder(documents, response.scores)
+        return self._reorder(documents, self.scorer.score(query, _texts(documents)).scores)
 
     async def acompress_documents(
-        self,
-        documents: Sequence[Document],
-        query: str,
-        callbacks: Callbacks | None = None,
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
         if not documents:
             return []
-        response = await self.scorer.ascore(query, [doc.page_content for doc in documents])
+        response = await self.scorer.ascore(query, _texts(documents))
         return self._reorder(documents, response.scores)
 
     def _reorder(self, documents: Sequence[Document], scores: Sequence[float]) -> list[Document]:
@@ -375,5 +348,9 @@ class PlaceboReranker(BaseDocumentCompressor):
             documents[i].model_copy(
                 update={"metadata": {**documents[i].metadata, self.score_key: score}}
             )
-            for i, score in rerank_order(scores, len(documents), self.top_n)
+            for i, score in _shared.rerank_order(scores, len(documents), self.top_n)
         ]
+
+
+def _texts(documents: Sequence[Document]) -> list[str]:
+    return [doc.page_content for doc in documents]

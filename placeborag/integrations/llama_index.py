@@ -20,16 +20,7 @@ from typing import Any
 
 from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
 from placeborag._store import FakeVectorStore, Match
-from placeborag.integrations._shared import (
-    VectorFunctions,
-    check_options,
-    check_top_n,
-    document_vectors,
-    framework_missing,
-    query_vectors,
-    rerank_order,
-    resolve_embedder,
-)
+from placeborag.integrations import _shared
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
@@ -48,7 +39,7 @@ try:
     )
     from llama_index.core.vector_stores.utils import metadata_dict_to_node
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
+    raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
 __all__ = [
     "PlaceboEmbedding",
@@ -56,6 +47,9 @@ __all__ = [
     "PlaceboNodePostprocessor",
     "metadata_filters_to_where",
 ]
+
+# The LlamaIndex model's document and query methods, in that order.
+_METHODS = ("get_text_embedding_batch", "get_query_embedding")
 
 _OPERATORS = {
     FilterOperator.EQ: "$eq",
@@ -84,7 +78,7 @@ class PlaceboEmbedding(BaseEmbedding):
     _embedder: Any = PrivateAttr()
 
     def __init__(self, embedder: Any = None, **kwargs: Any) -> None:
-        embedder = resolve_embedder(embedder)
+        embedder = _shared.resolve_embedder(embedder)
         kwargs.setdefault("model_name", getattr(embedder, "model_name", "placeborag"))
         super().__init__(**kwargs)
         self._embedder = embedder
@@ -99,33 +93,19 @@ class PlaceboEmbedding(BaseEmbedding):
         return self._embedder
 
     def _get_query_embedding(self, query: str) -> Embedding:
-        return query_vectors(self._embedder, [query])[0].tolist()
+        return _shared.query_vectors(self._embedder, [query])[0].tolist()
 
     async def _aget_query_embedding(self, query: str) -> Embedding:
         return self._get_query_embedding(query)
 
     def _get_text_embedding(self, text: str) -> Embedding:
-        return document_vectors(self._embedder, [text])[0].tolist()
+        return _shared.document_vectors(self._embedder, [text])[0].tolist()
 
     def _get_text_embeddings(self, texts: list[str]) -> list[Embedding]:
-        return document_vectors(self._embedder, texts).tolist()
+        return _shared.document_vectors(self._embedder, texts).tolist()
 
     async def _aget_text_embeddings(self, texts: list[str]) -> list[Embedding]:
         return self._get_text_embeddings(texts)
-
-
-def _store_embedder(embedder: Any) -> Any:
-    """The placeborag-shaped embedder a ``FakeVectorStore`` needs for ``embedder``."""
-    if isinstance(embedder, PlaceboEmbedding):
-        # Unwrapped, so a FakeEmbedder still lets the store break ties in exact arithmetic.
-        return embedder.embedder
-    if isinstance(embedder, BaseEmbedding):
-        return VectorFunctions(
-            embedder.get_text_embedding_batch,
-            embedder.get_query_embedding,
-            model_name=embedder.model_name,
-        )
-    return resolve_embedder(embedder)
 
 
 def metadata_filters_to_where(filters: MetadataFilters | None) -> dict[str, Any] | None:
@@ -230,7 +210,10 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 )
         else:
             options = {"profile": "qdrant", **store_options}
-            options["embedder"] = _store_embedder(options.get("embedder"))
+            embedder = options.get("embedder")
+            options["embedder"] = _shared.store_embedder(
+                embedder, PlaceboEmbedding, BaseEmbedding, _METHODS
+            )
             store = FakeVectorStore(**options)
         super().__init__(stores_text=True, is_embedding_query=False)
         self._store = store
@@ -249,7 +232,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         return self._store
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
-        check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
+        _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
         ids = [node.node_id for node in nodes]
         self._store.upsert_many(
             ids,
@@ -260,7 +243,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Delete every node of the source document ``ref_doc_id`` (none is not an error)."""
-        check_options(delete_kwargs, "PlaceboLlamaVectorStore.delete", ("ref_doc_id",))
+        _shared.check_options(delete_kwargs, "PlaceboLlamaVectorStore.delete", ("ref_doc_id",))
         store = self._store
         ids = [i for i in store.ids if store.get(i).metadata.get(_REF_DOC_ID) == ref_doc_id]
         store.delete(ids, missing_ok=True)
@@ -272,7 +255,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         **delete_kwargs: Any,
     ) -> None:
         """Delete nodes by id (unknown ids are ignored); ``node_ids=None`` deletes all."""
-        check_options(delete_kwargs, "PlaceboLlamaVectorStore.delete_nodes", ("node_ids",))
+        _shared.check_options(delete_kwargs, "PlaceboLlamaVectorStore.delete_nodes", ("node_ids",))
         self._refuse_filters(filters, "delete_nodes")
         self._store.delete(list(self._store.ids) if node_ids is None else node_ids, missing_ok=True)
 
@@ -302,7 +285,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         to those source documents. ``context`` (a dict) is recorded by the store with the query.
         """
         context = kwargs.pop("context", None)
-        check_options(kwargs, "PlaceboLlamaVectorStore.query", ("query", "context"))
+        _shared.check_options(kwargs, "PlaceboLlamaVectorStore.query", ("query", "context"))
         if query.mode != VectorStoreQueryMode.DEFAULT:
             raise NotImplementedError(
                 f"PlaceboLlamaVectorStore supports the default query mode only, not "
@@ -354,12 +337,8 @@ class PlaceboNodePostprocessor(BaseNodePostprocessor):
     top_n: int | None = 2
 
     def __init__(self, scorer: Any, *, top_n: int | None = 2, **kwargs: Any) -> None:
-        if not all(callable(getattr(scorer, name, None)) for name in ("score", "ascore")):
-            raise PlaceboragTypeError(
-                f"scorer={scorer!r} must have score(query, documents) and ascore(query, "
-                "documents) methods, like ScriptedScorer and GeometryScorer"
-            )
-        super().__init__(scorer=scorer, top_n=check_top_n(top_n), **kwargs)
+        _shared.check_scorer(scorer)
+        super().__init__(scorer=scorer, top_n=_shared.check_top_n(top_n), **kwargs)
 
     @classmethod
     def class_name(cls) -> str:
@@ -384,7 +363,7 @@ class PlaceboNodePostprocessor(BaseNodePostprocessor):
     def _reorder(self, nodes: list[NodeWithScore], scores: Sequence[float]) -> list[NodeWithScore]:
         return [
             NodeWithScore(node=nodes[i].node, score=score)
-            for i, score in rerank_order(scores, len(nodes), self.top_n)
+            for i, score in _shared.rerank_order(scores, len(nodes), self.top_n)
         ]
 
 
