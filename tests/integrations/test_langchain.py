@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import textwrap
@@ -26,6 +27,7 @@ from placeborag import (
     UnrecordedText,
     load_demo_recording,
 )
+from placeborag.integrations import langchain as adapter
 from placeborag.integrations.langchain import (
     PlaceboEmbeddings,
     PlaceboReranker,
@@ -94,6 +96,24 @@ def test_importing_the_adapter_without_langchain_names_the_extra() -> None:
         "placeborag.integrations.langchain needs langchain-core, which is not installed; "
         "pip install 'placeborag[langchain]'"
     ), result.stderr
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    assert adapter.__all__ == [
+        "PlaceboEmbeddings",
+        "PlaceboReranker",
+        "PlaceboRetriever",
+        "PlaceboVectorStore",
+    ]
+    assert all(hasattr(adapter, name) for name in adapter.__all__)
+
+
+@pytest.mark.filterwarnings("ignore:A test tried to use socket.socket")
+def test_the_adapter_tests_cannot_open_a_network_socket() -> None:
+    pytest_socket = pytest.importorskip("pytest_socket")
+
+    with pytest.raises(pytest_socket.SocketBlockedError):
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 
 
 # -- embeddings ----------------------------------------------------------------------------------

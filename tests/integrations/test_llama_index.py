@@ -35,6 +35,7 @@ from placeborag import (
     ScriptedScorer,
     load_demo_recording,
 )
+from placeborag.integrations import llama_index as adapter
 from placeborag.integrations.llama_index import (
     PlaceboEmbedding,
     PlaceboLlamaVectorStore,
@@ -111,6 +112,16 @@ def test_importing_the_adapter_without_llama_index_names_the_extra() -> None:
         "placeborag.integrations.llama_index needs llama-index-core, which is not installed; "
         "pip install 'placeborag[llamaindex]'"
     ), result.stderr
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    assert adapter.__all__ == [
+        "PlaceboEmbedding",
+        "PlaceboLlamaVectorStore",
+        "PlaceboNodePostprocessor",
+        "metadata_filters_to_where",
+    ]
+    assert all(hasattr(adapter, name) for name in adapter.__all__)
 
 
 # -- the embedding model ---------------------------------------------------------------------------
