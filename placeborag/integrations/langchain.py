@@ -20,6 +20,7 @@ dropping or stringifying the value would make a filter on that key quietly wrong
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -130,7 +131,8 @@ class PlaceboVectorStore(VectorStore):
             store = FakeVectorStore(embedder=embedder, **store_options)
         self._store = store
         self._embedding = embedding if isinstance(embedding, Embeddings) else None
-        self._generated = 0
+        # next() on a count is atomic, so concurrent async writes never share a number.
+        self._generated = itertools.count()
 
     @property
     def store(self) -> FakeVectorStore:
@@ -173,8 +175,7 @@ class PlaceboVectorStore(VectorStore):
 
     def _new_id(self, text: str) -> str:
         while True:
-            candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{self._generated}\x00{text}"))
-            self._generated += 1
+            candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{next(self._generated)}\x00{text}"))
             # Another adapter over the same store may have used this id already.
             if candidate not in self._store:
                 return candidate
