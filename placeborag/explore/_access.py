@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeVectorStore, Match
+from placeborag._filters import Columns
 
 __all__ = ["STATUSES", "QueryTrace", "StoreRows", "store_rows", "trace_query", "with_options"]
 
@@ -203,7 +204,12 @@ def with_options(store: FakeVectorStore, **options: Any) -> FakeVectorStore:
         "recall": store.recall,
     }
     probe = FakeVectorStore(embedder=store.embedder, **{**current, **options})
-    twin = copy.copy(store)
+    with store._lock:
+        if store._columns is None:
+            # Build the filter columns once on the source, as its first filtered query
+            # would, so that every twin shares them instead of rebuilding them per query.
+            store._columns = Columns(store._metas)
+        twin = copy.copy(store)
     twin._profile = probe._profile
     twin._filter_mode = probe._filter_mode
     twin._recall = probe._recall

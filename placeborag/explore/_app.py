@@ -286,7 +286,9 @@ class Explorer:
             hover=self._hover, trace=trace, n_components=n_components,
             color_by=self.controls["color_by"].value,
         )
-        filters = FilterModesDisplay.from_stores(stores, s.query, s.k, s.where, rows=rows)
+        filters = FilterModesDisplay.from_stores(
+            stores, s.query, s.k, s.where, rows=rows, traces={s.filter_mode: trace}
+        )
         self.tables = filters.tables
         self.results_html.value = filters.to_html()
         displays: dict[str, Any] = {

@@ -21,6 +21,7 @@ from placeborag.explore._access import (
     LOST,
     RETURNED,
     STATUSES,
+    QueryTrace,
     StoreRows,
     store_rows,
     trace_query,
@@ -81,11 +82,26 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
     with figure.batch_update():
         if same:
             for old, new in zip(figure.data, traces):
-                old.update({k: v for k, v in new.items() if k != "type"}, overwrite=True)
+                changed = {
+                    k: v for k, v in new.items()
+                    if k != "type" and not (k in _ARRAYS and _same_array(old[k], v))
+                }
+                old.update(changed, overwrite=True)
         else:
             figure.add_traces(traces)
         figure.update_layout(layout, overwrite=True)
     return figure
+
+
+_ARRAYS = ("x", "y", "z", "text", "hovertext", "customdata")
+
+
+def _same_array(old: Any, new: Any) -> bool:
+    """Whether an array property is unchanged: re-sending it would cost a validation pass."""
+    if old is None or new is None:
+        return old is new
+    a, b = np.asarray(old), np.asarray(new)
+    return a.shape == b.shape and a.dtype.kind == b.dtype.kind and bool(np.array_equal(a, b))
 
 
 def _check_figure(figure: Any) -> None:
@@ -498,13 +514,16 @@ class FilterModesDisplay(_Display):
         where: Mapping[str, Any] | None = None,
         *,
         rows: StoreRows | None = None,
+        traces: Mapping[str, QueryTrace] | None = None,
     ) -> FilterModesDisplay:
-        """``stores`` maps "pre" and "post" to stores holding the same records."""
+        """``stores`` maps "pre" and "post" to stores holding the same records (``traces``:
+        any of their traces already computed, by mode)."""
+        traces = dict(traces or {})
         tables, funnels = {}, {}
         for mode in ("pre", "post"):
             store = stores[mode]
             r = rows if rows is not None else store_rows(store)
-            t = trace_query(store, query, k, where, rows=r)
+            t = traces.get(mode) or trace_query(store, query, k, where, rows=r)
             tables[mode] = filter_mode_table(t, r)
             funnels[mode] = funnel_counts(t)
         return cls(tables, funnels, stores["pre"].profile.score_label)
