@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("pandas")
 
-from placeborag.explore import store_rows, trace_query  # noqa: E402
-from placeborag.explore._access import with_options  # noqa: E402
+from placeborag.explore import store_rows, trace_query
+from placeborag.explore._access import with_options
 
 CASES = [
     (mode, recall, where)

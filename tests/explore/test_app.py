@@ -10,7 +10,7 @@ pytest.importorskip("plotly")
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
-from placeborag.explore import CSS_CLASSES, Explorer, store_from_vectors  # noqa: E402
+from placeborag.explore import CSS_CLASSES, Explorer, store_from_vectors
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +23,8 @@ def _returned(explorer, mode):
     return list(t.loc[t["status"] == "returned"].sort_values("rank")["id"])
 
 
-def _store(explorer, **changes):
-    return explorer.scenario.replace(**changes).store()
+def _trace(figure, name):
+    return next(t for t in figure.data if t.name == name)
 
 
 def test_initial_state_matches_the_store(explorer):
@@ -55,11 +55,8 @@ def test_each_control_redraws_to_what_the_store_returns(explorer, control, value
     assert explorer.error == ""
     expected = [m.id for m in s.store().query(s.query, s.k, s.where)]
     assert _returned(explorer, s.filter_mode) == expected
-    ranking = explorer.figures["ranking"]
-    returned = [t for t in ranking.data if t.name == "returned"][0]
-    assert len(returned.x) == len(expected)
-    top = [t for t in explorer.figures["projection"].data if t.name == "top-k (rank)"][0]
-    assert len(top.x) == len(expected)
+    assert len(_trace(explorer.figures["ranking"], "returned").x) == len(expected)
+    assert len(_trace(explorer.figures["projection"], "top-k (rank)").x) == len(expected)
 
 
 def test_colour_by_metadata_changes_the_traces(explorer):
@@ -120,8 +117,7 @@ def test_output_mode_redraws_plain_figures():
     assert isinstance(first, go.Figure) and not isinstance(first, go.FigureWidget)
     app.controls["k"].value = 2
     assert app.figures["ranking"] is not first
-    returned = [t for t in app.figures["ranking"].data if t.name == "returned"][0]
-    assert len(returned.x) == 2
+    assert len(_trace(app.figures["ranking"], "returned").x) == 2
 
 
 def test_css_classes_are_on_the_widgets(explorer):

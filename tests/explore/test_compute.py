@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("pandas")
 pytest.importorskip("sklearn")
 
-from placeborag.explore import (  # noqa: E402
+from placeborag.explore import (
     anchor_geometry,
     filter_mode_table,
     fit_projector,

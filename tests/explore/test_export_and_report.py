@@ -9,8 +9,8 @@ pytest.importorskip("pandas")
 pytest.importorskip("sklearn")
 pytest.importorskip("plotly")
 
-from placeborag._cli import main  # noqa: E402
-from placeborag.explore import FIGURE_IDS, export_pytest  # noqa: E402
+from placeborag._cli import main
+from placeborag.explore import FIGURE_IDS, export_pytest
 
 pytest_plugins = ["pytester"]
 

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("pandas")
 
-import placeborag.explore  # noqa: E402
+import placeborag.explore
 
 HEAVY = ("pandas", "plotly", "sklearn", "ipywidgets", "anywidget")
 

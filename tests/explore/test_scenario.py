@@ -2,8 +2,8 @@ import pytest
 
 pytest.importorskip("pandas")
 
-from placeborag import PlaceboragValueError  # noqa: E402
-from placeborag.explore import Scenario, demo_scenario  # noqa: E402
+from placeborag import PlaceboragValueError
+from placeborag.explore import Scenario, demo_scenario
 
 
 def test_demo_scenario_is_a_bilingual_help_desk_with_tier_and_year(demo):
