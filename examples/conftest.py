@@ -3,10 +3,11 @@
 Two environment variables change what the suite runs against (``measure_random_mock.py`` and
 the meta-tests set them in a subprocess; a plain ``pytest examples`` sets neither):
 
-* ``RAGDEMO_EMBEDDER=random``: every embedder is a seeded random-vector mock instead of a
-  ``FakeEmbedder``, the kind of mock placeborag's README argues against.
-* ``RAGDEMO_MUTATE=1``: each test marked ``catches(...)`` runs once per bug it names, with that
-  bug switched on in the pipeline; every other test is deselected.
+* ``RAGDEMO_EMBEDDER=random``: every embedder is a random-vector mock seeded with
+  ``RAGDEMO_SEED`` (default 0) instead of a ``FakeEmbedder``, the kind of mock placeborag's
+  README argues against.
+* ``RAGDEMO_MUTATE=1``: each test marked ``catches(...)`` runs on the correct pipeline and then
+  once per bug it names, with that bug switched on; every other test is deselected.
 
 ``RAGDEMO_REPORT=<path>`` appends one JSON line per test outcome to ``path``.
 """
@@ -20,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from ragdemo import BUGS, Document, Pipeline
 
 MARKERS = {
@@ -53,7 +53,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if unknown:
             raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown bug {unknown[0]!r}")
         if bugs:
-            metafunc.parametrize("ragdemo_bug", bugs, indirect=True)
+            metafunc.parametrize(
+                "ragdemo_bug", [None, *bugs], ids=["correct", *bugs], indirect=True
+            )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -82,7 +84,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "nodeid": item.nodeid,
             "bug": callspec.params.get("ragdemo_bug") if callspec else None,
             "when": report.when,
-            "outcome": "xfailed" if hasattr(report, "wasxfail") and report.skipped else report.outcome,
+            "outcome": "xfailed" if getattr(report, "wasxfail", None) else report.outcome,
             "catches": _caught(item),
         }
         with open(path, "a", encoding="utf-8") as out:
@@ -117,12 +119,16 @@ def _random_vectors() -> bool:
     return os.environ.get("RAGDEMO_EMBEDDER") == "random"
 
 
+def _seed() -> int:
+    return int(os.environ.get("RAGDEMO_SEED", "0"))
+
+
 @pytest.fixture
 def fake_embedder(fake_embedder: Any) -> Any:
     """placeborag's fixture, or in a random-vector run a mock of the same name and width."""
     if _random_vectors():
         return RandomVectorEmbedder(
-            model_name=fake_embedder.model_name, dimensions=fake_embedder.dimensions
+            model_name=fake_embedder.model_name, dimensions=fake_embedder.dimensions, seed=_seed()
         )
     return fake_embedder
 
@@ -134,7 +140,9 @@ def make_embedder(fake_embedder: Any) -> Callable[..., Any]:
 
     def make(model_name: str) -> Any:
         if _random_vectors():
-            return RandomVectorEmbedder(model_name=model_name, seed=1)
+            return RandomVectorEmbedder(
+                model_name=model_name, dimensions=fake_embedder.dimensions, seed=_seed() + 1000
+            )
         return FakeEmbedder(model_name=model_name, dimensions=fake_embedder.dimensions)
 
     return make

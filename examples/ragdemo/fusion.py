@@ -32,9 +32,7 @@ class KeywordIndex:
         self._docs.pop(id, None)
         self._docs[id] = (Counter(tokens), len(tokens), dict(metadata))
 
-    def search(
-        self, query: str, k: int, where: Mapping[str, Any] | None = None
-    ) -> list[str]:
+    def search(self, query: str, k: int, where: Mapping[str, Any] | None = None) -> list[str]:
         """Ids of the best ``k`` chunks sharing a term with ``query`` that satisfy ``where``.
 
         ``where`` is read as equality on every key; an operator clause raises, because a

@@ -8,6 +8,7 @@ text is safe only while it stays in ``Prompt.sources``.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -68,7 +69,7 @@ class Prompt:
 
 
 def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return html.escape(text, quote=True)
 
 
 @dataclass(frozen=True)

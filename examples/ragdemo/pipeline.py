@@ -354,7 +354,7 @@ class Pipeline:
             return list(candidates)
         texts = [c.text for c in candidates]
         scores: list[float] | None = None
-        for attempt in range(1 if "rerank_crash" in self._bugs else self._attempts):
+        for _ in range(1 if "rerank_crash" in self._bugs else self._attempts):
             try:
                 scores = [float(s) for s in self._reranker.score_all(query, texts)]
                 break

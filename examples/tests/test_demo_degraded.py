@@ -2,9 +2,9 @@
 
 import pytest
 from demo_corpus import ALICE, cited, retrieved
-from placeborag import ScoringResponse, ScriptedScorer
-
 from ragdemo import UNAVAILABLE
+
+from placeborag import ScoringResponse, ScriptedScorer
 
 pytestmark = pytest.mark.integration
 
