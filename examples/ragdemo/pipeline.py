@@ -166,9 +166,11 @@ class Pipeline:
     def ingest(self, documents: Iterable[Document]) -> list[Chunk]:
         """Chunk, embed and write documents; they are readable when this returns."""
         chunks = []
+        indexed = {c.doc_id for c in self._chunks.values()}
         for doc in documents:
-            if any(c.doc_id == doc.id for c in self._chunks.values()):
+            if doc.id in indexed:
                 raise ValueError(f"document {doc.id!r} is already indexed; ids must be new")
+            indexed.add(doc.id)
             texts = chunk_text(doc.text, max_words=self._chunk_words, bugs=self._bugs)
             for n, text in enumerate(texts):
                 chunk = Chunk(f"{doc.id}#{n}", doc.id, doc.title, text)
@@ -284,15 +286,15 @@ class Pipeline:
         if "query_template" in self._bugs:
             search = f"{PLATFORM_RULES}\n{GROUNDING_RULES}\nQuestion: {query}"
         hits = self._dense(search, context, where, k)
-        for hit in hits:
-            self._chunks.setdefault(hit.id, _chunk_of(hit))
-        ids = [hit.id for hit in hits]
+        # A hit written by another client is still a candidate: it is rebuilt from the store.
+        by_id = {hit.id: self._chunks.get(hit.id) or _chunk_of(hit) for hit in hits}
+        ids = list(by_id)
         if self._hybrid:
             keyword = self._keywords.search(query, k * self._fetch_factor, where)
             if "fusion_intersection" in self._bugs:
-                keyword = [id for id in keyword if id in ids]
+                keyword = [id for id in keyword if id in by_id]
             ids = reciprocal_rank_fusion([ids, keyword], bugs=self._bugs)
-        candidates = tuple(self._chunks[id] for id in ids)
+        candidates = tuple(by_id.get(id) or self._chunks[id] for id in ids)
         self._cache[key] = candidates
         return candidates
 

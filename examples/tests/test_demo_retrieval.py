@@ -30,22 +30,22 @@ def test_a_refund_question_retrieves_the_refund_document_and_a_shipping_question
     assert "refund" not in cited(shipping)
 
 
+def each(option, *values):
+    """Parametrise a test over values of one placeborag marker option, named like it."""
+    cases = [pytest.param(v, marks=pytest.mark.placeborag(**{option: v})) for v in values]
+    return pytest.mark.parametrize(option, cases)
+
+
 @pytest.mark.p1
 @pytest.mark.catches("no_overfetch")
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param("pre", marks=pytest.mark.placeborag(filter_mode="pre")),
-        pytest.param("post", marks=pytest.mark.placeborag(filter_mode="post")),
-    ],
-)
+@each("filter_mode", "pre", "post")
 def test_a_hungarian_only_question_finds_the_hungarian_documents_under_either_filter_mode(
-    make_pipeline, mode
+    make_pipeline, filter_mode
 ):
     pipeline = make_pipeline()
     raw = pipeline.store.query("refund policy", k=2, where=HU)
     # The store itself: a post-filtering index loses both matches behind its top-k cut.
-    assert len(raw) == (2 if mode == "pre" else 0)
+    assert len(raw) == (2 if filter_mode == "pre" else 0)
 
     answer = pipeline.answer("refund policy", identity=ALICE, where=HU, k=1)
 
@@ -85,21 +85,17 @@ def test_swapping_the_embedding_model_goes_through_a_full_reindex(make_pipeline,
 
 @pytest.mark.p1
 @pytest.mark.catches("char_chunks")
-@pytest.mark.parametrize(
-    "match",
-    [
-        pytest.param("exact", marks=pytest.mark.placeborag(cluster_match="exact")),
-        pytest.param("substring", marks=pytest.mark.placeborag(cluster_match="substring")),
-    ],
-)
+@each("cluster_match", "exact", "substring")
 @pytest.mark.placeborag(clusters={"refund": ["money back guarantee", "get my money back"]})
-def test_declared_phrases_reach_chunks_only_by_substring(make_pipeline, fake_embedder, match):
+def test_declared_phrases_reach_chunks_only_by_substring(
+    make_pipeline, fake_embedder, cluster_match
+):
     pipeline = make_pipeline()
     steered = [c.doc_id for c in pipeline.chunks if fake_embedder.cluster_of(c.text) == "refund"]
 
     answer = pipeline.answer("get my money back", identity=ALICE, k=1)
 
-    if match == "exact":
+    if cluster_match == "exact":
         # No chunk is byte for byte a declared phrase: the declaration steers nothing.
         assert steered == []
     else:
@@ -110,13 +106,7 @@ def test_declared_phrases_reach_chunks_only_by_substring(make_pipeline, fake_emb
 
 @pytest.mark.p1
 @pytest.mark.catches("sort_by_score")
-@pytest.mark.parametrize(
-    "profile",
-    [
-        pytest.param("chroma", marks=pytest.mark.placeborag(profile="chroma")),
-        pytest.param("qdrant", marks=pytest.mark.placeborag(profile="qdrant")),
-    ],
-)
+@each("profile", "chroma", "qdrant")
 def test_the_best_chunk_leads_under_a_distance_and_a_similarity_profile(make_pipeline, profile):
     pipeline = make_pipeline()
 
