@@ -252,9 +252,10 @@ class Pipeline:
         elif "cite_every_chunk" in self._bugs:
             return Answer(draft.text, tuple(_cite(c) for c in packed), False, bool(notes), *done)
         else:
-            cited = [packed[n - 1] for n in sorted(draft.used)]
+            quoted = {packed[n - 1].doc_id for n in draft.used}
+            cited = [chunk for chunk in packed if chunk.doc_id in quoted]
         best: dict[str, Citation] = {}
-        for chunk in cited:  # in relevance order, so the first chunk of a source is its best
+        for chunk in cited:  # in relevance order, so a source's first chunk is its best
             best.setdefault(chunk.doc_id, _cite(chunk))
         return Answer(draft.text, tuple(best.values()), False, bool(notes), *done)
 
