@@ -141,7 +141,8 @@ class FakeEmbedder:
         # declared member contained in a text decides its cluster.
         declared = list(self._cluster_of_declared)
         self._substring_order = sorted(declared, key=lambda t: (-len(t), declared.index(t)))
-        self._member_cache: dict[tuple[str, str], np.ndarray] = {}
+        # Member vectors cost a SHAKE digest and big-integer arithmetic: keep them per text.
+        self._member_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._anchors: dict[str, np.ndarray] = {}
         self._attempt = 0
         if self._clusters:
@@ -252,9 +253,6 @@ class FakeEmbedder:
             return []
         return [(i, name) for i, name in enumerate(self._clusters_of(texts)) if name is not None]
 
-    def _member_float(self, name: str, text: str) -> np.ndarray:
-        return _normalise(self._member_vector(name, text)[None, :])[0]
-
     def _seed(self, *parts: str) -> bytes:
         body = "\x00".join(
             ("placeborag/cluster/v1", self._model_name, str(self._dimensions), str(self._attempt))
@@ -269,6 +267,13 @@ class FakeEmbedder:
         return self._cluster_spread * (0.5 + _unit_fraction(seed.encode("utf-8", "surrogatepass")))
 
     def _member_vector(self, name: str, text: str) -> np.ndarray:
+        return self._member(name, text)[0]
+
+    def _member_float(self, name: str, text: str) -> np.ndarray:
+        return self._member(name, text)[1]
+
+    def _member(self, name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """A member's exact integer vector and its unit float vector (cached per text)."""
         cached = self._member_cache.get((name, text))
         if cached is not None:
             return cached
@@ -286,9 +291,12 @@ class FakeEmbedder:
         m = self._jitter_magnitude(name, text)
         t = round(m * math.sqrt(d / norm_j2) * 2.0**_SCALE_BITS)
         member = anchor * (1 << _SCALE_BITS) + jitter * t
+        # |M|**2 = |A|**2 4**K + t**2 |J|**2, as A.J = 0: exact, without summing big squares.
+        norm2 = d * 4**_SCALE_BITS + t * t * norm_j2
+        pair = (member, member.astype(np.float64) / math.sqrt(norm2))
         if len(self._member_cache) < 65536:
-            self._member_cache[(name, text)] = member
-        return member
+            self._member_cache[(name, text)] = pair
+        return pair
 
     def _settle_geometry(self) -> None:
         """Choose anchors so every declared member is nearer its own cluster than any other.
@@ -319,7 +327,7 @@ class FakeEmbedder:
     def _worst_violation(self) -> str | None:
         texts = list(self._cluster_of_declared)
         names = [self._cluster_of_declared[t] for t in texts]
-        vectors = _normalise(np.stack([self._member_vector(n, t) for t, n in zip(texts, names)]))
+        vectors = np.stack([self._member_float(n, t) for t, n in zip(texts, names)])
         cluster_names = list(self._clusters)
         anchors = np.stack([self._anchors[n] for n in cluster_names]) / math.sqrt(self._dimensions)
         to_anchor = vectors @ anchors.T
@@ -407,19 +415,6 @@ def _normalise_counts(counts: np.ndarray) -> np.ndarray:
     """
     counts /= np.sqrt(np.einsum("ij,ij->i", counts, counts))[:, None]
     return counts
-
-
-def _normalise(exact: np.ndarray) -> np.ndarray:
-    """Divide each integer row by its exact norm: the squared norm is summed in integers."""
-    if exact.shape[0] == 0:
-        return exact.astype(np.float64)
-    big = int(np.abs(exact).max()) >= 1 << 31
-    if big:
-        # Cluster members: squares overflow int64, so sum them as Python integers.
-        norms = np.array([math.sqrt(sum(v * v for v in row)) for row in exact.tolist()])
-    else:
-        norms = np.sqrt((exact * exact).sum(axis=1).astype(np.float64))
-    return exact.astype(np.float64) / norms[:, None]
 
 
 def cosine_similarity(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:

@@ -1,0 +1,131 @@
+"""The explorer served by a real JupyterLab on 127.0.0.1, driven in Debian's Chromium.
+
+Opens notebooks/explorer.ipynb, runs it, then changes the profile, the recall and the filter the
+way a person would (clicks, typing) and checks that the results table and the plots change in
+the page, that an invalid filter shows the library's error inline, and that the browser console
+stays free of errors. A screenshot of the app is saved to artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "artifacts"
+TIMEOUT = 90_000
+
+KERNEL_IDLE = """() => {
+    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+    return !!k && k.status === 'idle';
+}"""
+PLOTS = """() => Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'))
+    .map(gd => JSON.stringify((gd.data || []).map(t => [t.name, t.x, t.y, t.text])))"""
+TABLE = "() => document.querySelector('.placeborag-results').innerText"
+ROWS = """(mode) => Array.from(document.querySelectorAll(
+    '.placeborag-results table.placeborag-table-' + mode + ' tr[data-id]'))
+    .map(r => [r.dataset.id, r.dataset.status])"""
+
+
+@pytest.fixture(scope="module")
+def page(jupyterlab, browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 1100})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.set_default_timeout(TIMEOUT)
+    page.goto(f"{jupyterlab['base']}/lab/tree/explorer.ipynb?token={jupyterlab['token']}&reset")
+    page.wait_for_function(KERNEL_IDLE)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.placeborag-app .js-plotly-plot').length >= 4"
+    )
+    page.problems = problems
+    yield page
+    context.close()
+
+
+def settle(page, before_table: str, before_plots: list[str]) -> tuple[str, list[str]]:
+    """Wait until the table and at least one plot differ from what they were."""
+    page.wait_for_function(
+        f"""() => document.querySelector('.placeborag-results').innerText !== {json.dumps(before_table)}"""
+    )
+    page.wait_for_function(
+        f"""() => {{
+            const now = ({PLOTS})();
+            const before = {json.dumps(before_plots)};
+            return now.length === before.length && now.some((p, i) => p !== before[i]);
+        }}"""
+    )
+    page.wait_for_function(KERNEL_IDLE)
+    return page.evaluate(TABLE), page.evaluate(PLOTS)
+
+
+def test_the_demo_scenario_renders_every_view(page):
+    assert len(page.evaluate(PLOTS)) >= 4
+    pre = page.evaluate(ROWS, "pre")
+    post = page.evaluate(ROWS, "post")
+    assert pre and post
+    # the demo filters on Hungarian: pre-filtering returns more than post-filtering keeps
+    assert sum(s == "returned" for _, s in pre) > sum(s == "returned" for _, s in post)
+
+
+def test_changing_the_profile_changes_the_table_and_the_plots(page):
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    page.locator(".placeborag-profile button", has_text="qdrant").click()
+    new_table, _ = settle(page, table, plots)
+    assert new_table != table
+
+
+def test_lowering_the_recall_marks_lost_documents(page):
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    readout = page.locator(".placeborag-recall .widget-readout")
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0.4")
+    page.keyboard.press("Enter")
+    settle(page, table, plots)
+    statuses = {s for _, s in page.evaluate(ROWS, "pre") + page.evaluate(ROWS, "post")}
+    assert "lost to recall" in statuses
+
+
+def test_typing_a_filter_changes_the_results(page):
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    where = page.locator(".placeborag-where textarea")
+    where.fill('{"tier": "public"}')
+    where.press("Tab")
+    settle(page, table, plots)
+    assert '"tier": "public"' not in page.locator(".placeborag-error").inner_text()
+    assert page.evaluate(ROWS, "pre")
+
+
+def test_an_invalid_filter_shows_the_error_inline_and_the_app_survives(page):
+    where = page.locator(".placeborag-where textarea")
+    where.fill('{"lang": {"$regex": "h"}}')
+    where.press("Tab")
+    error = page.locator(".placeborag-error")
+    error.get_by_text("unknown operator '$regex'").wait_for()
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    where.fill('{"lang": "en"}')
+    where.press("Tab")
+    settle(page, table, plots)
+    page.wait_for_function(
+        "() => !document.querySelector('.placeborag-error').innerText.includes('$regex')"
+    )
+
+
+def test_a_screenshot_is_saved_and_the_console_stayed_clean(page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "explorer-jupyterlab.png"))
+    # A tall window, so that JupyterLab lays out the whole app and the shot is not clipped.
+    page.set_viewport_size({"width": 1500, "height": 4200})
+    page.wait_for_timeout(1500)
+    page.locator(".placeborag-app").screenshot(path=str(ARTIFACTS / "explorer-app.png"))
+    assert page.problems == []
