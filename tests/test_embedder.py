@@ -1,0 +1,222 @@
+"""FakeEmbedder and cosine_similarity: configuration, clusters, and every error message."""
+
+import math
+
+import numpy as np
+import pytest
+
+from placeborag import FakeEmbedder, cosine_similarity
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"model_name": ""}, ValueError, "model_name='' must be a non-empty str"),
+        ({"model_name": 3}, TypeError, "model_name=3 must be a str, not int"),
+        ({"dimensions": 1}, ValueError, "dimensions=1 must be between 2 and 65536"),
+        ({"dimensions": 256.0}, TypeError, "dimensions=256.0 must be an int, not float"),
+        ({"dimensions": True}, TypeError, "dimensions=True must be an int, not bool"),
+        (
+            {"cluster_spread": -0.1},
+            ValueError,
+            "cluster_spread=-0.1 must be a finite number between 0 and 50",
+        ),
+        (
+            {"cluster_spread": float("nan")},
+            ValueError,
+            "cluster_spread=nan must be a finite number between 0 and 50",
+        ),
+        ({"cluster_spread": "wide"}, TypeError, "cluster_spread='wide' must be a number, not str"),
+        (
+            {"cluster_match": "prefix"},
+            ValueError,
+            "cluster_match='prefix' must be one of 'exact', 'substring'",
+        ),
+        (
+            {"clusters": ["refund policy"]},
+            TypeError,
+            "clusters=['refund policy'] must be a mapping of cluster name to a list of texts, not list",
+        ),
+        (
+            {"clusters": {"refund": "refund policy"}},
+            TypeError,
+            "clusters['refund']='refund policy' must be a list of texts, not str",
+        ),
+        (
+            {"clusters": {"refund": []}},
+            ValueError,
+            "clusters['refund'] is empty; declare at least one text",
+        ),
+        (
+            {"clusters": {"refund": ["a", 7]}},
+            TypeError,
+            "clusters['refund'] holds 7, which must be a str, not int",
+        ),
+        (
+            {"clusters": {"refund": [""]}},
+            ValueError,
+            "clusters['refund'] holds the empty string; declare non-empty texts",
+        ),
+        (
+            {"clusters": {"refund": ["a", "a"]}},
+            ValueError,
+            "'a' is declared twice in cluster 'refund'",
+        ),
+        ({"clusters": {"": ["a"]}}, ValueError, "cluster name '' must be a non-empty str"),
+        ({"clusters": {1: ["a"]}}, TypeError, "cluster name 1 must be a str, not int"),
+    ],
+)
+def test_bad_configuration_is_rejected_with_a_message_naming_the_value(options, error, message):
+    with pytest.raises(error) as excinfo:
+        FakeEmbedder(**options)
+    assert excinfo.value.args == (message,)
+
+
+def test_an_impossible_declaration_names_the_offending_texts_and_similarities():
+    clusters = {name: [f"{name}1", f"{name}2"] for name in "abcde"}
+    with pytest.raises(ValueError) as excinfo:
+        FakeEmbedder(dimensions=2, clusters=clusters)
+    message = excinfo.value.args[0]
+    assert message.startswith(
+        "clusters cannot be satisfied at dimensions=2 with cluster_spread=0.5: "
+    )
+    assert "(cosine " in message and "cluster 'a'" in message
+    assert message.endswith("raise dimensions, lower cluster_spread or declare fewer clusters")
+
+
+def test_the_same_declaration_satisfied_at_a_higher_dimension():
+    clusters = {name: [f"{name}1", f"{name}2"] for name in "abcde"}
+    assert FakeEmbedder(dimensions=64, clusters=clusters).cluster_names == tuple("abcde")
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda e: e.embed(None), TypeError, "text=None must be a str, not NoneType"),
+        (lambda e: e.embed(b"x"), TypeError, "text=b'x' must be a str, not bytes"),
+        (
+            lambda e: e.embed_batch("refund"),
+            TypeError,
+            "texts='refund' must be a sequence of str, not a single str; wrap it in a list",
+        ),
+        (lambda e: e.embed_batch(["a", 3]), TypeError, "texts[1]=3 must be a str, not int"),
+        (lambda e: e.embed_batch(7), TypeError, "texts=7 must be a sequence of str, not int"),
+        (
+            lambda e: e.cluster_anchor("shipping"),
+            ValueError,
+            "unknown cluster 'shipping'; declared clusters: 'refund'",
+        ),
+        (lambda e: e.cluster_anchor(1), TypeError, "name=1 must be a str, not int"),
+        (lambda e: e.cluster_of(None), TypeError, "text=None must be a str, not NoneType"),
+    ],
+)
+def test_bad_calls_raise(call, error, message):
+    embedder = FakeEmbedder(clusters={"refund": ["refund policy"]})
+    with pytest.raises(error) as excinfo:
+        call(embedder)
+    assert excinfo.value.args == (message,)
+
+
+def test_an_empty_batch_is_an_empty_matrix_of_the_right_width():
+    assert FakeEmbedder(dimensions=32).embed_batch([]).shape == (0, 32)
+
+
+def test_configuration_is_readable_and_the_repr_says_it():
+    embedder = FakeEmbedder(
+        model_name="m",
+        dimensions=64,
+        clusters={"r": ["a"]},
+        cluster_spread=0.2,
+        cluster_match="substring",
+    )
+    assert embedder.clusters == {"r": ("a",)}
+    assert embedder.cluster_names == ("r",)
+    assert repr(embedder) == (
+        "FakeEmbedder(model_name='m', dimensions=64, clusters={'r': ('a',)}, "
+        "cluster_spread=0.2, cluster_match='substring')"
+    )
+    assert repr(FakeEmbedder()) == "FakeEmbedder(model_name='placebo-embed-v1', dimensions=256)"
+
+
+def test_jitter_magnitudes_lie_in_half_to_one_and_a_half_spreads():
+    texts = [f"member {i}" for i in range(60)]
+    embedder = FakeEmbedder(clusters={"c": texts}, cluster_spread=0.4, dimensions=512)
+    magnitudes = [embedder.jitter_of(t) for t in texts]
+    assert all(0.2 <= m < 0.6 for m in magnitudes)
+    assert embedder.jitter_of("not declared") is None
+
+
+def test_spread_zero_puts_every_member_on_its_anchor():
+    embedder = FakeEmbedder(clusters={"c": ["a", "b"]}, cluster_spread=0)
+    anchor = embedder.cluster_anchor("c")
+    assert cosine_similarity(anchor, embedder.embed("a")) == pytest.approx(1.0, abs=1e-15)
+
+
+def test_equal_length_substring_declarations_go_to_the_first_declared():
+    embedder = FakeEmbedder(
+        clusters={"first": ["money back"], "second": ["lost order"]}, cluster_match="substring"
+    )
+    assert embedder.cluster_of("lost order, money back please") == "first"
+
+
+def test_a_substring_member_gets_its_own_vector_at_the_exact_anchor_cosine():
+    embedder = FakeEmbedder(clusters={"r": ["refund policy"]}, cluster_match="substring")
+    chunk = "the refund policy, in full"
+    m = embedder.jitter_of(chunk)
+    assert cosine_similarity(embedder.cluster_anchor("r"), embedder.embed(chunk)) == pytest.approx(
+        1 / math.sqrt(1 + m * m), abs=1e-12
+    )
+
+
+def test_words_shared_make_texts_near_and_case_does_not_matter_to_the_hashing_layer():
+    e = FakeEmbedder()
+    assert e.embed("Refund Policy") == e.embed("refund policy")
+    assert cosine_similarity(e.embed("refund policy"), e.embed("refund rules")) > 0.2
+
+
+def test_the_exact_integer_form_normalises_to_the_float_vector():
+    embedder = FakeEmbedder(dimensions=64, clusters={"r": ["refund policy"]})
+    floats, exact = embedder._embed_exact(["refund policy", "parcel"])
+    for f, row in zip(floats, exact):
+        norm = math.sqrt(sum(int(v) * int(v) for v in row))
+        assert np.array_equal(f, row.astype(np.float64) / norm)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "error", "message"),
+    [
+        (
+            [1, 0],
+            [1, 0, 0],
+            ValueError,
+            "a has 2 values and b has 3; both must have the same length",
+        ),
+        ([0, 0], [1, 0], ValueError, "a is a zero vector; cosine similarity is undefined for it"),
+        (
+            [1, 0],
+            [0.0, 0.0],
+            ValueError,
+            "b is a zero vector; cosine similarity is undefined for it",
+        ),
+        ([], [], ValueError, "a is empty; cosine similarity needs at least one value"),
+        (
+            [1, float("nan")],
+            [1, 0],
+            ValueError,
+            "a holds a non-finite value; all values must be finite",
+        ),
+        ("ab", [1, 0], TypeError, "a='ab' must be a sequence of numbers, not str"),
+        ([1, 0], None, TypeError, "b=None must be a sequence of numbers, not NoneType"),
+        ([[1, 0]], [1, 0], ValueError, "a must be one-dimensional, not of shape (1, 2)"),
+    ],
+)
+def test_cosine_similarity_rejects_what_has_no_angle(a, b, error, message):
+    with pytest.raises(error) as excinfo:
+        cosine_similarity(a, b)
+    assert excinfo.value.args == (message,)
+
+
+def test_cosine_similarity_values():
+    assert cosine_similarity([1, 0], [0, 1]) == 0.0
+    assert cosine_similarity([1, 1], [2, 2]) == pytest.approx(1.0)
+    assert cosine_similarity((1.0, 0.0), np.array([-3.0, 0.0])) == -1.0
