@@ -22,7 +22,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["SENTINEL", "hashed_counts", "model_seeds"]
+__all__ = ["SENTINEL", "hashed_counts", "model_seeds", "splitmix64"]
 
 SENTINEL = 0x110000
 _P = 0x100000001B3  # the FNV-64 prime: odd, so it has an inverse modulo 2**64
@@ -45,7 +45,7 @@ def model_seeds(model_name: str, dimensions: int) -> tuple[int, int, int, int]:
     return tuple(int.from_bytes(digest[i : i + 8], "little") for i in range(0, 32, 8))  # type: ignore[return-value]
 
 
-def _splitmix64(z: np.ndarray) -> np.ndarray:
+def splitmix64(z: np.ndarray) -> np.ndarray:
     z = z + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -161,7 +161,7 @@ def hashed_counts(
     counts_per_kind = [c for c, _, _ in kinds]
     salt = np.repeat(np.array([s for _, s, _ in kinds], dtype=np.uint64), counts_per_kind)
     weight = np.repeat(np.array([w for _, _, w in kinds], dtype=np.float64), counts_per_kind)
-    z = _splitmix64(((prefix[end] - prefix[start]) * pw_inv[start]) ^ salt)
+    z = splitmix64(((prefix[end] - prefix[start]) * pw_inv[start]) ^ salt)
     bucket = (z % np.uint64(dimensions)).astype(np.int64)
     # The top bit is the sign: +weight or -weight.
     weight *= 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)

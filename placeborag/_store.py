@@ -33,6 +33,7 @@ from placeborag._errors import (
     RetrievalTimeout,
 )
 from placeborag._filters import Columns, Filter, compile_filter
+from placeborag._hashing import splitmix64
 from placeborag._profiles import Profile, get_profile
 
 __all__ = ["FakeVectorStore", "Match", "QueryExplanation", "QueryRecord"]
@@ -139,13 +140,6 @@ def _id_hashes(ids: Sequence[str]) -> np.ndarray:
         dtype=np.uint64,
         count=len(ids),
     )
-
-
-def _splitmix64(z: np.ndarray) -> np.ndarray:
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 def _float_to_exact(vectors: np.ndarray) -> np.ndarray:
@@ -615,7 +609,7 @@ class FakeVectorStore:
             hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
             "little",
         )
-        keys = _splitmix64(self._id_hash[rows] ^ np.uint64(q))
+        keys = splitmix64(self._id_hash[rows] ^ np.uint64(q))
         # Order by (hash, insertion sequence): the sequence only matters on a 64-bit collision.
         order = np.lexsort((self._seq[rows], keys))
         return np.sort(rows[order[:keep]])
