@@ -30,9 +30,11 @@ browser:
 test: venv browser
 	$(BIN)/python -m pytest tests examples -p no:cacheprovider
 
+# JupyterLab prints the URL with its token; open it in a browser on this machine.
 explore: venv
 	$(BIN)/python -m jupyter lab --ip=127.0.0.1 --port=$(PORT) --no-browser \
-	  --ServerApp.root_dir=$(CURDIR)/notebooks explorer.ipynb
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) \
+	  --ServerApp.root_dir=$(CURDIR)/notebooks $(CURDIR)/notebooks/explorer.ipynb
 
 bench: venv
 	$(BIN)/python benchmarks/run_all.py
