@@ -7,6 +7,9 @@ written to a file and run by pytest (through pytester), so its tests must pass t
 import re
 from pathlib import Path
 
+# pytester unloads the modules a test imported; numpy cannot be loaded twice in one process, so
+# import it here, before any snippet does.
+import numpy  # noqa: F401
 import pytest
 
 ROOT = Path(__file__).parent.parent
