@@ -7,10 +7,15 @@ written to a file and run by pytest (through pytester), so its tests must pass t
 import re
 from pathlib import Path
 
-# pytester unloads the modules a test imported; numpy cannot be loaded twice in one process, so
-# import it here, before any snippet does.
+# pytester unloads the modules a test imported. numpy cannot be loaded twice in one process, and
+# placeborag caches its lazily loaded names, so load both fully here, before any snippet runs.
 import numpy  # noqa: F401
 import pytest
+
+import placeborag
+
+for _name in placeborag.__all__:
+    getattr(placeborag, _name)
 
 ROOT = Path(__file__).parent.parent
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
