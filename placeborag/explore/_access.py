@@ -127,18 +127,29 @@ def trace_query(
         rows = store_rows(store)
     n = len(rows.ids)
     position = {doc_id: i for i, doc_id in enumerate(rows.ids)}
-    twin = with_options(store)
-    matches = tuple(twin.query(text, k, where))
     post = predicate is not None and store.filter_mode == "post"
     pre = predicate is not None and not post
-    cut = tuple(twin.query(text, k)) if post else matches
     lossy = store.recall < 1.0
-    ideal = tuple(with_options(store, recall=1.0).query(text, k, where)) if lossy else matches
     with store._lock:
         alive = rows.rows
         mask = store._filter_mask(predicate) if predicate is not None else None
         passing = alive[mask[alive]] if pre else alive
         survivors = store._recall_survivors(text, passing) if lossy else passing
+    twin = with_options(store)
+    if post:
+        # A post-filter keeps the matches of the unfiltered top-k that pass: one ranking
+        # serves both (the tests hold this to explain()).
+        cut = tuple(twin.query(text, k))
+        matches = tuple(m for m in cut if mask[alive[position[m.id]]])
+    else:
+        matches = cut = tuple(twin.query(text, k, where))
+    if not lossy:
+        ideal = matches
+    elif post:
+        perfect = tuple(with_options(store, recall=1.0).query(text, k))
+        ideal = tuple(m for m in perfect if mask[alive[position[m.id]]])
+    else:
+        ideal = tuple(with_options(store, recall=1.0).query(text, k, where))
     qvector = np.asarray(store.embedder.embed_batch([text]), dtype=np.float64)[0]
     cosine = (rows.vectors @ qvector.astype(np.float32)).astype(np.float64)
     score = profile_scores(store, cosine)

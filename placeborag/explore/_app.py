@@ -21,7 +21,13 @@ import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore
 from placeborag.explore._access import StoreRows, store_rows, trace_query, with_options
-from placeborag.explore._compute import Projector, fit_projector, hover_labels, project
+from placeborag.explore._compute import (
+    Projector,
+    categories,
+    fit_projector,
+    hover_labels,
+    project,
+)
 from placeborag.explore._deps import optional
 from placeborag.explore._displays import (
     AnchorsDisplay,
@@ -70,6 +76,15 @@ class _LRU(OrderedDict):
         return value
 
 
+def _same_key(a: Any, b: Any) -> bool:
+    """Keys of drawn inputs: plain values compare by value, computed objects by identity."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_key(x, y) for x, y in zip(a, b))
+    if isinstance(a, (str, int, float, bool, type(None))):
+        return type(a) is type(b) and a == b
+    return a is b
+
+
 class Explorer:
     """The explorer application. Display it (last expression of a cell) or use ``.widget``.
 
@@ -109,6 +124,9 @@ class Explorer:
         self._stores = _LRU()
         self._rows: dict[Any, StoreRows] = {}
         self._projectors = _LRU()
+        self._traces = _LRU()
+        self._labels = _LRU()
+        self._coords = _LRU()
         self._anchors = _LRU()
         self._hover: np.ndarray | None = None
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
@@ -263,53 +281,67 @@ class Explorer:
         self.timings[changed or "initial"] = (time.perf_counter() - start) * 1000
 
     def _redraw(self, s: Scenario) -> None:
-        base = self._base_store(s)
         key = self._embedder_key(s)
+        base = self._base_store(s)
         rows = self._rows.get(key)
         if rows is None:
             self._rows.clear()  # rows are big; keep only the current configuration's
             rows = self._rows[key] = store_rows(base)
+            self._hover = hover_labels(rows)
+        where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
         stores = {
             m: with_options(base, profile=s.profile, filter_mode=m, recall=s.recall)
             for m in ("pre", "post")
         }
-        current = stores[s.filter_mode]
-        trace = trace_query(current, s.query, s.k, s.where, rows=rows)
-        n_components = 3 if self.controls["projection"].value == "3-D" else 2
-        projector: Projector = self._projectors.get_or(
-            (key, n_components), lambda: fit_projector(rows.vectors, n_components)
-        )
-        if self._hover is None or len(self._hover) != len(rows.ids):
-            self._hover = hover_labels(rows)
-        projection = project(
-            current, s.query, s.k, s.where, rows=rows, projector=projector,
-            hover=self._hover, trace=trace, n_components=n_components,
-            color_by=self.controls["color_by"].value,
-        )
-        filters = FilterModesDisplay.from_stores(
-            stores, s.query, s.k, s.where, rows=rows, traces={s.filter_mode: trace}
-        )
-        self.tables = filters.tables
-        self.results_html.value = filters.to_html()
-        displays: dict[str, Any] = {
-            "projection": ProjectionDisplay(projection),
-            "ranking": RankingDisplay(projection),
-            "funnel": filters,
+        traces = {
+            m: self._traces.get_or(
+                (key, s.profile, m, s.recall, s.query, s.k, where),
+                lambda m=m: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
+            )
+            for m in ("pre", "post")
         }
+        trace = traces[s.filter_mode]
+        n_components = 3 if self.controls["projection"].value == "3-D" else 2
+        # One three-component fit serves both views: PCA components are nested.
+        projector: Projector = self._projectors.get_or(
+            key, lambda: fit_projector(rows.vectors, 3)
+        ).head(n_components)
+        color_by = self.controls["color_by"].value
+        projection = project(
+            stores[s.filter_mode], s.query, s.k, s.where, rows=rows, projector=projector,
+            hover=self._hover, trace=trace, n_components=n_components, color_by=color_by,
+            labels=self._labels.get_or(
+                (key, color_by), lambda: categories(base, rows, color_by)
+            ),
+            coords=self._coords.get_or(
+                (key, n_components), lambda: projector.transform(rows.vectors)
+            ),
+        )
+        tables_key = (traces["pre"], traces["post"])
+        if not _same_key(self._drawn.get("tables"), tables_key):
+            filters = FilterModesDisplay.from_stores(
+                stores, s.query, s.k, s.where, rows=rows, traces=traces
+            )
+            self.tables = filters.tables
+            self.results_html.value = filters.to_html()
+            self._draw("funnel", filters, tables_key)
+        self._draw("projection", ProjectionDisplay(projection),
+                   (trace, n_components, color_by))
+        self._draw("ranking", RankingDisplay(projection), (trace, color_by))
         if s.clusters and self._fixed_embedder is None:
             anchor_key = json.dumps(
                 [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
             )
-            displays["anchors"] = self._anchors.get_or(
-                anchor_key, lambda: AnchorsDisplay.from_scenario(s)
-            )
-        for name, display in displays.items():
-            self._draw(name, display)
+            display = self._anchors.get_or(anchor_key, lambda: AnchorsDisplay.from_scenario(s))
+            self._draw("anchors", display, anchor_key)
 
-    def _draw(self, name: str, display: Any) -> None:
-        if self._drawn.get(name) is display:
-            return  # a cached display (the anchors) is already on screen
-        self._drawn[name] = display
+    def _draw(self, name: str, display: Any, key: Any) -> None:
+        """Draw ``display`` unless what is on screen was drawn from the same inputs (``key``)."""
+        if name in self._drawn and _same_key(self._drawn[name], key):
+            return
+        self._drawn[name] = key
+        if name == "funnel":
+            self._drawn["tables"] = key
         if self.mode == "widget":
             display.plot(self.figures[name])
             if name in ("projection", "ranking"):

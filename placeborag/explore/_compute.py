@@ -43,7 +43,6 @@ __all__ = [
 
 UNCLUSTERED = "(no cluster)"
 MISSING = "(missing)"
-_FULL_SVD_MAX_ROWS = 20_000
 _HOVER_TEXT_CHARS = 80
 
 
@@ -59,22 +58,34 @@ class Projector:
     explained: np.ndarray  # (c,) explained variance ratio
 
     def transform(self, vectors: np.ndarray) -> np.ndarray:
-        return (np.asarray(vectors, dtype=np.float64) - self.mean) @ self.components.T
+        x = np.asarray(vectors, dtype=np.float64)
+        # (x - mean) @ C.T without the (n, d) temporary of the centred rows.
+        return x @ self.components.T - self.mean @ self.components.T
+
+    def head(self, n_components: int) -> Projector:
+        """The projector onto the first ``n_components`` axes (PCA axes are nested)."""
+        if n_components == self.components.shape[0]:
+            return self
+        return Projector(self.mean, self.components[:n_components],
+                         self.explained[:n_components])
 
 
 def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     """PCA of ``vectors`` (rows) to ``n_components``, deterministic for a given input.
 
-    Full SVD up to 20,000 rows; beyond, the covariance eigendecomposition (exact too, and
-    cheap when rows far outnumber dimensions).
+    Exact either way: the covariance eigendecomposition when rows outnumber dimensions (a
+    d x d problem, far cheaper than the SVD of the rows), a full SVD otherwise. BLAS runs on
+    one thread: a multi-threaded LAPACK call on a busy machine can take seconds, and one
+    thread also keeps the reduction order, and so the picture, the same everywhere.
     """
     decomposition = optional("sklearn.decomposition")
     x = np.asarray(vectors, dtype=np.float64)
     c = min(n_components, x.shape[0], x.shape[1])
     if c < 1:
         raise PlaceboragValueError("a projection needs at least one document")
-    solver = "full" if x.shape[0] <= _FULL_SVD_MAX_ROWS else "covariance_eigh"
-    pca = decomposition.PCA(n_components=c, svd_solver=solver).fit(x)
+    solver = "covariance_eigh" if x.shape[0] >= x.shape[1] else "full"
+    with one_blas_thread():
+        pca = decomposition.PCA(n_components=c, svd_solver=solver).fit(x)
     components = pca.components_.copy()
     signs = np.sign(components[np.arange(c), np.argmax(np.abs(components), axis=1)])
     components *= np.where(signs == 0, 1.0, signs)[:, None]
@@ -83,6 +94,16 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
         components = np.vstack([components, np.zeros((n_components - c, x.shape[1]))])
         explained = np.concatenate([explained, np.zeros(n_components - c)])
     return Projector(mean=pca.mean_.copy(), components=components, explained=explained)
+
+
+_BLAS: list[Any] = []
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS and LAPACK use one thread (threadpoolctl comes with sklearn)."""
+    if not _BLAS:
+        _BLAS.append(optional("threadpoolctl").ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def categories(store: FakeVectorStore, rows: StoreRows, color_by: str) -> np.ndarray:
@@ -156,11 +177,14 @@ def project(
     projector: Projector | None = None,
     hover: np.ndarray | None = None,
     trace: QueryTrace | None = None,
+    labels: np.ndarray | None = None,
+    coords: np.ndarray | None = None,
 ) -> Projection:
     """Project a store's documents, its query and its cluster anchors with PCA.
 
-    The keyword-only caches (``rows``, ``projector``, ``hover``, ``trace``) let an app reuse
-    what a control change did not invalidate; left out, everything is computed.
+    The keyword-only caches (``rows``, ``projector``, ``hover``, ``trace``, ``labels``,
+    ``coords``) let an app reuse what a control change did not invalidate; left out,
+    everything is computed.
     """
     rows = rows if rows is not None else store_rows(store)
     projector = projector or fit_projector(rows.vectors, n_components)
@@ -171,9 +195,10 @@ def project(
         if names
         else np.zeros((0, projector.components.shape[0]))
     )
-    labels = categories(store, rows, color_by)
+    if labels is None:
+        labels = categories(store, rows, color_by)
     return Projection(
-        coords=projector.transform(rows.vectors),
+        coords=coords if coords is not None else projector.transform(rows.vectors),
         query=projector.transform(trace.query_vector[None, :])[0],
         anchor_names=names,
         anchors=anchors,

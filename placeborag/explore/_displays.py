@@ -43,6 +43,7 @@ __all__ = [
     "FilterModesDisplay",
     "ProjectionDisplay",
     "RankingDisplay",
+    "ScoreAxis",
     "draw",
     "frame_to_html",
 ]
@@ -66,7 +67,12 @@ _FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
 
 
 def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Any:
-    """A new ``go.Figure``, or ``figure`` updated in place to show ``traces`` and ``layout``."""
+    """A new ``go.Figure``, or ``figure`` updated in place to show ``traces`` and ``layout``.
+
+    In place, only what differs from the previous ``draw`` into the same figure is sent:
+    plotly validates every property it is given, and re-validating unchanged markers, hover
+    templates and axes costs more than the new arrays do.
+    """
     go = optional("plotly.graph_objects")
     layout = {"font": _FONT, **layout}
     if figure is None:
@@ -74,34 +80,57 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
     if figure.layout.meta != _META:
         # Validating a template costs ~40 ms: apply it once per long-lived figure.
         figure.update_layout(template="plotly_white", meta=_META)
-    same = len(figure.data) == len(traces) and all(
+    sent_traces, sent_layout = getattr(figure, "_placeborag_sent", ((), {}))
+    same = len(figure.data) == len(traces) == len(sent_traces) and all(
         t.type == s["type"] and t.name == s.get("name") for t, s in zip(figure.data, traces)
     )
     if not same:
         figure.data = ()
     with figure.batch_update():
         if same:
-            for old, new in zip(figure.data, traces):
-                changed = {
-                    k: v for k, v in new.items()
-                    if k != "type" and not (k in _ARRAYS and _same_array(old[k], v))
-                }
-                old.update(changed, overwrite=True)
+            for old, before, new in zip(figure.data, sent_traces, traces):
+                changed = _changes(before, new)
+                changed.pop("type", None)
+                if changed:
+                    old.update(changed, overwrite=True)
         else:
             figure.add_traces(traces)
-        figure.update_layout(layout, overwrite=True)
+        changed = _changes(sent_layout, layout)
+        if changed:
+            figure.update_layout(changed, overwrite=True)
+    figure._placeborag_sent = (traces, layout)
     return figure
 
 
-_ARRAYS = ("x", "y", "z", "text", "hovertext", "customdata")
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The keys of ``after`` whose values differ from ``before``; keys gone are set to None."""
+    out = {k: v for k, v in after.items() if k not in before or not _equal(before[k], v)}
+    out.update({k: None for k in before if k not in after})
+    return out
 
 
-def _same_array(old: Any, new: Any) -> bool:
-    """Whether an array property is unchanged: re-sending it would cost a validation pass."""
-    if old is None or new is None:
-        return old is new
-    a, b = np.asarray(old), np.asarray(new)
-    return a.shape == b.shape and a.dtype.kind == b.dtype.kind and bool(np.array_equal(a, b))
+def _equal(a: Any, b: Any) -> bool:
+    """Deep equality over the plain values a figure spec holds (dicts, lists, arrays)."""
+    if a is b:
+        return True
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+            and all(_equal(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
+        if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)) or a is None or b is None:
+            return False
+        x, y = np.asarray(a), np.asarray(b)
+        if x.shape != y.shape or x.dtype.kind != y.dtype.kind:
+            return False
+        if x.dtype == object:
+            return all(_equal(i, j) for i, j in zip(x.ravel().tolist(), y.ravel().tolist()))
+        return bool(np.array_equal(x, y))
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _check_figure(figure: Any) -> None:
@@ -188,7 +217,9 @@ class ProjectionDisplay(_ProjectionBased):
             {
                 "type": "scatter3d" if three else "scatter",
                 "name": "top-k (rank)",
-                "mode": "markers+text",
+                # 2-D: the rank numbers are fanned-out labels (annotations), not text that
+                # piles up where the top-k sit together next to the query and an anchor.
+                "mode": "markers+text" if three else "markers",
                 **xyz(p.coords[top] if top.size else np.zeros((0, p.coords.shape[1]))),
                 "text": [str(r) for r in p.trace.rank[top]],
                 "textposition": "top center",
@@ -197,7 +228,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "hovertext": p.hover[top],
                 "hovertemplate": "rank %{text}<br>%{hovertext}<br>score %{customdata:.6f}"
                 "<extra></extra>",
-                "marker": {"size": 16, "color": "rgba(0,0,0,0)",
+                "marker": {"size": 16 if not three else 7, "color": "rgba(0,0,0,0)",
                            "line": {"width": 2, "color": "#111111"}},
             }
         )
@@ -209,6 +240,7 @@ class ProjectionDisplay(_ProjectionBased):
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": p.anchor_names,
                 "textposition": "bottom center",
+                "textfont": {"size": 12, "color": "#333333"},
                 "hovertemplate": "anchor of %{text}<extra></extra>",
                 "marker": {"size": 13 if not three else 6,
                            "symbol": "diamond" if not three else "diamond-open", "color": "#ffffff",
@@ -241,6 +273,8 @@ class ProjectionDisplay(_ProjectionBased):
                     "font": {"color": "#B00020", "size": 12},
                 }
             )
+        if not three:
+            annotations += rank_labels(p.coords[top], p.trace.rank[top])
         layout: dict[str, Any] = {
             "title": {"text": f"Projection (PCA) of {n} documents for query "
                       f"{_short(p.trace.text)!r}, k={p.trace.k}", "x": 0.01},
@@ -262,6 +296,34 @@ class ProjectionDisplay(_ProjectionBased):
         return self._show(figure, traces, layout)
 
 
+def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
+    """One arrowed label per top-k point, fanned out over the upper half-circle.
+
+    Rank 1 points up and to the right, rank k up and to the left, and every other label sits
+    further out, so the labels of points that (nearly) coincide do not cover each other, nor
+    the anchor names written below the anchors.
+    """
+    k = len(ranks)
+    if not k:
+        return []
+    angles = np.radians(np.linspace(20.0, 160.0, k) if k > 1 else np.array([70.0]))
+    out = []
+    for slot, angle in enumerate(angles):
+        i = slot
+        radius = 38.0 + (14.0 if slot % 2 else 0.0) + 2.0 * k
+        out.append(
+            {
+                "x": float(points[i, 0]), "y": float(points[i, 1]), "xref": "x", "yref": "y",
+                "text": f"<b>{int(ranks[i])}</b>", "showarrow": True, "arrowhead": 0,
+                "arrowwidth": 1, "arrowcolor": "#555555", "standoff": 8,
+                "ax": float(radius * np.cos(angle)), "ay": float(-radius * np.sin(angle)),
+                "font": {"size": 12, "color": "#111111"}, "bgcolor": "rgba(255,255,255,0.85)",
+                "bordercolor": "#111111", "borderwidth": 1, "borderpad": 1,
+            }
+        )
+    return out
+
+
 def _short(text: str, n: int = 48) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -274,6 +336,9 @@ class RankingDisplay(_ProjectionBased):
 
     Rows (y) are the documents' categories; the top-k cut is a vertical line. The x axis runs
     from worst to best whatever the profile's direction, so "better" is always to the right.
+    An empty stretch wider than a sixth of the score range (a far-away cluster) is drawn as
+    a shaded axis break, so the documents around the cut keep their room; the ticks and the
+    hover text give the true scores.
     """
 
     @property
@@ -285,9 +350,16 @@ class RankingDisplay(_ProjectionBased):
             return None
         return float(t.score[inside[np.argmax(t.cut_rank[inside])]])
 
+    @property
+    def axis(self) -> ScoreAxis:
+        """The x axis: scores to positions, with the breaks it puts in long empty stretches."""
+        return ScoreAxis.fit(self.projection.trace.score)
+
     def plot(self, figure: Any = None) -> RankingDisplay:
         p = self.projection
         t = p.trace
+        axis = self.axis
+        position = axis.position(t.score)
         row = {label: i for i, label in enumerate(p.label_order)}
         y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.ids)
         n = len(t.ids)
@@ -301,7 +373,7 @@ class RankingDisplay(_ProjectionBased):
                     "type": kind,
                     "name": status,
                     "mode": "markers+text" if ranked else "markers",
-                    "x": t.score[mask],
+                    "x": position[mask],
                     "y": y[mask],
                     "text": [str(r) for r in t.cut_rank[mask]] if ranked else None,
                     "textposition": "top center",
@@ -312,22 +384,24 @@ class RankingDisplay(_ProjectionBased):
                     "marker": {
                         "size": 11 if ranked else (4 if n >= WEBGL_FROM else 7),
                         "color": STATUS_COLOURS[status],
-                        "opacity": 1.0 if ranked else 0.7,
+                        "opacity": 1.0 if ranked else 0.6,
                         "symbol": "x" if status in (DROPPED, LOST) else "circle",
                     },
                 }
             )
         cut = self.cut
-        shapes, annotations = [], []
+        shapes, annotations = axis.break_marks()
         if cut is not None:
+            x = float(axis.position(np.array([cut]))[0])
             shapes.append(
-                {"type": "line", "xref": "x", "yref": "paper", "x0": cut, "x1": cut,
+                {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x,
                  "y0": 0, "y1": 1, "line": {"color": "#111111", "dash": "dash", "width": 1.5}}
             )
             annotations.append(
-                {"text": f"top-{t.k} cut", "x": cut, "xref": "x", "y": 1.0, "yref": "paper",
+                {"text": f"top-{t.k} cut", "x": x, "xref": "x", "y": 1.0, "yref": "paper",
                  "yanchor": "bottom", "showarrow": False, "font": {"size": 12}}
             )
+        tickvals, ticktext = axis.ticks()
         layout = {
             "title": {"text": f"Query-centred ranking for {_short(t.text)!r} "
                       f"({t.filter_mode}-filter, recall {t.recall:g}): better is to the right",
@@ -335,6 +409,9 @@ class RankingDisplay(_ProjectionBased):
             "xaxis": {
                 "title": {"text": p.score_label},
                 "autorange": True if p.higher_is_better else "reversed",
+                "tickmode": "array",
+                "tickvals": tickvals,
+                "ticktext": ticktext,
                 "zeroline": False,
             },
             "yaxis": {
@@ -353,6 +430,87 @@ class RankingDisplay(_ProjectionBased):
             "uirevision": "ranking",
         }
         return self._show(figure, traces, layout)
+
+
+class ScoreAxis:
+    """A score axis that shrinks long empty stretches (axis breaks) to a sliver each.
+
+    ``position(score)`` is monotone, so left-to-right order stays the ranking; between breaks
+    it is the score plus a constant, so distances there are true distances.
+    """
+
+    BREAK_FROM = 1 / 6  # an empty stretch wider than this share of the range is broken
+    BREAK_WIDTH = 0.03  # what a break keeps, as a share of the range
+    MAX_BREAKS = 3
+
+    def __init__(self, low: float, high: float, breaks: Sequence[tuple[float, float]]) -> None:
+        self.low, self.high = low, high
+        self.breaks = [(float(a), float(b)) for a, b in breaks]
+
+    @classmethod
+    def fit(cls, scores: np.ndarray) -> ScoreAxis:
+        values = np.unique(np.asarray(scores, dtype=np.float64)[np.isfinite(scores)])
+        if values.size < 2:
+            v = float(values[0]) if values.size else 0.0
+            return cls(v, v, [])
+        span = float(values[-1] - values[0])
+        gaps = np.diff(values)
+        wide = np.flatnonzero(gaps > cls.BREAK_FROM * span)
+        wide = wide[np.argsort(-gaps[wide], kind="stable")][: cls.MAX_BREAKS]
+        return cls(float(values[0]), float(values[-1]),
+                   sorted((values[i], values[i + 1]) for i in wide))
+
+    @property
+    def _keep(self) -> float:
+        return self.BREAK_WIDTH * (self.high - self.low)
+
+    def position(self, scores: np.ndarray) -> np.ndarray:
+        x = np.asarray(scores, dtype=np.float64)
+        out = x.copy()
+        for a, b in self.breaks:
+            gap = b - a
+            # A break keeps a fixed sliver of margin on each side of its shaded band.
+            out -= np.clip(x - a, 0.0, gap) * (1.0 - 3 * self._keep / gap)
+        return out
+
+    def break_marks(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """A shaded band and a note per break, as plotly shapes and annotations."""
+        shapes, notes = [], []
+        for a, b in self.breaks:
+            x0, x1 = self.position(np.array([a, b]))
+            lo, hi = x0 + self._keep, x1 - self._keep
+            shapes.append(
+                {"type": "rect", "xref": "x", "yref": "paper", "x0": lo, "x1": hi,
+                 "y0": 0, "y1": 1, "fillcolor": "rgba(0,0,0,0.07)", "line": {"width": 0},
+                 "layer": "below"}
+            )
+            notes.append(
+                {"text": f"axis break:<br>{b - a:.2f} with<br>no documents", "x": (lo + hi) / 2,
+                 "xref": "x", "y": 0.0, "yref": "paper", "yanchor": "bottom",
+                 "showarrow": False, "font": {"size": 10, "color": "#666666"}}
+            )
+        return shapes, notes
+
+    def ticks(self) -> tuple[list[float], list[str]]:
+        """Ticks at round scores, placed where ``position`` puts those scores."""
+        kept = (self.high - self.low) - sum(b - a for a, b in self.breaks)
+        if kept <= 0:
+            return [self.low], [f"{self.low:.3g}"]
+        raw = kept / 6
+        step = 10 ** np.floor(np.log10(raw))
+        step *= next(m for m in (1, 2, 5, 10) if m * step >= raw)
+        decimals = max(0, int(-np.floor(np.log10(step))))
+        edges = [self.low, *(v for ab in self.breaks for v in ab), self.high]
+        values: list[float] = []
+        for a, b in zip(edges[::2], edges[1::2]):
+            first, last = np.ceil(a / step - 1e-9), np.floor(b / step + 1e-9)
+            values += [round(i * step, decimals) for i in np.arange(first, last + 1)]
+            if first > last:  # a segment narrower than a step still gets a tick
+                values.append(round((a + b) / 2, decimals + 1))
+        positions = self.position(np.array(values))
+        places = decimals + any(v != round(v, decimals) for v in values)
+        labels = [f"{v:.{places}f}".replace("-", "−") for v in values]
+        return [float(x) for x in positions], labels
 
 
 # -- anchors against jitter -------------------------------------------------------------------
@@ -405,93 +563,114 @@ class AnchorsDisplay(_Display):
         m = self.geometry.members
         if m.empty:
             return True
-        orders = m.pivot_table(index=["cluster", "text"], columns="dimensions", values="order")
-        return bool((orders.nunique(axis=1) <= 1).all())
+        return bool((m.groupby(["cluster", "text"], sort=False)["order"].nunique() <= 1).all())
 
     def plot(self, figure: Any = None) -> AnchorsDisplay:
         g = self.geometry
         members, pairs = g.members, g.pairs
-        symbols = ("circle", "square", "diamond", "triangle-up", "cross")
         clusters = list(dict.fromkeys(members["cluster"]))
         colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(clusters)}
-        traces: list[dict[str, Any]] = []
+        dims = {d: j for j, d in enumerate(g.dimensions)}
+        symbols = [_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)] for j in range(len(dims))]
+        sizes = [max(5, 13 - 3 * j) for j in range(len(dims))]
         top = float(members["jitter"].max()) if len(members) else 1.0
-        m = np.linspace(0.0, max(top * 1.1, 0.1), 200)
-        traces.append(
+        m = np.linspace(0.0, max(top * 1.1, 0.1), 120)
+        traces: list[dict[str, Any]] = [
             {"type": "scatter", "name": "1/√(1+m²)", "mode": "lines", "x": m,
              "y": 1.0 / np.sqrt(1.0 + m * m), "line": {"color": "#111111", "width": 1.5},
-             "xaxis": "x", "yaxis": "y", "hoverinfo": "skip"}
-        )
-        for j, d in enumerate(g.dimensions):
-            for c in clusters:
-                sel = members[(members["dimensions"] == d) & (members["cluster"] == c)]
-                traces.append(
-                    {
-                        "type": "scatter",
-                        "name": f"{c} · d={d}",
-                        "legendgroup": c,
-                        "mode": "markers",
-                        "x": sel["jitter"].to_numpy(),
-                        "y": sel["cosine"].to_numpy(),
-                        "hovertext": sel["text"].to_numpy(),
-                        "hovertemplate": "%{hovertext}<br>m=%{x:.4f}<br>cos=%{y:.6f}"
-                        f"<extra>{html.escape(c)}, d={d}</extra>",
-                        "marker": {"color": colour[c], "symbol": symbols[j % len(symbols)],
-                                   "size": 10 - 2 * j, "opacity": 0.8,
-                                   "line": {"width": 1, "color": "#ffffff"}},
-                        "xaxis": "x",
-                        "yaxis": "y",
-                    }
-                )
-        for pair, sel in pairs.groupby("pair", sort=False):
-            c = sel["cluster"].iloc[0]
+             "xaxis": "x", "yaxis": "y", "hoverinfo": "skip", "legendgroup": "curve"}
+        ]
+        cluster_col = members["cluster"].to_numpy()
+        dim_col = np.array([dims[d] for d in members["dimensions"]], dtype=np.int64)
+        for c in clusters:
+            sel = np.flatnonzero(cluster_col == c)
+            j = dim_col[sel]
             traces.append(
                 {
                     "type": "scatter",
-                    "name": pair,
+                    "name": c,
+                    "legendgroup": c,
+                    "legendgrouptitle": {"text": "cluster"} if c == clusters[0] else None,
+                    "mode": "markers",
+                    "x": members["jitter"].to_numpy()[sel],
+                    "y": members["cosine"].to_numpy()[sel],
+                    "hovertext": members["text"].to_numpy()[sel],
+                    "customdata": members["dimensions"].to_numpy()[sel],
+                    "hovertemplate": "%{hovertext}<br>d=%{customdata}<br>m=%{x:.4f}"
+                    f"<br>cos=%{{y:.6f}}<extra>{html.escape(c)}</extra>",
+                    "marker": {"color": colour[c], "symbol": [symbols[i] for i in j],
+                               "size": [sizes[i] for i in j], "opacity": 0.85,
+                               "line": {"width": 1.5, "color": colour[c]}},
+                    "xaxis": "x",
+                    "yaxis": "y",
+                }
+            )
+        for d, j in dims.items():  # a legend key for the symbols; draws nothing
+            traces.append(
+                {"type": "scatter", "name": f"d={d}", "mode": "markers", "x": [None],
+                 "y": [None], "legendgroup": "dimensions",
+                 "legendgrouptitle": {"text": "dimensions"} if j == 0 else None,
+                 "marker": {"color": "#666666", "symbol": symbols[j], "size": 10,
+                            "line": {"width": 1.5, "color": "#666666"}},
+                 "hoverinfo": "skip", "xaxis": "x", "yaxis": "y"}
+            )
+        for c in clusters:
+            sel = pairs[pairs["cluster"] == c]
+            xs: list[Any] = []
+            ys: list[Any] = []
+            names: list[Any] = []
+            for pair, rows in sel.groupby("pair", sort=False):
+                xs += [str(d) for d in rows["dimensions"]] + [None]
+                ys += [*rows["cosine"].to_numpy().tolist(), None]
+                names += [pair] * len(rows) + [None]
+            traces.append(
+                {
+                    "type": "scatter",
+                    "name": f"{c} pairs",
                     "legendgroup": c,
                     "showlegend": False,
                     "mode": "lines+markers",
-                    "x": [str(d) for d in sel["dimensions"]],
-                    "y": sel["cosine"].to_numpy(),
-                    "hovertemplate": f"{html.escape(pair)}<br>d=%{{x}}<br>cos=%{{y:.6f}}"
-                    "<extra></extra>",
-                    "line": {"color": colour.get(c, "#777777"), "width": 1.5},
-                    "marker": {"size": 7},
+                    "x": xs,
+                    "y": ys,
+                    "hovertext": names,
+                    "hovertemplate": "%{hovertext}<br>d=%{x}<br>cos=%{y:.6f}<extra></extra>",
+                    "line": {"color": colour[c], "width": 1.5},
+                    "marker": {"size": 6, "color": colour[c]},
                     "xaxis": "x2",
                     "yaxis": "y2",
                 }
             )
         same = "the same" if self.order_is_dimension_free else "NOT the same"
+        heading = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom",
+                   "xanchor": "left", "showarrow": False, "font": {"size": 12, "color": "#444"}}
         notes = [
-            {"text": f"member order against the anchor is {same} at every dimension",
-             "xref": "x domain", "yref": "y domain", "x": 0.02, "y": 0.02,
-             "xanchor": "left", "yanchor": "bottom", "showarrow": False,
-             "font": {"size": 12}},
-            {"text": "member-to-member cosines move with the dimension",
-             "xref": "x2 domain", "yref": "y2 domain", "x": 0.02, "y": 0.02,
-             "xanchor": "left", "yanchor": "bottom", "showarrow": False,
-             "font": {"size": 12}},
+            {**heading, "x": 0.0,
+             "text": f"<b>member to anchor</b>: the order is {same} at every dimension"},
+            {**heading, "x": 0.62,
+             "text": "<b>member to member</b>: moves with the dimension"},
         ]
         notes += [
-            {"text": f"d={d}: {html.escape(err)[:90]}…", "xref": "paper", "yref": "paper",
-             "x": 0, "y": -0.18 - 0.05 * i, "showarrow": False, "xanchor": "left",
-             "font": {"color": "#B00020", "size": 11}}
+            {"text": f"d={d}: {html.escape(err)[:110]}…", "xref": "paper", "yref": "paper",
+             "x": 0, "y": -0.22 - 0.07 * i, "showarrow": False, "xanchor": "left",
+             "yanchor": "top", "font": {"color": "#B00020", "size": 11}}
             for i, (d, err) in enumerate(g.errors.items())
         ]
         layout = {
             "title": {"text": "Cluster members against their anchors: cos = 1/√(1+m²) at every "
                       "dimension", "x": 0.01},
-            "xaxis": {"domain": [0.0, 0.55], "title": {"text": "jitter magnitude m"}},
+            "xaxis": {"domain": [0.0, 0.54], "title": {"text": "jitter magnitude m"}},
             "yaxis": {"title": {"text": "cosine(member, anchor)"}},
-            "xaxis2": {"domain": [0.68, 1.0], "title": {"text": "dimensions"},
+            "xaxis2": {"domain": [0.62, 1.0], "title": {"text": "dimensions"},
                        "type": "category", "anchor": "y2"},
             "yaxis2": {"title": {"text": "cosine(member, member)"}, "anchor": "x2"},
             "annotations": notes,
-            "legend": {"groupclick": "togglegroup"},
-            "margin": {"t": 70, "l": 70, "r": 20, "b": 60 + 30 * len(g.errors)},
+            "legend": {"groupclick": "togglegroup", "tracegroupgap": 12},
+            "margin": {"t": 90, "l": 70, "r": 20, "b": 70 + 28 * len(g.errors)},
         }
         return self._show(figure, traces, layout)
+
+
+_DIMENSION_SYMBOLS = ("circle-open", "square", "diamond-open", "cross", "triangle-up-open")
 
 
 # -- pre- versus post-filter ------------------------------------------------------------------

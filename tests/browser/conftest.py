@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+NOTEBOOK = "explorer.ipynb"
 CHROMIUM = os.environ.get("PLACEBORAG_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -43,7 +44,10 @@ def jupyterlab(tmp_path_factory):
     pytest.importorskip("jupyterlab")
     home = tmp_path_factory.mktemp("jupyter")
     root = home / "notebooks"
-    shutil.copytree(ROOT / "notebooks", root)
+    root.mkdir()
+    # Only the notebook under test: the others are being written by other work in progress,
+    # and copying a file while it is rewritten fails the whole module.
+    shutil.copy2(ROOT / "notebooks" / NOTEBOOK, root / NOTEBOOK)
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
+
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "artifacts"
 TIMEOUT = 90_000
+SETTLE = 30_000  # a redraw takes well under a second; this is for a loaded machine
 
 KERNEL_IDLE = """() => {
     const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -54,16 +57,29 @@ def page(jupyterlab, browser):
 
 def settle(page, before_table: str, before_plots: list[str]) -> tuple[str, list[str]]:
     """Wait until the table and at least one plot differ from what they were."""
-    page.wait_for_function(
-        f"""() => document.querySelector('.placeborag-results').innerText !== {json.dumps(before_table)}"""
-    )
-    page.wait_for_function(
-        f"""() => {{
-            const now = ({PLOTS})();
-            const before = {json.dumps(before_plots)};
-            return now.length === before.length && now.some((p, i) => p !== before[i]);
-        }}"""
-    )
+    try:
+        page.wait_for_function(
+            f"""() => document.querySelector('.placeborag-results').innerText
+                !== {json.dumps(before_table)}""",
+            timeout=SETTLE,
+        )
+        page.wait_for_function(
+            f"""() => {{
+                const now = ({PLOTS})();
+                const before = {json.dumps(before_plots)};
+                return now.length === before.length && now.some((p, i) => p !== before[i]);
+            }}""",
+            timeout=SETTLE,
+        )
+    except PlaywrightTimeout:
+        now = page.evaluate(PLOTS)
+        raise AssertionError(
+            f"the page did not settle: table changed={page.evaluate(TABLE) != before_table}, "
+            f"plots before={len(before_plots)} now={len(now)}, "
+            f"changed={[a != b for a, b in zip(before_plots, now)]}, "
+            f"error={page.locator('.placeborag-error').inner_text()!r}, "
+            f"console={page.problems}"
+        ) from None
     page.wait_for_function(KERNEL_IDLE)
     return page.evaluate(TABLE), page.evaluate(PLOTS)
 

@@ -31,6 +31,7 @@ def test_projection_display_stores_arrays_and_draws_them(demo):
     assert (query.x[0], query.y[0]) == (p.query[0], p.query[1])
     top = _by_name(fig, "top-k (rank)")
     assert list(top.text) == [str(r) for r in range(1, demo.k + 1)]
+    assert top.mode == "markers"  # in 2-D the ranks are fanned-out annotations
     assert list(_by_name(fig, "cluster anchors").text) == list(demo.clusters)
     assert "% of variance" in fig.layout.xaxis.title.text
 
@@ -59,15 +60,41 @@ def test_many_points_use_webgl():
     assert "scattergl" in {t.type for t in fig.data}
 
 
-def test_ranking_display_x_is_the_score_and_draws_the_cut(demo):
+def test_ranking_display_places_documents_by_score_and_draws_the_cut(demo):
     display = RankingDisplay.from_scenario(demo).plot()
     fig = display.figure_
     returned = _by_name(fig, "returned")
     matches = demo.store().query(demo.query, demo.k, demo.where)
-    assert sorted(returned.x) == sorted(m.score for m in matches)
-    (line,) = fig.layout.shapes
-    assert line.x0 == line.x1 == display.cut == matches[-1].score
+    assert sorted(returned.customdata) == sorted(m.score for m in matches)
+    np.testing.assert_array_equal(returned.x, display.axis.position(returned.customdata))
+    line = fig.layout.shapes[-1]
+    assert display.cut == matches[-1].score
+    assert line.x0 == line.x1 == display.axis.position(np.array([display.cut]))[0]
     assert fig.layout.xaxis.autorange == "reversed"  # chroma: lower is better
+
+
+def test_score_axis_breaks_a_long_empty_stretch_and_keeps_the_order():
+    from placeborag.explore._displays import ScoreAxis
+
+    scores = np.array([-0.2, -0.1, 0.0, 0.05, 0.65, 0.8])
+    axis = ScoreAxis.fit(scores)
+    assert axis.breaks == [(0.05, 0.65)]
+    x = axis.position(scores)
+    assert (np.diff(x) > 0).all()
+    np.testing.assert_allclose(np.diff(x)[:3], np.diff(scores)[:3])  # true distances
+    assert x[4] - x[3] < 0.2 * (scores[4] - scores[3])
+    values, labels = axis.ticks()
+    assert "0.8" in labels and "−0.2" in labels
+    assert (np.diff(values) > 0).all()
+
+
+def test_score_axis_without_a_wide_gap_is_the_identity():
+    from placeborag.explore._displays import ScoreAxis
+
+    scores = np.linspace(0.1, 0.9, 30)
+    axis = ScoreAxis.fit(scores)
+    assert axis.breaks == []
+    np.testing.assert_array_equal(axis.position(scores), scores)
 
 
 def test_ranking_display_keeps_axis_direction_for_qdrant(demo):
@@ -80,10 +107,22 @@ def test_anchors_display_draws_the_exact_curve_and_every_dimension(demo):
     fig = display.figure_
     curve = fig.data[0]
     np.testing.assert_allclose(curve.y, 1 / np.sqrt(1 + np.asarray(curve.x) ** 2))
-    names = {t.name for t in fig.data}
-    assert {f"refund · d={d}" for d in (64, 256, 1024)} <= names
+    names = [t.name for t in fig.data if t.showlegend is not False]
+    # a compact legend: the curve, one entry per cluster, one symbol key per dimension
+    assert names == ["1/√(1+m²)", *demo.clusters, "d=64", "d=256", "d=1024"]
+    refund = _by_name(fig, "refund")
+    assert sorted(set(refund.customdata)) == [64, 256, 1024]
+    np.testing.assert_allclose(refund.y, 1 / np.sqrt(1 + np.asarray(refund.x) ** 2))
     assert display.order_is_dimension_free
     assert any(t.xaxis == "x2" for t in fig.data)
+
+
+def test_projection_labels_each_top_k_point_once(demo):
+    fig = ProjectionDisplay.from_scenario(demo).plot().figure_
+    ranks = [a.text for a in fig.layout.annotations if a.showarrow]
+    assert ranks == [f"<b>{r}</b>" for r in range(1, demo.k + 1)]
+    offsets = {(round(a.ax), round(a.ay)) for a in fig.layout.annotations if a.showarrow}
+    assert len(offsets) == demo.k  # fanned out: no two labels share a place
 
 
 def test_filter_modes_display_tables_and_funnel(demo):
