@@ -592,25 +592,27 @@ for text, row in zip(texts, d_int):
     if dot > 0:  # cos² = dot² / (|d|² |q|²): equal fractions, equal cosines
         groups[Fraction(dot * dot, sum(x * x for x in row))].append(text)
 
-q_vec = np.array(embedder.embed(query))
-largest_first = [g for _, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]), -kv[0]))]
-# Prefer a group whose float cosines disagree; which one does depends on the float arithmetic.
-noisy = [g for g in largest_first if len(set((embedder.embed_batch(g) @ q_vec).tolist())) > 1]
-tied = (noisy or largest_first)[0][:8]
+largest_first = sorted(groups.items(), key=lambda kv: (-len(kv[1]), -kv[0]))
+tied = largest_first[0][1][:8]
 print(len(tied), "distinct texts with one exact cosine:", tied)
 """),
     md("""
-In floating point the eight cosines need not be the same number: here they differ in the last
-bits, and which ones differ depends on the order the products were summed in, which depends on
-the CPU and the BLAS library. Sorting by those floats gives an order that is an accident of
-arithmetic.
+In floating point the eight cosines need not come out as one number. Compute them three
+reasonable ways (one matrix product, one dot product per text, a plain Python sum) and count the
+distinct results: the last bits depend on the order the products were summed in, which depends
+on the method, the CPU and the BLAS library. An order decided by those bits is an accident of
+arithmetic, and a different machine has different accidents.
 """),
     code("""
-floats = embedder.embed_batch(tied) @ q_vec
-for text, value in zip(tied, floats.tolist()):
-    print(f"{text:20} {value!r}")
-print("distinct float values:", len(set(floats.tolist())))
-print("order by float noise:", [tied[i] for i in np.argsort(-floats, kind="stable")])
+q_vec = np.array(embedder.embed(query))
+cosines = {
+    "matrix product": (embedder.embed_batch(tied) @ q_vec).tolist(),
+    "dot per text": [float(np.dot(embedder.embed_batch([t])[0], q_vec)) for t in tied],
+    "Python sum": [sum(x * y for x, y in zip(embedder.embed(t), q_vec)) for t in tied],
+}
+for method, values in cosines.items():
+    print(f"{method:15} {len(set(values))} distinct value(s)")
+pd.DataFrame(cosines, index=tied).map(lambda value: f"{value:.17f}")
 """),
     md("""
 The store never lets that noise decide. It detects scores too close for float32 to separate,
@@ -1084,8 +1086,8 @@ table
 ## The geometry, side by side
 
 `store_from_vectors` puts the recorded vectors, queries included, in a store the displays can
-draw. One question, real model first: the English refund documents stand clear of the rest,
-with the answer, `refund-window`, on top.
+draw. One question, real model first: the current and the 2023 refund-window documents lead
+almost level, the current one, `refund-window`, on top.
 """),
     code("""
 from placeborag.explore import RankingDisplay, store_from_vectors
@@ -1149,8 +1151,8 @@ pd.DataFrame({"real (replay)": plumbing(recording.embedder()), "fake": plumbing(
 ## What to assert in your tests
 
 With the fake, assert plumbing: filters, cuts, direction, ties, retries. Where a test must rest
-on real semantic geometry (a paraphrase, another language), replay a recording: it is as
-deterministic and offline as the fake, and it raises for any text it has not seen. Neither
+on real semantic geometry (a paraphrase the model is known to handle), replay a recording: it is
+as deterministic and offline as the fake, and it raises for any text it has not seen. Neither
 measures whether your retrieval is *good*; that is an evaluation job, run against the real
 model.
 """),
