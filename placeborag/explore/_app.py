@@ -188,14 +188,15 @@ class Explorer:
         self.export_button.on_click(lambda _: self.export())
         self.export_area = w.Textarea(layout=w.Layout(width="100%", height="260px"))
         self.export_area.add_class(CSS_CLASSES["export"])
+        self.figures: dict[str, Any] = dict.fromkeys(FIGURES)
         if self.mode == "widget":
-            go = optional("plotly.graph_objects")
-            self.figures: dict[str, Any] = {name: go.FigureWidget() for name in FIGURES}
-            views = dict(self.figures)
+            # Each FigureWidget is made from its first drawing (see _draw), so that it opens
+            # in the front end with its traces in its initial state: updates sent while the
+            # front end is still loading the widget's model can be lost.
+            self.views = {name: w.Box(layout=w.Layout(width="100%")) for name in FIGURES}
         else:
-            self.figures = dict.fromkeys(FIGURES)
-            self.outputs = {name: w.Output() for name in FIGURES}
-            views = dict(self.outputs)
+            self.views = self.outputs = {name: w.Output() for name in FIGURES}
+        views = self.views
         c = self.controls
         column = w.Layout(flex="1 1 0", min_width="430px")
         controls = w.HBox(
@@ -343,7 +344,14 @@ class Explorer:
         if name == "funnel":
             self._drawn["tables"] = key
         if self.mode == "widget":
-            display.plot(self.figures[name])
+            if self.figures[name] is None:
+                first = display.plot().figure_
+                widget = optional("plotly.graph_objects").FigureWidget(first)
+                widget._placeborag_sent = first._placeborag_sent
+                self.figures[name] = widget
+                self.views[name].children = (widget,)
+            else:
+                display.plot(self.figures[name])
             if name in ("projection", "ranking"):
                 self._watch_selection(name, display)
             return

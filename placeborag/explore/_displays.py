@@ -76,7 +76,10 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
     go = optional("plotly.graph_objects")
     layout = {"font": _FONT, **layout}
     if figure is None:
-        return go.Figure(data=traces, layout={"template": "plotly_white", **layout})
+        figure = go.Figure(data=traces, layout={"template": "plotly_white", "meta": _META,
+                                                **layout})
+        figure._placeborag_sent = (traces, layout)
+        return figure
     if figure.layout.meta != _META:
         # Validating a template costs ~40 ms: apply it once per long-lived figure.
         figure.update_layout(template="plotly_white", meta=_META)

@@ -28,6 +28,22 @@ KERNEL_IDLE = """() => {
 }"""
 PLOTS = """() => Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'))
     .map(gd => JSON.stringify((gd.data || []).map(t => [t.name, t.x, t.y, t.text])))"""
+# Every plot holds traces and has drawn them (plotly renders each trace as a g.trace).
+DRAWN = """() => {
+    const plots = Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'));
+    return plots.length >= 4 && plots.every(gd => (gd.data || []).length > 0
+        && gd.getBoundingClientRect().height > 0 && gd.querySelector('g.trace') !== null);
+}"""
+STATE = """() => ({
+    kernel: (() => { try { return window.jupyterapp.shell.currentWidget.sessionContext
+        .session.kernel.status; } catch (e) { return String(e); } })(),
+    outputs: Array.from(document.querySelectorAll('.jp-OutputArea-output'))
+        .map(o => o.innerText.slice(0, 300)),
+    plots: Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'))
+        .map(gd => [(gd.data || []).length, gd.getBoundingClientRect().height,
+                    gd.querySelector('g.trace') !== null]),
+    tables: document.querySelectorAll('.placeborag-results table').length,
+})"""
 TABLE = "() => document.querySelector('.placeborag-results').innerText"
 ROWS = """(mode) => Array.from(document.querySelectorAll(
     '.placeborag-results table.placeborag-table-' + mode + ' tr[data-id]'))
@@ -46,10 +62,16 @@ def page(jupyterlab, browser):
     page.goto(f"{jupyterlab['base']}/lab/tree/explorer.ipynb?token={jupyterlab['token']}&reset")
     page.wait_for_function(KERNEL_IDLE)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
-    page.wait_for_function(
-        "() => document.querySelectorAll('.placeborag-app .js-plotly-plot').length >= 4"
-    )
+    try:
+        page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
+        page.wait_for_function(DRAWN)
+        page.wait_for_function(KERNEL_IDLE)
+    except PlaywrightTimeout:
+        state = page.evaluate(STATE)
+        raise AssertionError(
+            f"the explorer did not render: {state}; console: {problems}; "
+            f"server log: {jupyterlab['log'].read_text()[-2000:]}"
+        ) from None
     page.problems = problems
     yield page
     context.close()
@@ -137,11 +159,29 @@ def test_an_invalid_filter_shows_the_error_inline_and_the_app_survives(page):
     )
 
 
+def test_switching_to_post_filtering_changes_the_plots_not_the_tables(page):
+    # Both tables are always on screen; the filter mode picks what the plots show.
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    page.locator(".placeborag-filter-mode button", has_text="post").click()
+    page.wait_for_function(
+        f"""() => {{
+            const now = ({PLOTS})();
+            const before = {json.dumps(plots)};
+            return now.length === before.length && now.some((p, i) => p !== before[i]);
+        }}""",
+        timeout=SETTLE,
+    )
+    page.wait_for_function(KERNEL_IDLE)
+    assert page.evaluate(TABLE) == table
+    title = page.locator(".placeborag-app .js-plotly-plot .gtitle").nth(1).text_content()
+    assert "post-filter" in title
+
+
 def test_a_screenshot_is_saved_and_the_console_stayed_clean(page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "explorer-jupyterlab.png"))
     # A tall window, so that JupyterLab lays out the whole app and the shot is not clipped.
     page.set_viewport_size({"width": 1500, "height": 4200})
-    page.wait_for_timeout(1500)
+    page.wait_for_function(DRAWN)
     page.locator(".placeborag-app").screenshot(path=str(ARTIFACTS / "explorer-app.png"))
     assert page.problems == []

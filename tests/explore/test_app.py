@@ -91,6 +91,13 @@ def test_an_invalid_filter_is_shown_inline_not_raised(explorer, where, message):
     assert explorer.error_html.value == ""
 
 
+def test_figure_widgets_open_with_their_first_drawing(explorer):
+    # the initial traces travel with the widget's own state, not as later update messages
+    for name, figure in explorer.figures.items():
+        assert explorer.views[name].children == (figure,)
+        assert figure._widget_data and len(figure._widget_data) == len(figure.data)
+
+
 def test_figures_are_long_lived_figure_widgets(explorer):
     import plotly.graph_objects as go
 
