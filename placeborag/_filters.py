@@ -115,7 +115,7 @@ class Filter:
 
 
 class _Compare(Filter):
-    __slots__ = ("key", "op", "test", "value")
+    __slots__ = ("key", "missing", "op", "test", "value")
 
     _RANGE: dict[str, Callable[[Any, Any], Any]] = {
         "$gt": lambda a, b: a > b,
@@ -127,6 +127,7 @@ class _Compare(Filter):
     def __init__(self, clause: object, key: str, op: str, value: Any) -> None:
         super().__init__(clause)
         self.key, self.op, self.value = key, op, value
+        self.missing = False  # what a record without the key gives (engine semantics may flip it)
 
     def keys(self) -> frozenset[str]:
         return frozenset((self.key,))
@@ -145,7 +146,7 @@ class _Compare(Filter):
 
     def matches(self, metadata: Mapping[str, Any] | None) -> bool:
         if not metadata or self.key not in metadata:
-            return False
+            return self.missing
         return self._holds(metadata[self.key])
 
     def _bounds_exact(self) -> bool:
@@ -177,7 +178,7 @@ class _Compare(Filter):
             else:
                 hit |= (kind == k) & (number == float(v))
         if op in ("$ne", "$nin"):
-            return present & ~hit
+            return ~hit if self.missing else present & ~hit
         return hit
 
 
@@ -299,12 +300,29 @@ def _compile(where: object) -> Filter:
     return nodes[0] if len(nodes) == 1 else _Logical(where, "$and", nodes)
 
 
-def compile_filter(where: Mapping[str, Any] | None) -> Filter | None:
-    """Validate and compile a ``where`` filter; None means no filter."""
+def _negations_match_missing(node: Filter) -> Filter:
+    """Let every ``$ne``/``$nin`` in the tree match a record without the key (engine semantics)."""
+    if isinstance(node, _Logical):
+        for child in node.children:
+            _negations_match_missing(child)
+    elif isinstance(node, _Compare) and node.op in ("$ne", "$nin"):
+        node.missing = True
+    return node
+
+
+def compile_filter(
+    where: Mapping[str, Any] | None, *, negations_match_missing: bool = False
+) -> Filter | None:
+    """Validate and compile a ``where`` filter; None means no filter.
+
+    ``negations_match_missing=True`` gives the engine semantics of Chroma and Qdrant, where
+    ``$ne``/``$nin`` also match a record that lacks the key (placeborag's own rule says no).
+    """
     if where is None:
         return None
     if not isinstance(where, Mapping):
         raise PlaceboragTypeError(
             f"where={where!r} must be a dict or None, not {type(where).__name__}"
         )
-    return _compile(where)
+    node = _compile(where)
+    return _negations_match_missing(node) if negations_match_missing else node

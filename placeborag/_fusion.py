@@ -215,10 +215,11 @@ class KeywordIndex:
 
         ``where`` uses the store's filter language and rules (a missing key never matches).
         """
+        return self._search(query, _check_count(k, "k", minimum=1), compile_filter(where))
+
+    def _search(self, query: str, k: int, predicate: Any) -> list[Any]:
         from placeborag._store import Match
 
-        k = _check_count(k, "k", minimum=1)
-        predicate = compile_filter(where)
         with self._lock:
             exact = self._exact_scores(query)
             position = {id: i for i, id in enumerate(self._docs)}
@@ -435,8 +436,17 @@ class HybridRetriever:
         where_copy = copy.deepcopy(dict(where)) if where is not None else None
         with self._lock:
             self._queries.append(QueryRecord(text, k, where_copy))
-        vector = self._store.query(text, k=self._candidates, where=where)
-        keyword = self._keyword_index().search(text, k=self._candidates, where=where)
+        # FAISS-style padding ("-1" slots) is not a candidate: a real fusion step drops it.
+        vector = [
+            m for m in self._store.query(text, k=self._candidates, where=where) if m.id != "-1"
+        ]
+        # The keyword half filters with the store's own rules, engine semantics included.
+        predicate = compile_filter(
+            where,
+            negations_match_missing=self._store.filter_semantics == "engine"
+            and self._store.profile.negation_matches_missing,
+        )
+        keyword = self._keyword_index()._search(text, self._candidates, predicate)
         fused = reciprocal_rank_fusion(
             {"vector": vector, "keyword": keyword},
             rank_constant=self._rank_constant,

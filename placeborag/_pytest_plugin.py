@@ -14,7 +14,20 @@ from typing import Any
 import pytest
 
 EMBEDDER_OPTIONS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
-STORE_OPTIONS = ("profile", "filter_mode", "recall", "visibility")
+STORE_OPTIONS = (
+    "profile",
+    "filter_mode",
+    "recall",
+    "visibility",
+    "metric",
+    "tie_order",
+    "seed",
+    "on_existing_id",
+    "pad_missing",
+    "filter_semantics",
+    "orphans",
+    "churn",
+)
 _MARKER = "placeborag"
 
 

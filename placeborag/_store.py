@@ -38,8 +38,12 @@ from placeborag._profiles import Profile, get_profile
 
 __all__ = ["FakeVectorStore", "Match", "QueryExplanation", "QueryRecord"]
 
-_FILTER_MODES = ("pre", "post")
 _VISIBILITY = ("immediate", "manual")
+_FILTER_SEMANTICS = ("strict", "engine")
+# Salts that keep the hash streams of the quirks independent of each other and of recall.
+_ORPHAN_SALT = 0x6F727068616E2121
+_CHURN_SALT = 0x636875726E212121
+_SHUFFLE_SALT = 0x73687566666C6521
 _UNIT_ROUNDOFF = 2.0**-24  # float32
 _SCORE_BITS = 64
 
@@ -85,6 +89,8 @@ class QueryExplanation:
     post_filter_dropped: tuple[str, ...]
     matches: tuple[Match, ...]
     cosines: dict[str, float] = field(repr=False)
+    unreachable: tuple[str, ...] = ()  # live records churn has unlinked from the index
+    orphans: tuple[str, ...] = ()  # deleted ids the index still holds
 
 
 @dataclass
@@ -142,6 +148,25 @@ def _id_hashes(ids: Sequence[str]) -> np.ndarray:
     )
 
 
+def _check_share(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise PlaceboragTypeError(f"{name}={value!r} must be a number, not {type(value).__name__}")
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise PlaceboragValueError(f"{name}={value!r} must be between 0.0 and 1.0")
+    return float(value)
+
+
+def _below_share(key: int, share: float) -> bool:
+    """Whether a 64-bit hash falls in the lowest ``share`` of its range (exactly)."""
+    return key < math.floor(Fraction(share) * 2**64)
+
+
+def _text_hash(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+    )
+
+
 def _float_to_exact(vectors: np.ndarray) -> np.ndarray:
     """Exact integer forms of float64 rows: each row scaled by one power of two (object dtype)."""
     rows = []
@@ -180,6 +205,14 @@ class FakeVectorStore:
     ties by id). ``filter_mode="post"`` applies ``where`` after the top-k cut, as an approximate
     index does; ``recall`` below 1.0 loses a deterministic share of the candidates before the
     cut; ``visibility="manual"`` keeps writes invisible until :meth:`refresh`.
+
+    The other profiles (``"faiss"``, ``"lancedb"``, ``"pgvector"``, ``"langchain"``,
+    ``"weaviate"``) and every option that overrides one behaviour of a profile (``metric``,
+    ``tie_order`` and ``seed``, ``on_existing_id``, ``pad_missing``, ``filter_mode``) are
+    described in ``docs/profiles.md``. ``filter_semantics="engine"`` lets ``$ne``/``$nin`` match
+    a record without the key where the profile's engine does. ``orphans`` keeps that share of
+    deleted ids searchable; ``churn`` is the chance that a delete or rewrite unlinks another
+    live record from queries. Both are chosen by hashing, so every run repeats exactly.
     """
 
     def __init__(
@@ -187,19 +220,36 @@ class FakeVectorStore:
         *,
         embedder: Any = None,
         profile: str | Profile = "chroma",
-        filter_mode: Literal["pre", "post"] = "pre",
+        filter_mode: Literal["pre", "post"] | None = None,
         recall: float = 1.0,
         visibility: Literal["immediate", "manual"] = "immediate",
+        metric: str | None = None,
+        tie_order: str | None = None,
+        seed: int | None = None,
+        on_existing_id: str | None = None,
+        pad_missing: bool | None = None,
+        filter_semantics: Literal["strict", "engine"] = "strict",
+        orphans: float = 0.0,
+        churn: float = 0.0,
     ) -> None:
-        prof = get_profile(profile)
-        if filter_mode not in _FILTER_MODES:
-            raise PlaceboragValueError(f"filter_mode={filter_mode!r} must be one of 'pre', 'post'")
-        if isinstance(recall, bool) or not isinstance(recall, (int, float, np.floating)):
-            raise PlaceboragTypeError(
-                f"recall={recall!r} must be a number, not {type(recall).__name__}"
+        overrides = {
+            "metric": metric,
+            "tie_order": tie_order,
+            "seed": seed,
+            "on_existing_id": on_existing_id,
+            "pad_missing": pad_missing,
+            "filter_mode": filter_mode,
+        }
+        prof = get_profile(profile).with_options(
+            **{key: value for key, value in overrides.items() if value is not None}
+        )
+        recall = _check_share(recall, "recall")
+        if filter_semantics not in _FILTER_SEMANTICS:
+            raise PlaceboragValueError(
+                f"filter_semantics={filter_semantics!r} must be one of 'strict', 'engine'"
             )
-        if not (math.isfinite(recall) and 0.0 <= recall <= 1.0):
-            raise PlaceboragValueError(f"recall={recall!r} must be between 0.0 and 1.0")
+        self._orphans = _check_share(orphans, "orphans")
+        self._churn = _check_share(churn, "churn")
         if visibility not in _VISIBILITY:
             raise PlaceboragValueError(
                 f"visibility={visibility!r} must be one of 'immediate', 'manual'"
@@ -215,7 +265,11 @@ class FakeVectorStore:
             )
         self._embedder = embedder
         self._profile = prof
-        self._filter_mode = filter_mode
+        self._filter_mode = prof.filter_mode
+        self._filter_semantics = filter_semantics
+        self._negations_match_missing = (
+            filter_semantics == "engine" and prof.negation_matches_missing
+        )
         self._recall = float(recall)
         self._visibility = visibility
         self._lock = threading.RLock()
@@ -237,6 +291,13 @@ class FakeVectorStore:
         self._written: set[str] = set()  # ids present once every pending write lands
         self._failures: list[list[Any]] = []  # [exception, remaining]
         self._queries: list[QueryRecord] = []
+        # Quirks: older copies of a duplicated id, deleted ids still in the index, live ids
+        # unlinked by churn, and the salt of the current query's shuffled tie order.
+        self._shadows: dict[str, list[int]] = {}
+        self._orphan_of: dict[str, int] = {}
+        self._unreachable: set[str] = set()
+        self._churn_events = 0
+        self._tie_salt = 0
 
     # -- configuration -------------------------------------------------------------------
 
@@ -259,6 +320,22 @@ class FakeVectorStore:
     @property
     def visibility(self) -> str:
         return self._visibility
+
+    @property
+    def filter_semantics(self) -> str:
+        return self._filter_semantics
+
+    @property
+    def orphaned_ids(self) -> tuple[str, ...]:
+        """Deleted ids the index still holds (``orphans``), in the order they were deleted."""
+        with self._lock:
+            return tuple(self._orphan_of)
+
+    @property
+    def unreachable_ids(self) -> tuple[str, ...]:
+        """Live ids that ``churn`` unlinked: :meth:`get` finds them, queries do not."""
+        with self._lock:
+            return tuple(sorted(self._unreachable, key=lambda i: self._seq[self._row_of[i]]))
 
     def __repr__(self) -> str:
         return (
@@ -365,6 +442,13 @@ class FakeVectorStore:
         vectors = self._embed_documents(texts)
         op = _Pending("upsert", ids, texts, metadatas, vectors)
         with self._lock:
+            if self._profile.on_existing_id == "error":
+                for value in ids:
+                    if value in self._written:
+                        raise PlaceboragValueError(
+                            f"id {value!r} is already stored and on_existing_id='error' "
+                            "forbids writing it again"
+                        )
             self._written.update(ids)
             if self._visibility == "manual":
                 self._pending.append(op)
@@ -489,7 +573,11 @@ class FakeVectorStore:
             raise PlaceboragTypeError(f"k={k!r} must be an int, not {type(k).__name__}")
         if k < 1:
             raise PlaceboragValueError(f"k={k!r} must be >= 1")
-        return text, int(k), compile_filter(where)  # type: ignore[arg-type]
+        predicate = compile_filter(
+            where,  # type: ignore[arg-type]
+            negations_match_missing=self._negations_match_missing,
+        )
+        return text, int(k), predicate
 
     @staticmethod
     def _unknown_id_message(value: str, known: Iterable[str]) -> str:
@@ -542,18 +630,42 @@ class FakeVectorStore:
                 row = self._row_of.pop(value, None)
                 if row is None:
                     continue
-                self._alive[row] = False
-                self._ids[row] = self._texts[row] = self._metas[row] = None
-                self._holes += 1
+                self._unreachable.discard(value)
+                for shadow in self._shadows.pop(value, ()):
+                    self._kill(shadow)
+                if self._orphans and _below_share(
+                    int(splitmix64(self._id_hash[row : row + 1] ^ np.uint64(_ORPHAN_SALT))[0]),
+                    self._orphans,
+                ):
+                    self._orphan_of[value] = row  # gone for get(), still in the index
+                else:
+                    self._kill(row)
+                self._churn_event(op.ids)
             if self._holes > max(1024, self._count // 2):
                 self._compact()
             return
         assert op.vectors is not None
-        new = [i for i, value in enumerate(op.ids) if value not in self._row_of]
+        mode = self._profile.on_existing_id
+        fresh = mode in ("duplicate", "move_to_end")  # a rewrite takes a new row
+        new = [i for i, value in enumerate(op.ids) if fresh or value not in self._row_of]
         self._grow(self._count + len(new))
-        rows = np.empty(len(op.ids), dtype=np.int64)
+        rows: list[int] = []
+        written: list[int] = []
         for i, value in enumerate(op.ids):
             row = self._row_of.get(value)
+            if row is None and value in self._orphan_of:  # writing it again reuses the slot
+                row = self._row_of[value] = self._orphan_of.pop(value)
+            if row is not None:
+                if mode == "ignore":
+                    continue
+                self._unreachable.discard(value)
+                if mode == "duplicate":
+                    self._shadows.setdefault(value, []).append(row)
+                    row = None
+                elif mode == "move_to_end":
+                    self._kill(row)
+                    row = None
+                self._churn_event(op.ids)
             if row is None:
                 row = self._count
                 self._count += 1
@@ -567,9 +679,35 @@ class FakeVectorStore:
             else:
                 self._texts[row] = op.texts[i]
                 self._metas[row] = op.metadatas[i]
-            rows[i] = row
-        self._vectors[rows] = op.vectors.astype(np.float32)
-        self._id_hash[rows] = _id_hashes(op.ids)
+            rows.append(row)
+            written.append(i)
+        self._vectors[rows] = op.vectors[written].astype(np.float32)
+        self._id_hash[rows] = _id_hashes([op.ids[i] for i in written])
+        if self._holes > max(1024, self._count // 2):
+            self._compact()
+
+    def _kill(self, row: int) -> None:
+        """Turn a row into a hole (compaction reclaims it)."""
+        self._alive[row] = False
+        self._ids[row] = self._texts[row] = self._metas[row] = None
+        self._holes += 1
+
+    def _churn_event(self, batch: list[str]) -> None:
+        """A delete or rewrite: with chance ``churn``, unlink a live record outside the batch."""
+        if not self._churn:
+            return
+        skip = set(batch)
+        self._churn_events += 1
+        event = splitmix64(np.array([self._churn_events ^ _CHURN_SALT], dtype=np.uint64))
+        if not _below_share(int(event[0]), self._churn):
+            return
+        rows = np.array(
+            [r for i, r in self._row_of.items() if i not in skip and i not in self._unreachable],
+            dtype=np.int64,
+        )
+        if rows.size:
+            victim = rows[np.argmin(splitmix64(self._id_hash[rows] ^ event[0]))]
+            self._unreachable.add(self._ids[victim])  # type: ignore[arg-type]
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._alive[: self._count])
@@ -580,7 +718,13 @@ class FakeVectorStore:
         self._ids = [self._ids[r] for r in keep]
         self._texts = [self._texts[r] for r in keep]
         self._metas = [self._metas[r] for r in keep]
-        self._row_of = {value: row for row, value in enumerate(self._ids)}  # type: ignore[misc]
+        remap = np.full(self._count, -1, dtype=np.int64)
+        remap[keep] = np.arange(keep.size)
+        self._row_of = {value: int(remap[row]) for value, row in self._row_of.items()}
+        self._orphan_of = {value: int(remap[row]) for value, row in self._orphan_of.items()}
+        self._shadows = {
+            value: [int(remap[row]) for row in rows] for value, rows in self._shadows.items()
+        }
         self._count = len(keep)
         self._holes = 0
 
@@ -605,11 +749,7 @@ class FakeVectorStore:
             return rows
         if keep == 0:
             return rows[:0]
-        q = int.from_bytes(
-            hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-            "little",
-        )
-        keys = splitmix64(self._id_hash[rows] ^ np.uint64(q))
+        keys = splitmix64(self._id_hash[rows] ^ np.uint64(_text_hash(text)))
         # Order by (hash, insertion sequence): the sequence only matters on a 64-bit collision.
         order = np.lexsort((self._seq[rows], keys))
         return np.sort(rows[order[:keep]])
@@ -718,9 +858,14 @@ class FakeVectorStore:
         """Exactly tied rows ordered by the profile's tie rule; only the first ``need`` kept."""
         if len(rows) == 1:
             return rows
-        if self._profile.tie_order == "id":
+        rule = self._profile.tie_order
+        if rule == "id":
             return heapq.nsmallest(need, rows, key=self._ids.__getitem__)
-        seq = self._seq[rows]
+        if rule == "shuffle":
+            keys = splitmix64(self._id_hash[rows] ^ np.uint64(self._tie_salt))
+            order = np.lexsort((self._seq[rows], keys))[:need]
+            return [rows[i] for i in order]
+        seq = self._seq[rows] if rule == "insertion" else -self._seq[rows]
         if need < len(rows):
             part = np.argpartition(seq, need - 1)[:need]
             return [rows[i] for i in part[np.argsort(seq[part])]]
@@ -750,11 +895,22 @@ class FakeVectorStore:
     ) -> Any:
         count = self._count
         alive_mask = self._alive[:count]
+        if self._unreachable:  # churn: live records the index can no longer reach
+            alive_mask = alive_mask.copy()
+            alive_mask[[self._row_of[i] for i in self._unreachable]] = False
+        profile = self._profile
+        if profile.tie_order == "shuffle":
+            self._tie_salt = splitmix64(
+                np.array([_text_hash(text) ^ profile.seed ^ _SHUFFLE_SALT], dtype=np.uint64)
+            )[0]
+        post = predicate is not None and self._filter_mode == "post"
+        # A post-filtering index filters a window of candidates (ef_search), not just the top k.
+        cut = max(k, profile.post_filter_candidates) if post else k
         ranked: list[int] = []
         order: list[int] = []
         final: list[int] = []
         cosines: dict[int, float] = {}
-        eligible: np.ndarray | None = None  # None: every alive row
+        eligible = alive_mask if self._unreachable else None  # None: every alive row
         filter_mask = None
         if predicate is not None and count:
             filter_mask = self._filter_mask(predicate) & alive_mask
@@ -765,18 +921,19 @@ class FakeVectorStore:
             rows = np.flatnonzero(alive_mask if eligible is None else eligible)
             eligible = np.zeros(count, dtype=bool)
             eligible[self._recall_survivors(text, rows)] = True
-        if len(self._row_of):
+        if len(self._row_of) or self._orphan_of:
             qfloat, qexact = self._query_vector(text)
             # explain() ranks every survivor, so a view can show where the lost ones stood.
-            order, cosines = self._rank(eligible, qfloat, qexact, count if explain else k)
+            order, cosines = self._rank(eligible, qfloat, qexact, count if explain else cut)
             if explain:
-                ranked, order = order, order[:k]
+                ranked, order = order, order[:cut]
             final = order
-            if predicate is not None and self._filter_mode == "post":
+            if post:
                 assert filter_mask is not None
-                final = [r for r in order if filter_mask[r]]
-        profile = self._profile
+                final = [r for r in order if filter_mask[r]][:k]
         matches = tuple(self._match(r, profile.score(cosines[r])) for r in final)
+        if profile.pad_missing and len(matches) < k:  # FAISS fills every slot it cannot fill
+            matches += (Match("-1", "", {}, profile.pad_score),) * (k - len(matches))
         if not explain:
             return _Result(matches)
         ids = self._ids
@@ -785,7 +942,6 @@ class FakeVectorStore:
         survivor_rows = passing_rows if eligible is passing else np.flatnonzero(eligible)
         passing_set = set(passing_rows.tolist())
         survivor_set = set(survivor_rows.tolist())
-        final_set = set(final)
         return QueryExplanation(
             text=text,
             k=k,
@@ -797,9 +953,13 @@ class FakeVectorStore:
             recall_lost=tuple(ids[r] for r in passing_rows if r not in survivor_set),  # type: ignore[misc]
             ranked=tuple(ids[r] for r in ranked),  # type: ignore[misc]
             top_k=tuple(ids[r] for r in order),  # type: ignore[misc]
-            post_filter_dropped=tuple(ids[r] for r in order if r not in final_set),  # type: ignore[misc]
+            post_filter_dropped=tuple(  # type: ignore[misc]
+                ids[r] for r in order if post and not filter_mask[r]  # type: ignore[index]
+            ),
             matches=matches,
             cosines={ids[r]: c for r, c in cosines.items()},  # type: ignore[misc]
+            unreachable=self.unreachable_ids,
+            orphans=tuple(self._orphan_of),
         )
 
 

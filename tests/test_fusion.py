@@ -376,3 +376,25 @@ def test_hybrid_needs_a_store() -> None:
     with pytest.raises(PlaceboragTypeError) as excinfo:
         HybridRetriever(object())
     assert excinfo.value.args[0].endswith("must be a FakeVectorStore")
+
+
+def test_hybrid_keyword_half_follows_the_store_filter_semantics() -> None:
+    def build(semantics: str) -> FakeVectorStore:
+        store = FakeVectorStore(profile="chroma", filter_semantics=semantics)
+        store.upsert("hu", DOCS["hu"], {"lang": "hu"})
+        store.upsert("bare", "refund policy without a language")
+        return store
+
+    where = {"lang": {"$ne": "hu"}}
+    strict = HybridRetriever(build("strict")).explain("refund policy", where=where)
+    engine = HybridRetriever(build("engine")).explain("refund policy", where=where)
+    assert (strict.vector, strict.keyword) == ((), ())
+    assert [m.id for m in engine.keyword] == [m.id for m in engine.vector] == ["bare"]
+
+
+def test_hybrid_drops_padded_slots() -> None:
+    store = FakeVectorStore(profile="faiss")
+    store.upsert("a", "refund policy")
+    explained = HybridRetriever(store, candidates=5).explain("refund policy")
+    assert [m.id for m in explained.vector] == ["a"]
+    assert [m.id for m in explained.matches] == ["a"]

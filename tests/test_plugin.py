@@ -86,7 +86,8 @@ def test_a_misspelled_option_stops_the_run_with_the_known_options(pytester):
             "ERROR: test_a_misspelled_option_stops_the_run_with_the_known_options.py::test_typo: "
             "unknown @pytest.mark.placeborag option 'profle' (did you mean 'profile'?); "
             "embedder options: model_name, dimensions, clusters, cluster_spread, cluster_match; "
-            "store options: profile, filter_mode, recall, visibility"
+            "store options: profile, filter_mode, recall, visibility, metric, tie_order, seed, "
+            "on_existing_id, pad_missing, filter_semantics, orphans, churn"
         ]
     )
 

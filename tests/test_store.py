@@ -237,7 +237,8 @@ def test_bad_input_raises_a_clear_error_and_changes_nothing(call, error, message
         (
             {"profile": "pinecone"},
             ValueError,
-            "profile='pinecone' must be one of 'chroma', 'qdrant'",
+            "profile='pinecone' must be one of 'chroma', 'qdrant', 'faiss', 'lancedb', "
+            "'pgvector', 'langchain', 'weaviate'",
         ),
         ({"filter_mode": "mid"}, ValueError, "filter_mode='mid' must be one of 'pre', 'post'"),
         ({"recall": 1.5}, ValueError, "recall=1.5 must be between 0.0 and 1.0"),
