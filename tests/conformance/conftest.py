@@ -16,18 +16,29 @@ from _differences import DIFFERENCES, Cell, results
 from _engines import ENGINES, Engine
 
 
+@pytest.fixture(scope="session")
+def opened_engines() -> Iterator[dict[str, Engine]]:
+    """Every engine opened so far, shared by the whole session and closed at its end."""
+    opened: dict[str, Engine] = {}
+    yield opened
+    for instance in opened.values():
+        instance.close()
+
+
 @pytest.fixture(scope="module", params=list(ENGINES))
 def engine(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Engine]:
-    """Each engine, opened once for the module that uses it (skipped when it is not installed)."""
-    instance = ENGINES[request.param]()
-    instance.key = request.param  # type: ignore[attr-defined]
-    instance.open(tmp_path_factory)
-    try:
-        yield instance
-    finally:
-        instance.close()
+    request: pytest.FixtureRequest,
+    opened_engines: dict[str, Engine],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Engine:
+    """Each engine, opened once per session (skipped when it is not installed)."""
+    key = request.param
+    if key not in opened_engines:
+        instance = ENGINES[key]()
+        instance.key = key  # type: ignore[attr-defined]
+        instance.open(tmp_path_factory)
+        opened_engines[key] = instance
+    return opened_engines[key]
 
 
 @pytest.fixture
