@@ -388,7 +388,11 @@ class FakeVectorStore:
     # -- writes ------------------------------------------------------------------------------
 
     def upsert(self, id: str, text: str, metadata: Mapping[str, Any] | None = None) -> None:
-        """Write one record. Writing an existing id replaces it but keeps its insertion position."""
+        """Write one record. Rewriting an id follows ``profile.on_existing_id``.
+
+        The default for ``"chroma"`` and ``"qdrant"`` is ``"replace"``: the new record takes the
+        old one's place, insertion position included.
+        """
         _check_id(id)
         if not isinstance(text, str):
             raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
