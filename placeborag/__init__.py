@@ -37,6 +37,13 @@ _LAZY = {
     "ScoringListener": "placeborag._scoring",
     "ScriptExhausted": "placeborag._scoring",
     "ScriptError": "placeborag._scoring",
+    "reciprocal_rank_fusion": "placeborag._fusion",
+    "KeywordIndex": "placeborag._fusion",
+    "keyword_scores": "placeborag._fusion",
+    "HybridRetriever": "placeborag._fusion",
+    "FusedMatch": "placeborag._fusion",
+    "HybridExplanation": "placeborag._fusion",
+    "MetricScore": "placeborag._profiles",
     "ReplayEmbedder": "placeborag._replay",
     "Recording": "placeborag._replay",
     "record_vectors": "placeborag._replay",
@@ -72,7 +79,15 @@ if TYPE_CHECKING:  # pragma: no cover
         RetrievalError,
         RetrievalTimeout,
     )
-    from placeborag._profiles import PROFILES, Profile, get_profile
+    from placeborag._fusion import (
+        FusedMatch,
+        HybridExplanation,
+        HybridRetriever,
+        KeywordIndex,
+        keyword_scores,
+        reciprocal_rank_fusion,
+    )
+    from placeborag._profiles import PROFILES, MetricScore, Profile, get_profile
     from placeborag._replay import (
         Recording,
         ReplayEmbedder,

@@ -85,5 +85,6 @@ def test_using_every_core_double_loads_numpy_at_most():
         "p.ScriptedScorer.scoring(0.5).score('q', ['d'])\n"
         "p.GeometryScorer().score('q', ['d'])\n"
         "p.ReplayEmbedder, p.record_vectors\n"
+        "p.reciprocal_rank_fusion([['a', 'b'], ['b']])\n"
     )
     assert loaded_after(code) == ["numpy"]
