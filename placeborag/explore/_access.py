@@ -150,7 +150,8 @@ def trace_query(
         ideal = tuple(m for m in perfect if mask[alive[position[m.id]]])
     else:
         ideal = tuple(with_options(store, recall=1.0).query(text, k, where))
-    qvector = np.asarray(store.embedder.embed_batch([text]), dtype=np.float64)[0]
+    # The store's own query path: a replay embedder keeps queries apart from documents.
+    qvector = store._query_vector(text)[0]
     cosine = (rows.vectors @ qvector.astype(np.float32)).astype(np.float64)
     score = profile_scores(store, cosine)
     for m in (*ideal, *cut, *matches):  # reported scores are exact: use them where known
