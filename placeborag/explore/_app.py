@@ -35,6 +35,7 @@ from placeborag.explore._displays import (
     FilterModesDisplay,
     ProjectionDisplay,
     RankingDisplay,
+    draw,
 )
 from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
@@ -362,6 +363,7 @@ class Explorer:
                 first = display.plot().figure_
                 widget = optional("plotly.graph_objects").FigureWidget(first)
                 widget._placeborag_sent = first._placeborag_sent
+                widget.observe(self._replay_on_new_view, names="_view_count")
                 self.figures[name] = widget
                 self.views[name].children = (widget,)
             else:
@@ -376,6 +378,24 @@ class Explorer:
         with out:
             out.clear_output(wait=True)
             ipy.display(display.figure_)
+
+    @staticmethod
+    def _replay_on_new_view(change: dict[str, Any]) -> None:
+        """Send a figure whole again once a front end has opened a view of it.
+
+        plotly's front-end model can come up with an empty figure when the widget's first
+        state arrives while its JavaScript is still loading (seen in JupyterLab, one page
+        load in a few). A view reports itself through ``_view_count`` only once the model
+        is ready, so the traces and the layout sent now are drawn.
+        """
+        if (change["new"] or 0) <= (change["old"] or 0):
+            return
+        figure = change["owner"]
+        traces, layout = figure._placeborag_sent
+        figure.data = ()
+        figure.layout = {}
+        figure._placeborag_sent = ((), {})
+        draw(figure, traces, layout)
 
     # -- selection and export --------------------------------------------------------------
 

@@ -98,6 +98,17 @@ def test_figure_widgets_open_with_their_first_drawing(explorer):
         assert figure._widget_data and len(figure._widget_data) == len(figure.data)
 
 
+def test_a_new_front_end_view_gets_the_whole_figure_again(explorer):
+    figure = explorer.figures["ranking"]
+    before = [(t.name, list(t.x)) for t in figure.data], figure.layout.title.text
+    sent = []
+    figure.observe(lambda c: sent.append(c["new"]), names="_py2js_addTraces")
+    figure._view_count = (figure._view_count or 0) + 1
+    assert any(m and len(m["trace_data"]) == len(figure.data) for m in sent)
+    assert ([(t.name, list(t.x)) for t in figure.data], figure.layout.title.text) == before
+    assert explorer.figures["ranking"] is figure
+
+
 def test_figures_are_long_lived_figure_widgets(explorer):
     import plotly.graph_objects as go
 
