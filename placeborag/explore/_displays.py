@@ -286,6 +286,7 @@ class ProjectionDisplay(_ProjectionBased):
             "margin": {"t": 80, "l": 60, "r": 20, "b": 60},
             "dragmode": "lasso",
             "uirevision": "projection",
+            "height": 480,
         }
         if three:
             layout["scene"] = {
@@ -431,6 +432,7 @@ class RankingDisplay(_ProjectionBased):
             "margin": {"t": 80, "l": 110, "r": 20, "b": 60},
             "dragmode": "select",
             "uirevision": "ranking",
+            "height": 420,
         }
         return self._show(figure, traces, layout)
 
@@ -669,6 +671,8 @@ class AnchorsDisplay(_Display):
             "annotations": notes,
             "legend": {"groupclick": "togglegroup", "tracegroupgap": 12},
             "margin": {"t": 90, "l": 70, "r": 20, "b": 70 + 28 * len(g.errors)},
+            # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
+            "height": 460 + 28 * len(g.errors),
         }
         return self._show(figure, traces, layout)
 
