@@ -546,7 +546,7 @@ class FakeVectorStore:
                 if failure[1] == 0:
                     self._failures.pop(0)
                 raise failure[0]
-            return list(self._run(text, k, predicate, where, explain=False).matches)
+            return list(self._run(text, k, predicate, where, explain=False))
 
     def explain(
         self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
@@ -939,7 +939,7 @@ class FakeVectorStore:
         if profile.pad_missing and len(matches) < k:  # FAISS fills every slot it cannot fill
             matches += (Match("-1", "", {}, profile.pad_score),) * (k - len(matches))
         if not explain:
-            return _Result(matches)
+            return matches
         ids = self._ids
         alive = np.flatnonzero(alive_mask)
         passing_rows = alive if passing is None else np.flatnonzero(passing)
@@ -965,8 +965,3 @@ class FakeVectorStore:
             unreachable=self.unreachable_ids,
             orphans=tuple(self._orphan_of),
         )
-
-
-@dataclass(frozen=True)
-class _Result:
-    matches: tuple[Match, ...]
