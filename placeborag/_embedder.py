@@ -28,6 +28,7 @@ _MAX_SPREAD = 50.0
 _GEOMETRY_ATTEMPTS = 8
 _MARGIN = 1e-9
 _CLUSTER_MATCH = ("exact", "substring")
+_CACHED_BATCH = 64
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -55,15 +56,13 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
     return out
 
 
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
 def _shake_signs(seed: bytes, n: int) -> np.ndarray:
     """n deterministic ±1 integers from SHAKE-256 of the seed."""
     bits = np.unpackbits(np.frombuffer(hashlib.shake_256(seed).digest((n + 7) // 8), np.uint8))
     return 1 - 2 * bits[:n].astype(np.int64)
-
-
-def _unit_fraction(seed: bytes) -> float:
-    """A deterministic float in [0, 1) with 53 random bits (exact: an integer over 2**53)."""
-    return (int.from_bytes(hashlib.blake2b(seed, digest_size=8).digest(), "little") >> 11) / 2**53
 
 
 class FakeEmbedder:
@@ -234,24 +233,51 @@ class FakeEmbedder:
 
     def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Float vectors and their exact integer forms (int64, same shape)."""
-        counts = hashed_counts(texts, self._dimensions, self._seeds)
-        exact = counts.astype(np.int64)
-        floats = _normalise_counts(counts)
-        for i, name in self._members(texts):
-            exact[i] = self._member_vector(name, texts[i])
-            floats[i] = self._member_float(name, texts[i])
+        members, keys, others = self._split(texts)
+        floats = np.empty((len(texts), self._dimensions))
+        exact = np.empty((len(texts), self._dimensions), dtype=np.int64)
+        if others:
+            counts = hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
+            exact[others] = counts.astype(np.int64)
+            floats[others] = _normalise_counts(counts)
+        if members:
+            exact[members], floats[members] = self._member_rows(keys)
         return floats, exact
 
     def _embed_floats(self, texts: list[str]) -> np.ndarray:
-        floats = _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
-        for i, name in self._members(texts):
-            floats[i] = self._member_float(name, texts[i])
+        members, keys, others = self._split(texts)
+        if not members:
+            return _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
+        floats = np.empty((len(texts), self._dimensions))
+        if others:
+            floats[others] = _normalise_counts(
+                hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
+            )
+        floats[members] = self._member_rows(keys)[1]
         return floats
 
-    def _members(self, texts: list[str]) -> list[tuple[int, str]]:
+    def _split(self, texts: list[str]) -> tuple[list[int], list[tuple[str, str]], list[int]]:
+        """Positions and (cluster, text) keys of the declared members, and the other positions.
+
+        A text's hashed row does not depend on the other texts of the batch, so members are
+        never hashed: their vectors come from their cluster alone.
+        """
         if not self._clusters:
-            return []
-        return [(i, name) for i, name in enumerate(self._clusters_of(texts)) if name is not None]
+            return [], [], list(range(len(texts)))
+        names = self._clusters_of(texts)
+        members = [i for i, name in enumerate(names) if name is not None]
+        others = [i for i, name in enumerate(names) if name is None]
+        return members, [(names[i], texts[i]) for i in members], others  # type: ignore[misc]
+
+    def _member_rows(self, keys: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Exact and float vectors of the members ``keys``, computed in one batch or cached."""
+        cache = self._member_cache
+        missing = list(dict.fromkeys(k for k in keys if k not in cache))
+        if len(missing) == len(keys):  # a batch of new, distinct members: no restacking
+            return self._compute_members(missing)
+        fresh = dict(zip(missing, zip(*self._compute_members(missing)))) if missing else {}
+        pairs = [cache.get(k) or fresh[k] for k in keys]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
 
     def _seed(self, *parts: str) -> bytes:
         body = "\x00".join(
@@ -261,42 +287,83 @@ class FakeEmbedder:
         return body.encode("utf-8", "surrogatepass")
 
     def _jitter_magnitude(self, name: str, text: str) -> float:
-        # Independent of the dimension and of the geometry attempt: that is what keeps the
-        # member-to-anchor order the same at every dimension.
-        seed = "\x00".join(("placeborag/jitter/v1", self._model_name, name, text))
-        return self._cluster_spread * (0.5 + _unit_fraction(seed.encode("utf-8", "surrogatepass")))
+        return float(self._jitter_magnitudes([(name, text)])[0])
 
-    def _member_vector(self, name: str, text: str) -> np.ndarray:
-        return self._member(name, text)[0]
+    def _jitter_magnitudes(self, keys: list[tuple[str, str]]) -> np.ndarray:
+        """Jitter magnitudes ``m`` of (cluster, text) members.
 
-    def _member_float(self, name: str, text: str) -> np.ndarray:
-        return self._member(name, text)[1]
+        Independent of the dimension and of the geometry attempt: that is what keeps the
+        member-to-anchor order the same at every dimension. ``m = spread * (0.5 + u)`` with
+        ``u`` 53 bits of BLAKE2b over 2**53, exact in float64.
+        """
+        prefix = f"placeborag/jitter/v1\x00{self._model_name}\x00"
+        blob = b"".join(
+            hashlib.blake2b(
+                f"{prefix}{name}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=8
+            ).digest()
+            for name, text in keys
+        )
+        u = (np.frombuffer(blob, dtype="<u8") >> np.uint64(11)).astype(np.float64) / 2.0**53
+        return self._cluster_spread * (0.5 + u)
 
-    def _member(self, name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """A member's exact integer vector and its unit float vector (cached per text)."""
-        cached = self._member_cache.get((name, text))
-        if cached is not None:
-            return cached
-        anchor = self._anchors[name]
+    def _compute_members(self, keys: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Exact (int64) and unit float vectors of (cluster, text) pairs, in one numpy pass.
+
+        Member ``i`` is ``A * 2**K + J * t`` with ``J = d R - (R.A) A``, which is exactly
+        orthogonal to ``A`` (``J.A = d (R.A) - (R.A) d``), ``R`` a row of SHAKE signs and ``t``
+        the integer giving ``|J| t / |A| 2**K = m``. With ``S = R * A`` (so ``R = A * S``) each
+        entry is ``A * (2**K + t (d S - R.A))``: a row takes only four values, ``±c+`` and
+        ``±c-``, picked by the sign bits of ``A`` and ``S``. Every step is exact integer
+        arithmetic or one correctly rounded float operation, so a batch gives the same bits
+        as one member at a time. The rare ``R = ±A`` (no jitter direction) draws again.
+        """
         d = self._dimensions
-        counter = 0
-        while True:
-            r = _shake_signs(self._seed("j", name, text, str(counter)), d)
-            ra = int(r @ anchor)
-            jitter = d * r - ra * anchor  # exactly orthogonal to the anchor: J.A = d(R.A) - (R.A)d
-            if jitter.any():
-                break
-            counter += 1
+        n = len(keys)
+        nbytes = (d + 7) // 8
+        prefix = self._seed("j")
+        blob = b"".join(
+            hashlib.shake_256(
+                prefix + f"\x00{name}\x00{text}\x000".encode("utf-8", "surrogatepass")
+            ).digest(nbytes)
+            for name, text in keys
+        )
+        r_packed = np.frombuffer(blob, np.uint8).reshape(n, nbytes).copy()
+        cluster_names = list(self._clusters)
+        position = {c: i for i, c in enumerate(cluster_names)}
+        which = np.array([position[name] for name, _ in keys], dtype=np.intp)
+        a_bits = (np.stack([self._anchors[c] for c in cluster_names]) < 0).astype(np.uint8)
+        a_packed = np.packbits(a_bits, axis=1)
+        valid = np.packbits(np.ones(d, dtype=np.uint8))  # masks the padding bits past d
+        negative = _POPCOUNT[(r_packed ^ a_packed[which]) & valid].sum(axis=1, dtype=np.int64)
+        for i in np.flatnonzero((negative == 0) | (negative == d)).tolist():
+            counter = 0
+            while negative[i] in (0, d):  # S constant: R = ±A leaves no jitter direction
+                counter += 1
+                digest = hashlib.shake_256(self._seed("j", *keys[i], str(counter))).digest(nbytes)
+                r_packed[i] = np.frombuffer(digest, np.uint8)
+                negative[i] = _POPCOUNT[(r_packed[i] ^ a_packed[which[i]]) & valid].sum()
+        ra = d - 2 * negative  # R.A = sum(S)
         norm_j2 = d * (d * d - ra * ra)  # |J|**2, derived by hand to stay exact
-        m = self._jitter_magnitude(name, text)
-        t = round(m * math.sqrt(d / norm_j2) * 2.0**_SCALE_BITS)
-        member = anchor * (1 << _SCALE_BITS) + jitter * t
-        # |M|**2 = |A|**2 4**K + t**2 |J|**2, as A.J = 0: exact, without summing big squares.
-        norm2 = d * 4**_SCALE_BITS + t * t * norm_j2
-        pair = (member, member.astype(np.float64) / math.sqrt(norm2))
-        if len(self._member_cache) < 65536:
-            self._member_cache[(name, text)] = pair
-        return pair
+        m = self._jitter_magnitudes(keys)
+        t = np.rint(m * np.sqrt(d / norm_j2) * 2.0**_SCALE_BITS).astype(np.int64)
+        c_plus = (1 << _SCALE_BITS) + t * (d - ra)
+        c_minus = (1 << _SCALE_BITS) - t * (d + ra)
+        # |M|**2 = |A|**2 4**K + t**2 |J|**2, as A.J = 0: exact in Python integers.
+        scale = 4**_SCALE_BITS
+        norms = np.array(
+            [math.sqrt(d * scale + ti * ti * nj) for ti, nj in zip(t.tolist(), norm_j2.tolist())]
+        )
+        values = np.stack([c_plus, c_minus, -c_plus, -c_minus], axis=1)  # (n, 4) int64
+        # The float of ±c / norm is ±(float(c) / norm): IEEE rounding is symmetric in sign.
+        float_values = values.astype(np.float64) / norms[:, None]
+        s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1)[:, :d]
+        code = (a_bits[which] << 1) | s_bits  # 0: A=+1 S=+1, 1: A=+1 S=-1, 2, 3: A=-1
+        members = np.take_along_axis(values, code, axis=1)
+        floats = np.take_along_axis(float_values, code, axis=1)
+        if n <= _CACHED_BATCH:  # queries, mostly; a document batch is embedded once
+            room = max(65536 - len(self._member_cache), 0)
+            self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
+        return members, floats
 
     def _settle_geometry(self) -> None:
         """Choose anchors so every declared member is nearer its own cluster than any other.
@@ -327,7 +394,7 @@ class FakeEmbedder:
     def _worst_violation(self) -> str | None:
         texts = list(self._cluster_of_declared)
         names = [self._cluster_of_declared[t] for t in texts]
-        vectors = np.stack([self._member_float(n, t) for t, n in zip(texts, names)])
+        vectors = self._compute_members(list(zip(names, texts)))[1]
         cluster_names = list(self._clusters)
         anchors = np.stack([self._anchors[n] for n in cluster_names]) / math.sqrt(self._dimensions)
         to_anchor = vectors @ anchors.T
