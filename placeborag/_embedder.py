@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -253,7 +253,7 @@ class FakeEmbedder:
             floats[others] = _normalise_counts(
                 hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
             )
-        floats[members] = self._member_rows(keys)[1]
+        floats[members] = self._member_rows(keys, exact=False)[1]
         return floats
 
     def _split(self, texts: list[str]) -> tuple[list[int], list[tuple[str, str]], list[int]]:
@@ -269,12 +269,17 @@ class FakeEmbedder:
         others = [i for i, name in enumerate(names) if name is None]
         return members, [(names[i], texts[i]) for i in members], others  # type: ignore[misc]
 
-    def _member_rows(self, keys: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
-        """Exact and float vectors of the members ``keys``, computed in one batch or cached."""
+    def _member_rows(
+        self, keys: list[tuple[str, str]], *, exact: bool = True
+    ) -> tuple[Any, np.ndarray]:
+        """Exact and float vectors of the members ``keys``, computed in one batch or cached.
+
+        ``exact=False`` may return None for the exact forms (a large batch skips them).
+        """
         cache = self._member_cache
         missing = list(dict.fromkeys(k for k in keys if k not in cache))
         if len(missing) == len(keys):  # a batch of new, distinct members: no restacking
-            return self._compute_members(missing)
+            return self._compute_members(missing, exact=exact or len(keys) <= _CACHED_BATCH)
         fresh = dict(zip(missing, zip(*self._compute_members(missing)))) if missing else {}
         pairs = [cache.get(k) or fresh[k] for k in keys]
         return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
@@ -306,7 +311,9 @@ class FakeEmbedder:
         u = (np.frombuffer(blob, dtype="<u8") >> np.uint64(11)).astype(np.float64) / 2.0**53
         return self._cluster_spread * (0.5 + u)
 
-    def _compute_members(self, keys: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    def _compute_members(
+        self, keys: list[tuple[str, str]], *, exact: bool = True
+    ) -> tuple[Any, np.ndarray]:
         """Exact (int64) and unit float vectors of (cluster, text) pairs, in one numpy pass.
 
         Member ``i`` is ``A * 2**K + J * t`` with ``J = d R - (R.A) A``, which is exactly
@@ -316,6 +323,7 @@ class FakeEmbedder:
         ``±c-``, picked by the sign bits of ``A`` and ``S``. Every step is exact integer
         arithmetic or one correctly rounded float operation, so a batch gives the same bits
         as one member at a time. The rare ``R = ±A`` (no jitter direction) draws again.
+        With ``exact=False`` the integer vectors are not built (None is returned for them).
         """
         d = self._dimensions
         n = len(keys)
@@ -358,8 +366,10 @@ class FakeEmbedder:
         float_values = values.astype(np.float64) / norms[:, None]
         s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1)[:, :d]
         code = (a_bits[which] << 1) | s_bits  # 0: A=+1 S=+1, 1: A=+1 S=-1, 2, 3: A=-1
-        members = np.take_along_axis(values, code, axis=1)
         floats = np.take_along_axis(float_values, code, axis=1)
+        if not exact:
+            return None, floats
+        members = np.take_along_axis(values, code, axis=1)
         if n <= _CACHED_BATCH:  # queries, mostly; a document batch is embedded once
             room = max(65536 - len(self._member_cache), 0)
             self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))

@@ -649,6 +649,9 @@ class FakeVectorStore:
                 self._compact()
             return
         assert op.vectors is not None
+        if not self._orphan_of and self._row_of.keys().isdisjoint(op.ids):
+            self._append(op)
+            return
         mode = self._profile.on_existing_id
         fresh = mode in ("duplicate", "move_to_end")  # a rewrite takes a new row
         new = [i for i, value in enumerate(op.ids) if fresh or value not in self._row_of]
@@ -689,6 +692,24 @@ class FakeVectorStore:
         self._id_hash[rows] = _id_hashes([op.ids[i] for i in written])
         if self._holes > max(1024, self._count // 2):
             self._compact()
+
+    def _append(self, op: _Pending) -> None:
+        """Every id of ``op`` is new: its records take the next rows, in order, in one pass."""
+        assert op.vectors is not None
+        n = len(op.ids)
+        start = self._count
+        self._grow(start + n)
+        stop = start + n
+        self._row_of.update(zip(op.ids, range(start, stop)))
+        self._ids.extend(op.ids)
+        self._texts.extend(op.texts)
+        self._metas.extend(op.metadatas)
+        self._seq[start:stop] = np.arange(self._next_seq, self._next_seq + n)
+        self._next_seq += n
+        self._alive[start:stop] = True
+        self._vectors[start:stop] = op.vectors
+        self._id_hash[start:stop] = _id_hashes(op.ids)
+        self._count = stop
 
     def _kill(self, row: int) -> None:
         """Turn a row into a hole (compaction reclaims it)."""

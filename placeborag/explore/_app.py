@@ -355,6 +355,9 @@ class Explorer:
         """Draw ``display`` unless what is on screen was drawn from the same inputs (``key``)."""
         if name in self._drawn and _same_key(self._drawn[name], key):
             return
+        self._timed(f"draw {name}", lambda: self._draw_now(name, display, key))
+
+    def _draw_now(self, name: str, display: Any, key: Any) -> None:
         self._drawn[name] = key
         if name == "funnel":
             self._drawn["tables"] = key

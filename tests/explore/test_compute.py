@@ -133,3 +133,23 @@ def test_funnel_counts_follow_the_store_path(demo, mode, stages):
     explained = store.explain(demo.query, 5, demo.where)
     assert funnel["documents"].iloc[0] == len(explained.candidates)
     assert funnel["documents"].iloc[-1] == len(explained.matches)
+
+
+@pytest.mark.parametrize("dimensions", [64, 1024])
+def test_projection_axes_match_the_exact_eigenvectors_of_the_covariance(demo, dimensions):
+    vectors = store_rows(demo.scaled(400).replace(dimensions=dimensions).store()).vectors
+    projector = fit_projector(vectors, 3)
+    x = vectors.astype(np.float64)
+    values, vecs = np.linalg.eigh(np.cov(x, rowvar=False))
+    exact = vecs[:, ::-1][:, :3].T
+    np.testing.assert_allclose(np.abs(projector.components @ exact.T), np.eye(3), atol=1e-5)
+    np.testing.assert_allclose(projector.explained, values[::-1][:3] / values.sum(), rtol=1e-4)
+    again = fit_projector(vectors.copy(), 3)
+    np.testing.assert_array_equal(projector.components, again.components)
+
+
+def test_projection_of_fewer_documents_than_components_pads_with_zero_axes():
+    projector = fit_projector(np.eye(2, 8), 3)
+    assert projector.components.shape == (3, 8)
+    assert not projector.components[2].any()
+    assert projector.explained[2] == 0
