@@ -19,6 +19,7 @@ import copy
 import hashlib
 import heapq
 import math
+import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,9 +111,17 @@ def _check_id(value: object, name: str = "id") -> str:
     return value
 
 
+_SCALARS = frozenset({str, int, bool})
+
+
 def _check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | None:
     if value is None:
         return None
+    if type(value) is dict and all(
+        type(k) is str and k and k[0] != "$" and type(v) in _SCALARS
+        for k, v in value.items()
+    ):
+        return dict(value)  # the common case, checked in one pass; floats take the long way
     if not isinstance(value, Mapping):
         raise PlaceboragTypeError(
             f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
@@ -184,7 +193,7 @@ def _exact_dot(a: np.ndarray, b: np.ndarray) -> list[int]:
         if bound < 2**62:
             return [int(x) for x in a @ b]
     bl = [int(x) for x in b.tolist()]
-    return [sum(x * y for x, y in zip(row, bl)) for row in a.tolist()]
+    return [sum(map(operator.mul, row, bl)) for row in a.tolist()]
 
 
 def _sqrt_score(p: int, norm2_product: int) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,11 @@ class StoreRows:
     texts: list[str]
     metadatas: list[dict[str, Any]]
     vectors: np.ndarray  # (n, d) float32, a copy
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """id -> index in these rows (built once per snapshot)."""
+        return {doc_id: i for i, doc_id in enumerate(self.ids)}
 
 
 def store_rows(store: FakeVectorStore) -> StoreRows:
@@ -126,7 +132,7 @@ def trace_query(
     if rows is None:
         rows = store_rows(store)
     n = len(rows.ids)
-    position = {doc_id: i for i, doc_id in enumerate(rows.ids)}
+    position = rows.position
     post = predicate is not None and store.filter_mode == "post"
     pre = predicate is not None and not post
     lossy = store.recall < 1.0

@@ -299,7 +299,7 @@ class Explorer:
         key = self._embedder_key(s)
         # Building a store embeds every document: the one cost a first visit cannot skip.
         base = self._timed("embed", lambda: self._base_store(s))
-        rows = self._rows.get_or(key, lambda: store_rows(base))
+        rows = self._timed("rows", lambda: self._rows.get_or(key, lambda: store_rows(base)))
         if self._hover is None or len(self._hover) != len(rows.ids):
             self._hover = hover_labels(rows)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
@@ -308,10 +308,10 @@ class Explorer:
             for m in ("pre", "post")
         }
         traces = {
-            m: self._traces.get_or(
+            m: self._timed("trace", lambda m=m: self._traces.get_or(
                 (key, s.profile, m, s.recall, s.query, s.k, where),
-                lambda m=m: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
-            )
+                lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
+            ))
             for m in ("pre", "post")
         }
         trace = traces[s.filter_mode]
@@ -321,7 +321,7 @@ class Explorer:
             key, lambda: fit_projector(rows.vectors, 3)
         )).head(n_components)
         color_by = self.controls["color_by"].value
-        projection = project(
+        projection = self._timed("project", lambda: project(
             stores[s.filter_mode], s.query, s.k, s.where, rows=rows, projector=projector,
             hover=self._hover, trace=trace, n_components=n_components, color_by=color_by,
             labels=self._labels.get_or(
@@ -330,14 +330,14 @@ class Explorer:
             coords=self._coords.get_or(
                 (key, n_components), lambda: projector.transform(rows.vectors)
             ),
-        )
+        ))
         tables_key = (traces["pre"], traces["post"])
         if not _same_key(self._drawn.get("tables"), tables_key):
-            filters = FilterModesDisplay.from_stores(
+            filters = self._timed("tables", lambda: FilterModesDisplay.from_stores(
                 stores, s.query, s.k, s.where, rows=rows, traces=traces
-            )
+            ))
             self.tables = filters.tables
-            self.results_html.value = filters.to_html()
+            self.results_html.value = self._timed("tables", filters.to_html)
             self._draw("funnel", filters, tables_key)
         self._draw("projection", ProjectionDisplay(projection),
                    (trace, n_components, color_by))

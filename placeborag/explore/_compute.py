@@ -228,8 +228,17 @@ def project(
 
 def spread_offsets(ids: Sequence[str], width: float = 0.7) -> np.ndarray:
     """A deterministic offset in [-width/2, width/2) per id, to spread points within a row."""
+    cached = _OFFSETS[0]
+    if cached is not None and cached[0] is ids and (cached[1], cached[2].size) == (width, len(ids)):
+        return cached[2]  # the same snapshot of ids as the last redraw
     h = np.fromiter((zlib.crc32(i.encode("utf-8", "surrogatepass")) for i in ids), np.float64)
-    return (h / 2.0**32 - 0.5) * width
+    out = (h / 2.0**32 - 0.5) * width
+    out.flags.writeable = False
+    _OFFSETS[0] = (ids, width, out)  # holding ``ids`` keeps its identity meaningful
+    return out
+
+
+_OFFSETS: list[Any] = [None]
 
 
 # -- anchors against jitter -------------------------------------------------------------------

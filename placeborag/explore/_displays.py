@@ -128,7 +128,11 @@ def _equal(a: Any, b: Any) -> bool:
         if x.shape != y.shape or x.dtype.kind != y.dtype.kind:
             return False
         if x.dtype == object:
-            return all(_equal(i, j) for i, j in zip(x.ravel().tolist(), y.ravel().tolist()))
+            xs, ys = x.ravel().tolist(), y.ravel().tolist()
+            try:
+                return xs == ys  # C-level for the strings and numbers a figure mostly holds
+            except ValueError:  # an array inside: compare element by element
+                return all(_equal(i, j) for i, j in zip(xs, ys))
         return bool(np.array_equal(x, y))
     try:
         return bool(a == b) and type(a) is type(b)
@@ -568,25 +572,39 @@ class AnchorsDisplay(_Display):
         m = self.geometry.members
         if m.empty:
             return True
-        return bool((m.groupby(["cluster", "text"], sort=False)["order"].nunique() <= 1).all())
+        orders: dict[tuple[str, str], int] = {}
+        for key, order in zip(
+            zip(m["cluster"].tolist(), m["text"].tolist()), m["order"].tolist()
+        ):
+            if orders.setdefault(key, order) != order:
+                return False
+        return True
 
     def plot(self, figure: Any = None) -> AnchorsDisplay:
         g = self.geometry
         members, pairs = g.members, g.pairs
-        clusters = list(dict.fromkeys(members["cluster"]))
+        # Plain arrays once: pandas indexing per trace costs more than the drawing.
+        cluster_col = members["cluster"].to_numpy(dtype=object)
+        jitter = members["jitter"].to_numpy(dtype=np.float64)
+        cosine = members["cosine"].to_numpy(dtype=np.float64)
+        texts = members["text"].to_numpy(dtype=object)
+        member_dims = members["dimensions"].to_numpy(dtype=np.int64)
+        clusters = list(dict.fromkeys(cluster_col.tolist()))
         colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(clusters)}
         dims = {d: j for j, d in enumerate(g.dimensions)}
-        symbols = [_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)] for j in range(len(dims))]
-        sizes = [max(5, 13 - 3 * j) for j in range(len(dims))]
-        top = float(members["jitter"].max()) if len(members) else 1.0
+        # Numeric symbol codes and sizes: plotly validates a number array in microseconds and
+        # a list of symbol names point by point.
+        symbols = np.array([_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)]
+                            for j in range(len(dims))], dtype=np.int64)
+        sizes = np.array([max(5, 13 - 3 * j) for j in range(len(dims))], dtype=np.int64)
+        top = float(jitter.max()) if jitter.size else 1.0
         m = np.linspace(0.0, max(top * 1.1, 0.1), 120)
         traces: list[dict[str, Any]] = [
             {"type": "scatter", "name": "1/√(1+m²)", "mode": "lines", "x": m,
              "y": 1.0 / np.sqrt(1.0 + m * m), "line": {"color": "#111111", "width": 1.5},
              "xaxis": "x", "yaxis": "y", "hoverinfo": "skip", "legendgroup": "curve"}
         ]
-        cluster_col = members["cluster"].to_numpy()
-        dim_col = np.array([dims[d] for d in members["dimensions"]], dtype=np.int64)
+        dim_col = np.array([dims[d] for d in member_dims.tolist()], dtype=np.int64)
         for c in clusters:
             sel = np.flatnonzero(cluster_col == c)
             j = dim_col[sel]
@@ -597,14 +615,14 @@ class AnchorsDisplay(_Display):
                     "legendgroup": c,
                     "legendgrouptitle": {"text": "cluster"} if c == clusters[0] else None,
                     "mode": "markers",
-                    "x": members["jitter"].to_numpy()[sel],
-                    "y": members["cosine"].to_numpy()[sel],
-                    "hovertext": members["text"].to_numpy()[sel],
-                    "customdata": members["dimensions"].to_numpy()[sel],
+                    "x": jitter[sel],
+                    "y": cosine[sel],
+                    "hovertext": texts[sel],
+                    "customdata": member_dims[sel],
                     "hovertemplate": "%{hovertext}<br>d=%{customdata}<br>m=%{x:.4f}"
                     f"<br>cos=%{{y:.6f}}<extra>{html.escape(c)}</extra>",
-                    "marker": {"color": colour[c], "symbol": [symbols[i] for i in j],
-                               "size": [sizes[i] for i in j], "opacity": 0.85,
+                    "marker": {"color": colour[c], "symbol": symbols[j],
+                               "size": sizes[j], "opacity": 0.85,
                                "line": {"width": 1.5, "color": colour[c]}},
                     "xaxis": "x",
                     "yaxis": "y",
@@ -615,19 +633,23 @@ class AnchorsDisplay(_Display):
                 {"type": "scatter", "name": f"d={d}", "mode": "markers", "x": [None],
                  "y": [None], "legendgroup": "dimensions",
                  "legendgrouptitle": {"text": "dimensions"} if j == 0 else None,
-                 "marker": {"color": "#666666", "symbol": symbols[j], "size": 10,
+                 "marker": {"color": "#666666", "symbol": int(symbols[j]), "size": 10,
                             "line": {"width": 1.5, "color": "#666666"}},
                  "hoverinfo": "skip", "xaxis": "x", "yaxis": "y"}
             )
+        # One line per pair across the dimensions, pairs apart by a None (a gap in the line).
+        lines: dict[str, dict[str, list[Any]]] = {}
+        for c, pair, d, cos in zip(pairs["cluster"].tolist(), pairs["pair"].tolist(),
+                                   pairs["dimensions"].tolist(), pairs["cosine"].tolist()):
+            lines.setdefault(c, {}).setdefault(pair, []).append((str(d), cos))
         for c in clusters:
-            sel = pairs[pairs["cluster"] == c]
             xs: list[Any] = []
             ys: list[Any] = []
             names: list[Any] = []
-            for pair, rows in sel.groupby("pair", sort=False):
-                xs += [str(d) for d in rows["dimensions"]] + [None]
-                ys += [*rows["cosine"].to_numpy().tolist(), None]
-                names += [pair] * len(rows) + [None]
+            for pair, points in lines.get(c, {}).items():
+                xs += [x for x, _ in points] + [None]
+                ys += [y for _, y in points] + [None]
+                names += [pair] * len(points) + [None]
             traces.append(
                 {
                     "type": "scatter",
@@ -677,7 +699,8 @@ class AnchorsDisplay(_Display):
         return self._show(figure, traces, layout)
 
 
-_DIMENSION_SYMBOLS = ("circle-open", "square", "diamond-open", "cross", "triangle-up-open")
+# plotly's codes for circle-open, square, diamond-open, cross and triangle-up-open
+_DIMENSION_SYMBOLS = (100, 1, 102, 3, 105)
 
 
 # -- pre- versus post-filter ------------------------------------------------------------------
