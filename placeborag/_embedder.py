@@ -272,7 +272,7 @@ class FakeEmbedder:
     def _member_rows(
         self, keys: list[tuple[str, str]], *, exact: bool = True
     ) -> tuple[Any, np.ndarray]:
-        """Exact and float vectors of the members ``keys``, computed in one batch or cached.
+        """Exact and float vectors of the members ``keys``: cached ones, the rest in one batch.
 
         ``exact=False`` may return None for the exact forms (a large batch skips them).
         """
@@ -280,9 +280,24 @@ class FakeEmbedder:
         missing = list(dict.fromkeys(k for k in keys if k not in cache))
         if len(missing) == len(keys):  # a batch of new, distinct members: no restacking
             return self._compute_members(missing, exact=exact or len(keys) <= _CACHED_BATCH)
-        fresh = dict(zip(missing, zip(*self._compute_members(missing)))) if missing else {}
-        pairs = [cache.get(k) or fresh[k] for k in keys]
-        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+        fresh_exact, fresh_floats = (
+            self._compute_members(missing, exact=exact) if missing else (None, None)
+        )
+        index = {key: i for i, key in enumerate(missing)}
+        floats = np.empty((len(keys), self._dimensions))
+        ints = np.empty((len(keys), self._dimensions), dtype=np.int64) if exact else None
+        for row, key in enumerate(keys):
+            i = index.get(key)
+            if i is None:
+                pair = cache[key]
+                floats[row] = pair[1]
+                if ints is not None:
+                    ints[row] = pair[0]
+            else:
+                floats[row] = fresh_floats[i]  # type: ignore[index]
+                if ints is not None:
+                    ints[row] = fresh_exact[i]
+        return ints, floats
 
     def _seed(self, *parts: str) -> bytes:
         body = "\x00".join(

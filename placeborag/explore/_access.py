@@ -21,7 +21,15 @@ import numpy as np
 from placeborag import FakeVectorStore, Match
 from placeborag._filters import Columns
 
-__all__ = ["STATUSES", "QueryTrace", "StoreRows", "store_rows", "trace_query", "with_options"]
+__all__ = [
+    "STATUSES",
+    "QueryTrace",
+    "StoreRows",
+    "reembedded",
+    "store_rows",
+    "trace_query",
+    "with_options",
+]
 
 RETURNED = "returned"
 DROPPED = "dropped by post-filter"
@@ -235,3 +243,37 @@ def with_options(store: FakeVectorStore, **options: Any) -> FakeVectorStore:
     twin._failures = []
     twin._pending = []
     return twin
+
+
+def reembedded(
+    store: FakeVectorStore, rows: StoreRows, embedder: Any
+) -> tuple[FakeVectorStore, StoreRows]:
+    """A twin of ``store`` whose records (``rows``, from :func:`store_rows`) are embedded by
+    ``embedder``, and its rows.
+
+    What a new store built from the same documents would hold, row for row (the records were
+    validated when ``store`` was written, so they are not checked again), at the cost of the
+    embedding alone. The twin shares the record lists, which queries only read; its query
+    log, pending writes and injected failures start empty.
+    """
+    FakeVectorStore(embedder=embedder)  # the library's own check of the embedder
+    with store._lock:
+        if store._columns is None:
+            store._columns = Columns(store._metas)
+        twin = copy.copy(store)
+    twin._embedder = embedder
+    twin._dimensions = None  # set from the embedder's output, as for a new store
+    vectors = twin._embed_documents(rows.texts)
+    matrix = np.zeros((twin._count, vectors.shape[1]), dtype=np.float32)
+    matrix[rows.rows] = vectors
+    twin._vectors = matrix
+    twin._queries = []
+    twin._failures = []
+    twin._pending = []
+    return twin, StoreRows(
+        rows=rows.rows,
+        ids=rows.ids,
+        texts=rows.texts,
+        metadatas=rows.metadatas,
+        vectors=matrix[rows.rows],
+    )

@@ -20,9 +20,16 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore
-from placeborag.explore._access import store_rows, trace_query, with_options
+from placeborag.explore._access import (
+    StoreRows,
+    reembedded,
+    store_rows,
+    trace_query,
+    with_options,
+)
 from placeborag.explore._compute import (
     Projector,
+    anchor_geometry,
     categories,
     fit_projector,
     hover_labels,
@@ -65,6 +72,7 @@ CSS_CLASSES = {
 FIGURES = ("projection", "ranking", "funnel", "anchors")
 _EMBEDDER_CONTROLS = ("dimensions", "cluster_spread", "model_name")
 _CACHE = 6
+ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
 
 
 class _LRU(OrderedDict):
@@ -124,13 +132,14 @@ class Explorer:
         self.error = ""
         self.timings: dict[str, float] = {}
         self._stores = _LRU()
-        self._rows = _LRU()
+        self._origin: tuple[FakeVectorStore, StoreRows] | None = None
         self.phases: dict[str, float] = {}
         self._projectors = _LRU()
         self._traces = _LRU()
         self._labels = _LRU()
         self._coords = _LRU()
         self._anchors = _LRU()
+        self._members_of: dict[str, list[str]] = {}
         self._hover: np.ndarray | None = None
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
         self._drawn: dict[str, Any] = {}
@@ -257,10 +266,20 @@ class Explorer:
             return "fixed"
         return json.dumps(s.embedder_options, sort_keys=True, ensure_ascii=False)
 
-    def _base_store(self, s: Scenario) -> FakeVectorStore:
-        def build() -> FakeVectorStore:
+    def _base_store(self, s: Scenario) -> tuple[FakeVectorStore, StoreRows]:
+        """The scenario's documents in a store (and its rows) under ``s``'s embedder options.
+
+        The first store is written record by record; a later embedder setting re-embeds the
+        same records (:func:`reembedded`): the documents do not change with the embedder.
+        """
+        def build() -> tuple[FakeVectorStore, StoreRows]:
             embedder = self._fixed_embedder or s.embedder()
-            return s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
+            if self._origin is None:
+                store = s.store(embedder=embedder, profile="chroma", filter_mode="pre",
+                                recall=1.0)
+                self._origin = (store, store_rows(store))
+                return self._origin
+            return reembedded(*self._origin, embedder)
 
         return self._stores.get_or(self._embedder_key(s), build)
 
@@ -297,9 +316,8 @@ class Explorer:
 
     def _redraw(self, s: Scenario) -> None:
         key = self._embedder_key(s)
-        # Building a store embeds every document: the one cost a first visit cannot skip.
-        base = self._timed("embed", lambda: self._base_store(s))
-        rows = self._timed("rows", lambda: self._rows.get_or(key, lambda: store_rows(base)))
+        # A new embedder setting embeds every document: the one cost a first visit cannot skip.
+        base, rows = self._timed("embed", lambda: self._base_store(s))
         if self._hover is None or len(self._hover) != len(rows.ids):
             self._hover = hover_labels(rows)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
@@ -324,8 +342,12 @@ class Explorer:
         projection = self._timed("project", lambda: project(
             stores[s.filter_mode], s.query, s.k, s.where, rows=rows, projector=projector,
             hover=self._hover, trace=trace, n_components=n_components, color_by=color_by,
+            # Cluster membership and metadata do not change with the model, the dimension
+            # or the spread: one labelling serves every embedder setting.
             labels=self._labels.get_or(
-                (key, color_by), lambda: categories(base, rows, color_by)
+                (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
+                if self._fixed_embedder is None else ("fixed", color_by),
+                lambda: categories(base, rows, color_by),
             ),
             coords=self._coords.get_or(
                 (key, n_components), lambda: projector.transform(rows.vectors)
@@ -347,9 +369,35 @@ class Explorer:
                 [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
             )
             display = self._timed("anchors", lambda: self._anchors.get_or(
-                anchor_key, lambda: AnchorsDisplay.from_scenario(s)
+                anchor_key, lambda: AnchorsDisplay(anchor_geometry(
+                    s.clusters,
+                    texts=self._anchor_texts(s, rows),
+                    model_name=s.model_name,
+                    cluster_spread=s.cluster_spread,
+                    cluster_match=s.cluster_match,
+                    max_members=ANCHOR_MEMBERS,
+                ))
             ))
             self._draw("anchors", display, anchor_key)
+
+    def _anchor_texts(self, s: Scenario, rows: StoreRows) -> list[str]:
+        """The documents the anchors view shows: the first members of each cluster.
+
+        Membership does not depend on the model, the dimension or the spread, so it is
+        worked out once per declaration instead of on every embedder change.
+        """
+        key = json.dumps([s.clusters, s.cluster_match], ensure_ascii=False)
+        if key not in self._members_of:
+            names = FakeEmbedder(clusters=s.clusters, cluster_match=s.cluster_match,
+                                 cluster_spread=0.0)._clusters_of(rows.texts)
+            taken: dict[str, int] = {}
+            texts = []
+            for text, name in zip(rows.texts, names):
+                if name is not None and taken.get(name, 0) < ANCHOR_MEMBERS:
+                    taken[name] = taken.get(name, 0) + 1
+                    texts.append(text)
+            self._members_of[key] = texts
+        return self._members_of[key]
 
     def _draw(self, name: str, display: Any, key: Any) -> None:
         """Draw ``display`` unless what is on screen was drawn from the same inputs (``key``)."""
