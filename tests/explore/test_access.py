@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("pandas")
 
 from placeborag.explore import store_rows, trace_query
-from placeborag.explore._access import with_options
+from placeborag.explore._access import reembedded, with_options
 
 CASES = [
     (mode, recall, where)
@@ -74,3 +74,29 @@ def test_with_options_matches_a_freshly_built_store(demo, options):
         trace_query(twin, demo.query, 5, demo.where).score,
         trace_query(fresh, demo.query, 5, demo.where).score,
     )
+
+
+@pytest.mark.parametrize(
+    "embedder_options",
+    [{"model_name": "other-model"}, {"dimensions": 64}, {"cluster_spread": 1.2},
+     {"dimensions": 1024, "cluster_spread": 0.1}],
+)
+def test_reembedded_matches_a_store_built_with_the_new_embedder(demo, embedder_options):
+    origin = demo.scaled(300).store()
+    scenario = demo.scaled(300).replace(**embedder_options)
+    fresh = scenario.store()
+    twin, rows = reembedded(origin, store_rows(origin), scenario.embedder())
+    expected = store_rows(fresh)
+    assert rows.ids == expected.ids
+    np.testing.assert_array_equal(rows.vectors, expected.vectors)
+    for query in (demo.query, "money back", "csomag"):
+        for where in (None, demo.where, {"lang": "hu"}):
+            assert twin.query(query, 7, where) == fresh.query(query, 7, where)
+    assert len(twin.queries) == 9
+    assert origin.queries == ()  # the twin keeps its own log
+
+
+def test_reembedded_checks_the_embedder(demo):
+    origin = demo.store()
+    with pytest.raises(TypeError, match="embed_batch"):
+        reembedded(origin, store_rows(origin), object())
