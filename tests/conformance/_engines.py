@@ -576,7 +576,7 @@ class PgVector(Engine):
             try:
                 self.server = pgserver.get_server(pgdata, cleanup_mode="stop")
                 break
-            except Exception as error:  # noqa: BLE001 - reported below
+            except Exception as error:  # reported below
                 failures.append(f"attempt {attempt + 1} in {pgdata}: {error!r}")
         else:
             pytest.fail("PostgreSQL did not start:\n" + "\n".join(failures))
