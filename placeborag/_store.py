@@ -188,12 +188,51 @@ def _float_to_exact(vectors: np.ndarray) -> np.ndarray:
 
 def _exact_dot(a: np.ndarray, b: np.ndarray) -> list[int]:
     """Rows of ``a`` dotted with ``b``, exactly (in Python integers where int64 could overflow)."""
+    return _exact_products(a, np.broadcast_to(b, a.shape))
+
+
+def _exact_products(a: np.ndarray, b: np.ndarray) -> list[int]:
+    """``sum(a[i] * b[i])`` for every row ``i`` of two same-shape integer arrays, exactly.
+
+    int64 sums when they cannot overflow; otherwise (a cluster member's ``2**52``-scaled
+    entries) each int64 entry is cut into three limbs of 20, 20 and 24 signed bits, so every
+    limb product is below ``2**46`` and a row of up to ``2**16`` of them below ``2**62``;
+    the nine limb sums are then put together in Python integers. Object arrays (exact forms
+    of arbitrary floats) are summed in Python integers directly.
+    """
     if a.dtype != object and b.dtype != object:
-        bound = int(np.abs(a).max(initial=0)) * int(np.abs(b).max(initial=0)) * a.shape[1]
+        bound = _magnitude(a) * _magnitude(b) * a.shape[1]
         if bound < 2**62:
-            return [int(x) for x in a @ b]
-    bl = [int(x) for x in b.tolist()]
-    return [sum(map(operator.mul, row, bl)) for row in a.tolist()]
+            return [int(x) for x in np.einsum("ij,ij->i", a, b)]
+        if a.shape[1] <= 2**16:
+            la, lb = _limbs(a), _limbs(b)
+            sums = {
+                (i, j): np.einsum("ij,ij->i", la[i], lb[j]).tolist()
+                for i in range(3)
+                for j in range(3)
+            }
+            return [
+                sum(sums[i, j][row] << (20 * (i + j)) for i in range(3) for j in range(3))
+                for row in range(a.shape[0])
+            ]
+    return [
+        sum(map(operator.mul, x, y))
+        for x, y in zip(a.tolist(), b.tolist())
+    ]
+
+
+def _magnitude(x: np.ndarray) -> int:
+    """The largest absolute value in ``x``, as a Python int (``abs`` of int64 min overflows)."""
+    if not x.size:
+        return 0
+    return max(int(x.max()), -int(x.min()))
+
+
+def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x == l0 + l1 * 2**20 + l2 * 2**40`` with l0, l1 in [0, 2**20) and l2 signed."""
+    x = x.astype(np.int64, copy=False)
+    mask = np.int64(2**20 - 1)
+    return x & mask, (x >> 20) & mask, x >> 40
 
 
 def _sqrt_score(p: int, norm2_product: int) -> float:
@@ -860,8 +899,9 @@ class FakeVectorStore:
             return
         exact = self._exact(missing)
         dots = _exact_dot(exact, qexact)
-        for text, row, dot in zip(missing, exact, dots):
-            cache[text] = (dot, _exact_dot(row[None, :], row)[0])
+        norms = _exact_products(exact, exact)
+        for text, dot, norm in zip(missing, dots, norms):
+            cache[text] = (dot, norm)
 
     def _exact_order(
         self,
