@@ -146,3 +146,24 @@ def test_chroma_and_qdrant_rank_in_the_same_relevance_order_up_to_ties(docs, que
         return out
 
     assert levels(chroma, lambda s: round(1 - s, 12)) == levels(qdrant, lambda s: round(s, 12))
+
+
+_INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+
+
+@given(
+    st.integers(min_value=1, max_value=40).flatmap(
+        lambda d: st.tuples(
+            st.lists(st.lists(_INT64, min_size=d, max_size=d), min_size=1, max_size=4),
+            st.lists(_INT64, min_size=d, max_size=d),
+        )
+    )
+)
+def test_exact_dot_products_equal_python_integer_sums(case):
+    """The store's exact ranking rests on these sums: int64 limbs must never overflow."""
+    from placeborag._store import _exact_dot
+
+    rows, query = case
+    a = np.array(rows, dtype=np.int64)
+    b = np.array(query, dtype=np.int64)
+    assert _exact_dot(a, b) == [sum(x * y for x, y in zip(row, query)) for row in rows]
