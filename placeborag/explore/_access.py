@@ -246,15 +246,22 @@ def with_options(store: FakeVectorStore, **options: Any) -> FakeVectorStore:
 
 
 def reembedded(
-    store: FakeVectorStore, rows: StoreRows, embedder: Any
+    store: FakeVectorStore,
+    rows: StoreRows,
+    embedder: Any,
+    *,
+    unchanged: tuple[StoreRows, np.ndarray] | None = None,
 ) -> tuple[FakeVectorStore, StoreRows]:
     """A twin of ``store`` whose records (``rows``, from :func:`store_rows`) are embedded by
     ``embedder``, and its rows.
 
     What a new store built from the same documents would hold, row for row (the records were
     validated when ``store`` was written, so they are not checked again), at the cost of the
-    embedding alone. The twin shares the record lists, which queries only read; its query
-    log, pending writes and injected failures start empty.
+    embedding alone. ``unchanged=(other_rows, keep)`` takes the vectors of the rows where
+    ``keep`` is True from ``other_rows`` instead of embedding them: for a FakeEmbedder that
+    differs only in ``cluster_spread``, every text outside the clusters has the same vector.
+    The twin shares the record lists, which queries only read; its query log, pending
+    writes and injected failures start empty.
     """
     FakeVectorStore(embedder=embedder)  # the library's own check of the embedder
     with store._lock:
@@ -263,7 +270,16 @@ def reembedded(
         twin = copy.copy(store)
     twin._embedder = embedder
     twin._dimensions = None  # set from the embedder's output, as for a new store
-    vectors = twin._embed_documents(rows.texts)
+    if unchanged is None:
+        vectors = twin._embed_documents(rows.texts)
+    else:
+        other, keep = unchanged
+        vectors = np.array(other.vectors, dtype=np.float32)
+        embed = np.flatnonzero(~keep)
+        if embed.size:
+            vectors[embed] = twin._embed_documents([rows.texts[i] for i in embed])
+        else:
+            twin._dimensions = vectors.shape[1]
     matrix = np.zeros((twin._count, vectors.shape[1]), dtype=np.float32)
     matrix[rows.rows] = vectors
     twin._vectors = matrix

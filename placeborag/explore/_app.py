@@ -28,6 +28,7 @@ from placeborag.explore._access import (
     with_options,
 )
 from placeborag.explore._compute import (
+    UNCLUSTERED,
     Projector,
     anchor_geometry,
     categories,
@@ -133,13 +134,14 @@ class Explorer:
         self.timings: dict[str, float] = {}
         self._stores = _LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
+        self._hashing: dict[str, tuple[FakeVectorStore, StoreRows]] = {}
         self.phases: dict[str, float] = {}
         self._projectors = _LRU()
         self._traces = _LRU()
         self._labels = _LRU()
         self._coords = _LRU()
         self._anchors = _LRU()
-        self._members_of: dict[str, list[str]] = {}
+        self._members_of: dict[str, np.ndarray] = {}
         self._hover: np.ndarray | None = None
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
         self._drawn: dict[str, Any] = {}
@@ -271,6 +273,8 @@ class Explorer:
 
         The first store is written record by record; a later embedder setting re-embeds the
         same records (:func:`reembedded`): the documents do not change with the embedder.
+        A setting that differs from one already built only in ``cluster_spread`` re-embeds
+        just the cluster members: every other text keeps its hashed vector.
         """
         def build() -> tuple[FakeVectorStore, StoreRows]:
             embedder = self._fixed_embedder or s.embedder()
@@ -279,9 +283,33 @@ class Explorer:
                                 recall=1.0)
                 self._origin = (store, store_rows(store))
                 return self._origin
+            hashing = self._hashing.get(self._hashing_key(s))
+            if hashing is not None:
+                keep = self._membership(s, self._origin[1]) == UNCLUSTERED
+                return reembedded(*self._origin, embedder, unchanged=(hashing[1], keep))
             return reembedded(*self._origin, embedder)
 
-        return self._stores.get_or(self._embedder_key(s), build)
+        built = self._stores.get_or(self._embedder_key(s), build)
+        if self._fixed_embedder is None:
+            # The latest store of this model, dimension and declaration (spreads aside).
+            self._hashing[self._hashing_key(s)] = built
+            while len(self._hashing) > _CACHE:
+                del self._hashing[next(iter(self._hashing))]
+        return built
+
+    def _hashing_key(self, s: Scenario) -> str:
+        return json.dumps([s.model_name, s.dimensions, s.clusters, s.cluster_match],
+                          ensure_ascii=False)
+
+    def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
+        """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration, worked out once
+        per declaration: membership does not depend on the model, dimension or spread."""
+        key = json.dumps([s.clusters, s.cluster_match], ensure_ascii=False)
+        if key not in self._members_of:
+            names = FakeEmbedder(clusters=s.clusters or None, cluster_match=s.cluster_match,
+                                 cluster_spread=0.0)._clusters_of(rows.texts)
+            self._members_of[key] = np.array([n or UNCLUSTERED for n in names], dtype=object)
+        return self._members_of[key]
 
     def _on_change(self, change: dict[str, Any]) -> None:
         self.refresh(changed=change["owner"].description)
@@ -381,23 +409,14 @@ class Explorer:
             self._draw("anchors", display, anchor_key)
 
     def _anchor_texts(self, s: Scenario, rows: StoreRows) -> list[str]:
-        """The documents the anchors view shows: the first members of each cluster.
-
-        Membership does not depend on the model, the dimension or the spread, so it is
-        worked out once per declaration instead of on every embedder change.
-        """
-        key = json.dumps([s.clusters, s.cluster_match], ensure_ascii=False)
-        if key not in self._members_of:
-            names = FakeEmbedder(clusters=s.clusters, cluster_match=s.cluster_match,
-                                 cluster_spread=0.0)._clusters_of(rows.texts)
-            taken: dict[str, int] = {}
-            texts = []
-            for text, name in zip(rows.texts, names):
-                if name is not None and taken.get(name, 0) < ANCHOR_MEMBERS:
-                    taken[name] = taken.get(name, 0) + 1
-                    texts.append(text)
-            self._members_of[key] = texts
-        return self._members_of[key]
+        """The documents the anchors view shows: the first members of each cluster."""
+        taken: dict[str, int] = {}
+        texts = []
+        for text, name in zip(rows.texts, self._membership(s, rows).tolist()):
+            if name != UNCLUSTERED and taken.get(name, 0) < ANCHOR_MEMBERS:
+                taken[name] = taken.get(name, 0) + 1
+                texts.append(text)
+        return texts
 
     def _draw(self, name: str, display: Any, key: Any) -> None:
         """Draw ``display`` unless what is on screen was drawn from the same inputs (``key``)."""

@@ -167,3 +167,20 @@ def test_precomputed_vectors_disable_the_embedder_controls():
     app.controls["query"].value = "not in the table"
     assert "no precomputed vector" in app.error
     assert json.loads(app.controls["where"].value or "null") is None
+
+
+def test_embedder_changes_draw_what_a_fresh_app_draws():
+    """Re-embedding (and reusing the hashed vectors across spreads) changes nothing drawn."""
+    app = Explorer()
+    for control, value in [("cluster_spread", 0.9), ("model_name", "other"),
+                           ("cluster_spread", 0.2), ("dimensions", 64),
+                           ("cluster_spread", 0.9)]:
+        app.controls[control].value = value
+        assert app.error == ""
+        fresh = Explorer(app.scenario)
+        for mode in ("pre", "post"):
+            assert app.tables[mode].equals(fresh.tables[mode])
+        for name in ("projection", "ranking"):
+            for ours, theirs in zip(app.figures[name].data, fresh.figures[name].data):
+                assert list(ours.x) == list(theirs.x)
+                assert list(ours.y) == list(theirs.y)
