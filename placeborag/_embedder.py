@@ -284,19 +284,20 @@ class FakeEmbedder:
             self._compute_members(missing, exact=exact) if missing else (None, None)
         )
         index = {key: i for i, key in enumerate(missing)}
+        fresh = [row for row, key in enumerate(keys) if key in index]
+        cached = [row for row, key in enumerate(keys) if key not in index]
         floats = np.empty((len(keys), self._dimensions))
         ints = np.empty((len(keys), self._dimensions), dtype=np.int64) if exact else None
-        for row, key in enumerate(keys):
-            i = index.get(key)
-            if i is None:
-                pair = cache[key]
-                floats[row] = pair[1]
-                if ints is not None:
-                    ints[row] = pair[0]
-            else:
-                floats[row] = fresh_floats[i]  # type: ignore[index]
-                if ints is not None:
-                    ints[row] = fresh_exact[i]
+        if fresh:
+            take = [index[keys[row]] for row in fresh]
+            floats[fresh] = fresh_floats[take]  # type: ignore[index]
+            if ints is not None:
+                ints[fresh] = fresh_exact[take]
+        if cached:
+            pairs = [cache[keys[row]] for row in cached]
+            floats[cached] = np.stack([p[1] for p in pairs])
+            if ints is not None:
+                ints[cached] = np.stack([p[0] for p in pairs])
         return ints, floats
 
     def _seed(self, *parts: str) -> bytes:

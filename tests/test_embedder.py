@@ -220,3 +220,16 @@ def test_cosine_similarity_values():
     assert cosine_similarity([1, 0], [0, 1]) == 0.0
     assert cosine_similarity([1, 1], [2, 2]) == pytest.approx(1.0)
     assert cosine_similarity((1.0, 0.0), np.array([-3.0, 0.0])) == -1.0
+
+
+@pytest.mark.parametrize("batch", [["refund policy", "refund policy"],
+                                   ["refund policy", "parcel", "refund policy", "money back"]])
+def test_repeated_cluster_members_in_one_batch_get_one_vector(batch):
+    clusters = {"refund": ["refund policy", "money back"], "parcel": ["parcel"]}
+    fresh = FakeEmbedder(clusters=clusters)
+    fresh._member_cache.clear()  # nothing cached: the batch computes every member itself
+    floats, exact = fresh._embed_exact(batch)
+    alone = FakeEmbedder(clusters=clusters)
+    for i, text in enumerate(batch):
+        np.testing.assert_array_equal(floats[i], alone.embed_batch([text])[0])
+        np.testing.assert_array_equal(exact[i], alone._embed_exact([text])[1][0])
