@@ -865,7 +865,9 @@ def frame_to_html(frame: Any, *, css_class: str = "placeborag-table") -> str:
     """A small, escaped HTML table; each row carries ``data-status`` and ``data-id``."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
-    for rec in frame.to_dict("records"):
+    columns = [str(c) for c in frame.columns]
+    values = [frame[c].tolist() for c in frame.columns]  # column by column: no row objects
+    for rec in (dict(zip(columns, row)) for row in zip(*values)):
         cells = []
         for value in rec.values():
             if isinstance(value, float):
