@@ -233,3 +233,23 @@ def test_repeated_cluster_members_in_one_batch_get_one_vector(batch):
     for i, text in enumerate(batch):
         np.testing.assert_array_equal(floats[i], alone.embed_batch([text])[0])
         np.testing.assert_array_equal(exact[i], alone._embed_exact([text])[1][0])
+
+
+@pytest.mark.parametrize("dimensions", [2, 3, 5, 17])
+def test_members_at_tiny_dimensions_redraw_until_they_have_a_jitter_direction(dimensions):
+    # At d=2 half the sign draws equal ±anchor and must be drawn again; every member still
+    # sits at exactly 1/sqrt(1 + m**2) from its anchor, in a batch as on its own.
+    texts = [f"member {i}" for i in range(60)]
+    clusters = {"a": ["member 1"], "b": ["member 3"]}
+    options = {"dimensions": dimensions, "clusters": clusters, "cluster_match": "substring",
+               "cluster_spread": 0.8}
+    embedder = FakeEmbedder(**options)
+    batch = embedder.embed_batch(texts)
+    for i, text in enumerate(texts):
+        alone = FakeEmbedder(**options)
+        np.testing.assert_array_equal(batch[i], alone.embed_batch([text])[0])
+        name = embedder.cluster_of(text)
+        if name is not None:
+            m = embedder.jitter_of(text)
+            cosine = float(batch[i] @ np.asarray(embedder.cluster_anchor(name)))
+            assert cosine == pytest.approx(1 / math.sqrt(1 + m * m), abs=1e-12)
