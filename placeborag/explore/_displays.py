@@ -137,13 +137,15 @@ def _restyle(
 
 
 def _sendable(value: Any) -> Any:
-    """A value as plotly's validators would have stored it: int64 arrays as int32 (the widget
-    sends 64-bit integers as lists) and nested containers likewise."""
+    """A value as plotly's validators would have stored it: arrays contiguous (the kernel
+    sends an array as one binary buffer, and refuses a strided view such as a column of a
+    matrix), int64 arrays as int32 (the widget sends 64-bit integers as lists), and nested
+    containers likewise."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iu" and value.dtype.itemsize == 8:
             small = value.astype(np.int32)
-            return small if np.array_equal(small, value) else value
-        return value
+            value = small if np.array_equal(small, value) else value
+        return np.ascontiguousarray(value)
     if isinstance(value, dict):
         return {k: _sendable(v) for k, v in value.items()}
     return value

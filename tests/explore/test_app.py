@@ -184,3 +184,33 @@ def test_embedder_changes_draw_what_a_fresh_app_draws():
             for ours, theirs in zip(app.figures[name].data, fresh.figures[name].data):
                 assert list(ours.x) == list(theirs.x)
                 assert list(ours.y) == list(theirs.y)
+
+
+def test_every_message_to_the_front_end_can_be_sent_by_the_kernel():
+    """What a kernel does with a widget update: split out the binary buffers, each of which
+    must be contiguous (jupyter_client refuses a strided one: a column of a matrix)."""
+    from ipywidgets.widgets.widget import _remove_buffers
+
+    app = Explorer()
+    sent = []
+
+    def check(change):
+        if change["new"] is None:
+            return
+        figure = change["owner"]
+        state = figure.get_state(key=change["name"])
+        _, _, buffers = _remove_buffers(state)
+        sent.append(change["name"])
+        for buffer in buffers:
+            assert memoryview(buffer).contiguous, (change["name"], buffer)
+
+    for figure in app.figures.values():
+        figure.observe(check, names=["_py2js_restyle", "_py2js_update", "_py2js_addTraces",
+                                     "_py2js_relayout"])
+    for control, value in [("profile", "qdrant"), ("recall", 0.4), ("where", '{"lang": "en"}'),
+                           ("filter_mode", "post"), ("k", 7), ("query", "parcel"),
+                           ("color_by", "lang"), ("projection", "3-D"), ("dimensions", 64),
+                           ("cluster_spread", 0.9), ("model_name", "other")]:
+        app.controls[control].value = value
+        assert app.error == "", (control, app.error)
+    assert "_py2js_restyle" in sent
