@@ -103,7 +103,14 @@ def settle(page, before_table: str, before_plots: list[str]) -> tuple[str, list[
             f"console={page.problems}"
         ) from None
     page.wait_for_function(KERNEL_IDLE)
+    assert_no_app_error(page)
     return page.evaluate(TABLE), page.evaluate(PLOTS)
+
+
+def assert_no_app_error(page) -> None:
+    """The app shows any exception of a redraw inline: a change must not raise one."""
+    error = page.locator(".placeborag-error").inner_text()
+    assert error == "", f"the app reported an error: {error}"
 
 
 def test_the_demo_scenario_renders_every_view(page):
@@ -172,6 +179,7 @@ def test_switching_to_post_filtering_changes_the_plots_not_the_tables(page):
         timeout=SETTLE,
     )
     page.wait_for_function(KERNEL_IDLE)
+    assert_no_app_error(page)
     assert page.evaluate(TABLE) == table
     title = page.locator(".placeborag-app .js-plotly-plot .gtitle").nth(1).text_content()
     assert "post-filter" in title
