@@ -1,5 +1,6 @@
 """Explorer timings: kernel time per control change at 2,000 documents, and figure builds up
-to 100,000 points. Prints tables; run with ``python benchmarks/bench_explore.py [--big]``.
+to 100,000 points. Prints tables; run with ``python benchmarks/bench_explore.py [--quick]``
+(``--quick`` stops the figure builds at 20,000 points).
 
 "first visit" is a change to a value the app has not seen (nothing about it cached): for the
 embedder controls that means embedding every document again, fitting the PCA and, for the
@@ -104,12 +105,12 @@ def bench_figure(n: int) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--big", action="store_true", help="also build figures at 100,000")
+    parser.add_argument("--quick", action="store_true", help="skip the 100,000-point figures")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"control change at 2,000 documents (ms of kernel time; target {TARGET_MS:.0f} ms)")
     print(f"machine now: calibration workload {calibration_ms():.1f} ms "
-          "(about 9 ms on a quiet 2-core runner)")
+          "(lower is faster; see docs/benchmarks.md)")
     print()
     head = ("control", "first visit (median)", "CPU", "worst", "seen", "seen CPU", "verdict",
             "phases of the median first visit (ms)")
@@ -123,7 +124,7 @@ def main() -> None:
               f"{'met' if ok else 'MISSED'} | {phases} |")
     print()
     print("figures (ms): build store / compute projection+trace / build both figures")
-    sizes = (2000, 20_000, 100_000) if args.big else (2000, 20_000)
+    sizes = (2000, 20_000) if args.quick else (2000, 20_000, 100_000)
     for n in sizes:
         build, compute, draw = bench_figure(n)
         print(f"{n:>8} docs {build:>10.0f} {compute:>10.0f} {draw:>10.0f}")
