@@ -713,12 +713,13 @@ class AnchorsDisplay(_Display):
                     "yaxis": "y2",
                 }
             )
-        same = "the same" if self.order_is_dimension_free else "NOT the same"
+        # Short: the two headings share one line above panels half the figure wide.
+        same = "same" if self.order_is_dimension_free else "NOT the same"
         heading = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom",
                    "xanchor": "left", "showarrow": False, "font": {"size": 12, "color": "#444"}}
         notes = [
             {**heading, "x": 0.0,
-             "text": f"<b>member to anchor</b>: the order is {same} at every dimension"},
+             "text": f"<b>member to anchor</b>: {same} order at every dimension"},
             {**heading, "x": 0.62,
              "text": "<b>member to member</b>: moves with the dimension"},
         ]
