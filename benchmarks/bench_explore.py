@@ -27,19 +27,30 @@ TARGET_MS = 100.0
 # control -> (two values to go back and forth between, new values for first visits)
 CONTROLS: dict[str, tuple[tuple[Any, Any], list[Any]]] = {
     "k": ((4, 8), [3, 6, 7, 9, 10]),
-    "query": (("money back", "delivery times"),
-              ["refund please", "where is my parcel", "csomag", "invoice", "tracking"]),
-    "where": (('{"tier": "public"}', '{"lang": "hu"}'),
-              ['{"lang": "en"}', '{"year": {"$gte": 2022}}', '{"tier": "internal"}',
-               '{"year": 2021}', '{"$or": [{"lang": "hu"}, {"year": 2020}]}']),
+    "query": (
+        ("money back", "delivery times"),
+        ["refund please", "where is my parcel", "csomag", "invoice", "tracking"],
+    ),
+    "where": (
+        ('{"tier": "public"}', '{"lang": "hu"}'),
+        [
+            '{"lang": "en"}',
+            '{"year": {"$gte": 2022}}',
+            '{"tier": "internal"}',
+            '{"year": 2021}',
+            '{"$or": [{"lang": "hu"}, {"year": 2020}]}',
+        ],
+    ),
     "profile": (("qdrant", "chroma"), []),
     "filter_mode": (("post", "pre"), []),
     "recall": ((0.5, 0.8), [0.55, 0.6, 0.65, 0.7, 0.75]),
     "color_by": (("lang", "cluster"), []),
     "projection": (("3-D", "2-D"), []),
     "cluster_spread": ((0.3, 0.5), [0.35, 0.4, 0.45, 0.55, 0.6]),
-    "model_name": (("placebo-embed-v2", "placebo-embed-v1"),
-                   ["model-a", "model-b", "model-c", "model-d", "model-e"]),
+    "model_name": (
+        ("placebo-embed-v2", "placebo-embed-v1"),
+        ["model-a", "model-b", "model-c", "model-d", "model-e"],
+    ),
     "dimensions": ((128, 256), [64, 32, 512]),
     "dimensions (to 1024)": ((1024, 256), [1024]),
 }
@@ -77,15 +88,17 @@ def bench_app(n: int, repeats: int) -> list[dict[str, Any]]:
         seen = [_change(app, control, pair[i % 2]) for i in range(2 * repeats + 2)][2:]
         firsts = firsts or seen[:1]
         middle = sorted(firsts, key=lambda r: r[0])[len(firsts) // 2]
-        out.append({
-            "control": name,
-            "first": middle[0],
-            "first_cpu": middle[1],
-            "first_max": max(r[0] for r in firsts),
-            "phases": {k: v for k, v in middle[2].items() if v >= 1.0},
-            "seen": statistics.median(r[0] for r in seen),
-            "seen_cpu": statistics.median(r[1] for r in seen),
-        })
+        out.append(
+            {
+                "control": name,
+                "first": middle[0],
+                "first_cpu": middle[1],
+                "first_max": max(r[0] for r in firsts),
+                "phases": {k: v for k, v in middle[2].items() if v >= 1.0},
+                "seen": statistics.median(r[0] for r in seen),
+                "seen_cpu": statistics.median(r[1] for r in seen),
+            }
+        )
         app.controls[control].value = pair[1]
     return out
 
@@ -109,19 +122,31 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"control change at 2,000 documents (ms of kernel time; target {TARGET_MS:.0f} ms)")
-    print(f"machine now: calibration workload {calibration_ms():.1f} ms "
-          "(lower is faster; see docs/benchmarks.md)")
+    print(
+        f"machine now: calibration workload {calibration_ms():.1f} ms "
+        "(lower is faster; see docs/benchmarks.md)"
+    )
     print()
-    head = ("control", "first visit (median)", "CPU", "worst", "seen", "seen CPU", "verdict",
-            "phases of the median first visit (ms)")
+    head = (
+        "control",
+        "first visit (median)",
+        "CPU",
+        "worst",
+        "seen",
+        "seen CPU",
+        "verdict",
+        "phases of the median first visit (ms)",
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
     for r in bench_app(2000, args.repeats):
         ok = r["first"] < TARGET_MS and r["seen"] < TARGET_MS
         phases = ", ".join(f"{k} {v:.0f}" for k, v in r["phases"].items())
-        print(f"| {r['control']} | {r['first']:.1f} | {r['first_cpu']:.1f} | "
-              f"{r['first_max']:.1f} | {r['seen']:.1f} | {r['seen_cpu']:.1f} | "
-              f"{'met' if ok else 'MISSED'} | {phases} |")
+        print(
+            f"| {r['control']} | {r['first']:.1f} | {r['first_cpu']:.1f} | "
+            f"{r['first_max']:.1f} | {r['seen']:.1f} | {r['seen_cpu']:.1f} | "
+            f"{'met' if ok else 'MISSED'} | {phases} |"
+        )
     print()
     print("figures (ms): build store / compute projection+trace / build both figures")
     sizes = (2000, 20_000) if args.quick else (2000, 20_000, 100_000)

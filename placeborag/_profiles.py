@@ -167,9 +167,7 @@ class Profile:
                 )
         metric = changes.get("metric")
         if metric is not None and metric != self.metric:
-            _check_choice(
-                "metric", metric, self.supported_metrics, f" for profile {self.name!r}"
-            )
+            _check_choice("metric", metric, self.supported_metrics, f" for profile {self.name!r}")
             chosen = next(m for m in self.metrics if m.metric == metric)
             changes = {
                 "higher_is_better": chosen.higher_is_better,
@@ -180,9 +178,7 @@ class Profile:
         return dataclasses.replace(self, **changes)
 
 
-def _profile(
-    name: str, engine: str, metrics: tuple[MetricScore, ...], **behaviour: Any
-) -> Profile:
+def _profile(name: str, engine: str, metrics: tuple[MetricScore, ...], **behaviour: Any) -> Profile:
     default = metrics[0]
     return Profile(
         name=name,
@@ -289,8 +285,7 @@ def get_profile(profile: str | Profile) -> Profile:
         return profile
     if not isinstance(profile, str):
         raise PlaceboragTypeError(
-            f"profile={profile!r} must be a profile name or a Profile, "
-            f"not {type(profile).__name__}"
+            f"profile={profile!r} must be a profile name or a Profile, not {type(profile).__name__}"
         )
     try:
         return PROFILES[profile]

@@ -118,8 +118,7 @@ def _check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | N
     if value is None:
         return None
     if type(value) is dict and all(
-        type(k) is str and k and k[0] != "$" and type(v) in _SCALARS
-        for k, v in value.items()
+        type(k) is str and k and k[0] != "$" and type(v) in _SCALARS for k, v in value.items()
     ):
         return dict(value)  # the common case, checked in one pass; floats take the long way
     if not isinstance(value, Mapping):
@@ -215,10 +214,7 @@ def _exact_products(a: np.ndarray, b: np.ndarray) -> list[int]:
                 sum(sums[i, j][row] << (20 * (i + j)) for i in range(3) for j in range(3))
                 for row in range(a.shape[0])
             ]
-    return [
-        sum(map(operator.mul, x, y))
-        for x, y in zip(a.tolist(), b.tolist())
-    ]
+    return [sum(map(operator.mul, x, y)) for x, y in zip(a.tolist(), b.tolist())]
 
 
 def _magnitude(x: np.ndarray) -> int:
@@ -1028,7 +1024,9 @@ class FakeVectorStore:
             ranked=tuple(ids[r] for r in ranked),  # type: ignore[misc]
             top_k=tuple(ids[r] for r in order),  # type: ignore[misc]
             post_filter_dropped=tuple(  # type: ignore[misc]
-                ids[r] for r in order if post and not filter_mask[r]  # type: ignore[index]
+                ids[r]
+                for r in order
+                if post and not filter_mask[r]  # type: ignore[index]
             ),
             matches=matches,
             cosines={ids[r]: c for r, c in cosines.items()},  # type: ignore[misc]

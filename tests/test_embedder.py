@@ -222,8 +222,13 @@ def test_cosine_similarity_values():
     assert cosine_similarity((1.0, 0.0), np.array([-3.0, 0.0])) == -1.0
 
 
-@pytest.mark.parametrize("batch", [["refund policy", "refund policy"],
-                                   ["refund policy", "parcel", "refund policy", "money back"]])
+@pytest.mark.parametrize(
+    "batch",
+    [
+        ["refund policy", "refund policy"],
+        ["refund policy", "parcel", "refund policy", "money back"],
+    ],
+)
 def test_repeated_cluster_members_in_one_batch_get_one_vector(batch):
     clusters = {"refund": ["refund policy", "money back"], "parcel": ["parcel"]}
     fresh = FakeEmbedder(clusters=clusters)
@@ -241,8 +246,12 @@ def test_members_at_tiny_dimensions_redraw_until_they_have_a_jitter_direction(di
     # sits at exactly 1/sqrt(1 + m**2) from its anchor, in a batch as on its own.
     texts = [f"member {i}" for i in range(60)]
     clusters = {"a": ["member 1"], "b": ["member 3"]}
-    options = {"dimensions": dimensions, "clusters": clusters, "cluster_match": "substring",
-               "cluster_spread": 0.8}
+    options = {
+        "dimensions": dimensions,
+        "clusters": clusters,
+        "cluster_match": "substring",
+        "cluster_spread": 0.8,
+    }
     embedder = FakeEmbedder(**options)
     batch = embedder.embed_batch(texts)
     for i, text in enumerate(texts):

@@ -163,29 +163,49 @@ class Explorer:
                 placeholder='{"lang": "hu"}  (JSON; empty for no filter)',
                 continuous_update=False,
             ),
-            "k": w.IntSlider(value=s.k, min=1, max=max(max_k, s.k), description="k",
-                             continuous_update=False),
-            "profile": w.ToggleButtons(options=["chroma", "qdrant"], value=s.profile,
-                                       description="profile"),
-            "filter_mode": w.ToggleButtons(options=["pre", "post"], value=s.filter_mode,
-                                           description="filter mode"),
-            "recall": w.FloatSlider(value=s.recall, min=0.0, max=1.0, step=0.05,
-                                    description="recall", continuous_update=False),
+            "k": w.IntSlider(
+                value=s.k, min=1, max=max(max_k, s.k), description="k", continuous_update=False
+            ),
+            "profile": w.ToggleButtons(
+                options=["chroma", "qdrant"], value=s.profile, description="profile"
+            ),
+            "filter_mode": w.ToggleButtons(
+                options=["pre", "post"], value=s.filter_mode, description="filter mode"
+            ),
+            "recall": w.FloatSlider(
+                value=s.recall,
+                min=0.0,
+                max=1.0,
+                step=0.05,
+                description="recall",
+                continuous_update=False,
+            ),
             "dimensions": w.Dropdown(options=dims, value=s.dimensions, description="dimensions"),
-            "cluster_spread": w.FloatSlider(value=s.cluster_spread, min=0.0, max=2.0, step=0.05,
-                                            description="cluster spread",
-                                            continuous_update=False),
-            "model_name": w.Text(value=s.model_name, description="model name",
-                                 continuous_update=False),
-            "color_by": w.Dropdown(options=["cluster", *keys], value="cluster",
-                                   description="colour by"),
-            "projection": w.ToggleButtons(options=["2-D", "3-D"], value="2-D",
-                                          description="projection"),
+            "cluster_spread": w.FloatSlider(
+                value=s.cluster_spread,
+                min=0.0,
+                max=2.0,
+                step=0.05,
+                description="cluster spread",
+                continuous_update=False,
+            ),
+            "model_name": w.Text(
+                value=s.model_name, description="model name", continuous_update=False
+            ),
+            "color_by": w.Dropdown(
+                options=["cluster", *keys], value="cluster", description="colour by"
+            ),
+            "projection": w.ToggleButtons(
+                options=["2-D", "3-D"], value="2-D", description="projection"
+            ),
         }
         style = {"description_width": "100px"}
         for name, control in self.controls.items():
-            control.style = {**style} if not isinstance(control, w.ToggleButtons) else {
-                **style, "button_width": "70px"}
+            control.style = (
+                {**style}
+                if not isinstance(control, w.ToggleButtons)
+                else {**style, "button_width": "70px"}
+            )
             control.add_class(CSS_CLASSES[name])
             control.observe(self._on_change, names="value")
             if self._fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
@@ -196,8 +216,11 @@ class Explorer:
         self.results_html = w.HTML().add_class(CSS_CLASSES["results"])
         self.selection_html = w.HTML("<i>no selection: box or lasso select points</i>")
         self.selection_html.add_class(CSS_CLASSES["selection"])
-        self.export_button = w.Button(description="export pytest", icon="download",
-                                      tooltip="write a pytest module for this state")
+        self.export_button = w.Button(
+            description="export pytest",
+            icon="download",
+            tooltip="write a pytest module for this state",
+        )
         self.export_button.add_class(CSS_CLASSES["export_button"])
         self.export_button.on_click(lambda _: self.export())
         self.export_area = w.Textarea(layout=w.Layout(width="100%", height="260px"))
@@ -215,8 +238,9 @@ class Explorer:
         column = w.Layout(flex="1 1 0", min_width="430px")
         controls = w.HBox(
             [
-                w.VBox([c["query"], c["where"], c["k"], c["color_by"], c["projection"]],
-                       layout=column),
+                w.VBox(
+                    [c["query"], c["where"], c["k"], c["color_by"], c["projection"]], layout=column
+                ),
                 w.VBox([c["profile"], c["filter_mode"], c["recall"]], layout=column),
                 w.VBox([c["dimensions"], c["cluster_spread"], c["model_name"]], layout=column),
             ],
@@ -276,11 +300,11 @@ class Explorer:
         A setting that differs from one already built only in ``cluster_spread`` re-embeds
         just the cluster members: every other text keeps its hashed vector.
         """
+
         def build() -> tuple[FakeVectorStore, StoreRows]:
             embedder = self._fixed_embedder or s.embedder()
             if self._origin is None:
-                store = s.store(embedder=embedder, profile="chroma", filter_mode="pre",
-                                recall=1.0)
+                store = s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
                 self._origin = (store, store_rows(store))
                 return self._origin
             hashing = self._hashing.get(self._hashing_key(s))
@@ -298,16 +322,18 @@ class Explorer:
         return built
 
     def _hashing_key(self, s: Scenario) -> str:
-        return json.dumps([s.model_name, s.dimensions, s.clusters, s.cluster_match],
-                          ensure_ascii=False)
+        return json.dumps(
+            [s.model_name, s.dimensions, s.clusters, s.cluster_match], ensure_ascii=False
+        )
 
     def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
         """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration, worked out once
         per declaration: membership does not depend on the model, dimension or spread."""
         key = json.dumps([s.clusters, s.cluster_match], ensure_ascii=False)
         if key not in self._members_of:
-            names = FakeEmbedder(clusters=s.clusters or None, cluster_match=s.cluster_match,
-                                 cluster_spread=0.0)._clusters_of(rows.texts)
+            names = FakeEmbedder(
+                clusters=s.clusters or None, cluster_match=s.cluster_match, cluster_spread=0.0
+            )._clusters_of(rows.texts)
             self._members_of[key] = np.array([n or UNCLUSTERED for n in names], dtype=object)
         return self._members_of[key]
 
@@ -354,58 +380,81 @@ class Explorer:
             for m in ("pre", "post")
         }
         traces = {
-            m: self._timed("trace", lambda m=m: self._traces.get_or(
-                (key, s.profile, m, s.recall, s.query, s.k, where),
-                lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
-            ))
+            m: self._timed(
+                "trace",
+                lambda m=m: self._traces.get_or(
+                    (key, s.profile, m, s.recall, s.query, s.k, where),
+                    lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
+                ),
+            )
             for m in ("pre", "post")
         }
         trace = traces[s.filter_mode]
         n_components = 3 if self.controls["projection"].value == "3-D" else 2
         # One three-component fit serves both views: PCA components are nested.
-        projector: Projector = self._timed("pca", lambda: self._projectors.get_or(
-            key, lambda: fit_projector(rows.vectors, 3)
-        )).head(n_components)
+        projector: Projector = self._timed(
+            "pca", lambda: self._projectors.get_or(key, lambda: fit_projector(rows.vectors, 3))
+        ).head(n_components)
         color_by = self.controls["color_by"].value
-        projection = self._timed("project", lambda: project(
-            stores[s.filter_mode], s.query, s.k, s.where, rows=rows, projector=projector,
-            hover=self._hover, trace=trace, n_components=n_components, color_by=color_by,
-            # Cluster membership and metadata do not change with the model, the dimension
-            # or the spread: one labelling serves every embedder setting.
-            labels=self._labels.get_or(
-                (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
-                if self._fixed_embedder is None else ("fixed", color_by),
-                lambda: categories(base, rows, color_by),
+        projection = self._timed(
+            "project",
+            lambda: project(
+                stores[s.filter_mode],
+                s.query,
+                s.k,
+                s.where,
+                rows=rows,
+                projector=projector,
+                hover=self._hover,
+                trace=trace,
+                n_components=n_components,
+                color_by=color_by,
+                # Cluster membership and metadata do not change with the model, the dimension
+                # or the spread: one labelling serves every embedder setting.
+                labels=self._labels.get_or(
+                    (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
+                    if self._fixed_embedder is None
+                    else ("fixed", color_by),
+                    lambda: categories(base, rows, color_by),
+                ),
+                coords=self._coords.get_or(
+                    (key, n_components), lambda: projector.transform(rows.vectors)
+                ),
             ),
-            coords=self._coords.get_or(
-                (key, n_components), lambda: projector.transform(rows.vectors)
-            ),
-        ))
+        )
         tables_key = (traces["pre"], traces["post"])
         if not _same_key(self._drawn.get("tables"), tables_key):
-            filters = self._timed("tables", lambda: FilterModesDisplay.from_stores(
-                stores, s.query, s.k, s.where, rows=rows, traces=traces
-            ))
+            filters = self._timed(
+                "tables",
+                lambda: FilterModesDisplay.from_stores(
+                    stores, s.query, s.k, s.where, rows=rows, traces=traces
+                ),
+            )
             self.tables = filters.tables
             self.results_html.value = self._timed("tables", filters.to_html)
             self._draw("funnel", filters, tables_key)
-        self._draw("projection", ProjectionDisplay(projection),
-                   (trace, n_components, color_by))
+        self._draw("projection", ProjectionDisplay(projection), (trace, n_components, color_by))
         self._draw("ranking", RankingDisplay(projection), (trace, color_by))
         if s.clusters and self._fixed_embedder is None:
             anchor_key = json.dumps(
                 [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
             )
-            display = self._timed("anchors", lambda: self._anchors.get_or(
-                anchor_key, lambda: AnchorsDisplay(anchor_geometry(
-                    s.clusters,
-                    texts=self._anchor_texts(s, rows),
-                    model_name=s.model_name,
-                    cluster_spread=s.cluster_spread,
-                    cluster_match=s.cluster_match,
-                    max_members=ANCHOR_MEMBERS,
-                ))
-            ))
+            display = self._timed(
+                "anchors",
+                lambda: self._anchors.get_or(
+                    anchor_key,
+                    lambda: AnchorsDisplay(
+                        anchor_geometry(
+                            s.clusters,
+                            texts=self._anchor_texts(s, rows),
+                            model_name=s.model_name,
+                            cluster_spread=s.cluster_spread,
+                            cluster_match=s.cluster_match,
+                            max_members=ANCHOR_MEMBERS,
+                        )
+                    ),
+                ),
+            )
             self._draw("anchors", display, anchor_key)
 
     def _anchor_texts(self, s: Scenario, rows: StoreRows) -> list[str]:
@@ -505,7 +554,8 @@ class Explorer:
         shown = ", ".join(html.escape(i) for i in self.selection[:12])
         more = f" and {len(self.selection) - 12} more" if len(self.selection) > 12 else ""
         self.selection_html.value = (
-            f"<b>{len(self.selection)} selected:</b> {shown}{more}" if self.selection
+            f"<b>{len(self.selection)} selected:</b> {shown}{more}"
+            if self.selection
             else "<i>no selection: box or lasso select points</i>"
         )
         return self.selection

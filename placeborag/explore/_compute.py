@@ -73,8 +73,7 @@ class Projector:
         """The projector onto the first ``n_components`` axes (PCA axes are nested)."""
         if n_components == self.components.shape[0]:
             return self
-        return Projector(self.mean, self.components[:n_components],
-                         self.explained[:n_components])
+        return Projector(self.mean, self.components[:n_components], self.explained[:n_components])
 
 
 def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
@@ -109,8 +108,7 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     if c < n_components:  # fewer documents than components: pad with zero axes
         components = np.vstack([components, np.zeros((n_components - c, x.shape[1]))])
         explained = np.concatenate([explained, np.zeros(n_components - c)])
-    return Projector(mean=pca.mean_.astype(np.float64), components=components,
-                     explained=explained)
+    return Projector(mean=pca.mean_.astype(np.float64), components=components, explained=explained)
 
 
 _BLAS: list[Any] = []
@@ -341,8 +339,16 @@ def anchor_geometry(
     )
 
 
-_MEMBER_COLUMNS = ("dimensions", "cluster", "text", "declared", "jitter", "cosine", "expected",
-                   "order")
+_MEMBER_COLUMNS = (
+    "dimensions",
+    "cluster",
+    "text",
+    "declared",
+    "jitter",
+    "cosine",
+    "expected",
+    "order",
+)
 _PAIR_COLUMNS = ("dimensions", "cluster", "pair", "cosine")
 
 
@@ -373,13 +379,16 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
     convention. A recall loss is listed only if a perfect index would have returned it.
     """
     pd = optional("pandas")
-    shown = (trace.rank > 0) | (trace.status == DROPPED) | (
-        (trace.status == LOST) & (trace.ideal_rank > 0)
+    shown = (
+        (trace.rank > 0)
+        | (trace.status == DROPPED)
+        | ((trace.status == LOST) & (trace.ideal_rank > 0))
     )
     idx = np.flatnonzero(shown)
     # Best first; among exact ties, the store's own order (returned, then cut, then ideal).
-    tie = np.where(trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank,
-                                                        trace.ideal_rank))
+    tie = np.where(
+        trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank, trace.ideal_rank)
+    )
     better = -trace.score if trace.higher_is_better else trace.score
     idx = idx[np.lexsort((tie[idx], better[idx]))]
     frame = pd.DataFrame(

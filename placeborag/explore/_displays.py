@@ -50,8 +50,18 @@ __all__ = [
 
 # Okabe-Ito, then a few more: distinguishable for the common colour-vision deficiencies.
 PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#7F7F7F",
-    "#8C564B", "#17BECF", "#BCBD22", "#9467BD",
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#7F7F7F",
+    "#8C564B",
+    "#17BECF",
+    "#BCBD22",
+    "#9467BD",
 )
 STATUS_COLOURS = {
     RETURNED: "#009E73",
@@ -76,8 +86,9 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
     go = optional("plotly.graph_objects")
     layout = {"font": _FONT, **layout}
     if figure is None:
-        figure = go.Figure(data=traces, layout={"template": "plotly_white", "meta": _META,
-                                                **layout})
+        figure = go.Figure(
+            data=traces, layout={"template": "plotly_white", "meta": _META, **layout}
+        )
         figure._placeborag_sent = (traces, layout)
         return figure
     if figure.layout.meta != _META:
@@ -164,7 +175,9 @@ def _equal(a: Any, b: Any) -> bool:
         return True
     if isinstance(a, dict) or isinstance(b, dict):
         return (
-            isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
             and all(_equal(a[k], b[k]) for k in a)
         )
     if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
@@ -226,7 +239,6 @@ class _ProjectionBased(_Display):
         return cls.from_store(s.store(), s.query, s.k, s.where, **kwargs)
 
 
-
 class ProjectionDisplay(_ProjectionBased):
     """PCA of a store's vectors with the query, the cluster anchors and the ranked top-k."""
 
@@ -258,8 +270,12 @@ class ProjectionDisplay(_ProjectionBased):
                     "text": p.hover[mask],
                     "customdata": score[mask],
                     "hovertemplate": template,
-                    "marker": {"size": size, "color": PALETTE[i % len(PALETTE)],
-                               "opacity": 0.75, "line": {"width": 0}},
+                    "marker": {
+                        "size": size,
+                        "color": PALETTE[i % len(PALETTE)],
+                        "opacity": 0.75,
+                        "line": {"width": 0},
+                    },
                     "legendgroup": "docs",
                     "legendgrouptitle": {"text": p.color_by},
                 }
@@ -281,8 +297,11 @@ class ProjectionDisplay(_ProjectionBased):
                 "hovertext": p.hover[top],
                 "hovertemplate": "rank %{text}<br>%{hovertext}<br>score %{customdata:.6f}"
                 "<extra></extra>",
-                "marker": {"size": 16 if not three else 7, "color": "rgba(0,0,0,0)",
-                           "line": {"width": 2, "color": "#111111"}},
+                "marker": {
+                    "size": 16 if not three else 7,
+                    "color": "rgba(0,0,0,0)",
+                    "line": {"width": 2, "color": "#111111"},
+                },
             }
         )
         traces.append(
@@ -295,9 +314,12 @@ class ProjectionDisplay(_ProjectionBased):
                 "textposition": "bottom center",
                 "textfont": {"size": 12, "color": "#333333"},
                 "hovertemplate": "anchor of %{text}<extra></extra>",
-                "marker": {"size": 13 if not three else 6,
-                           "symbol": "diamond" if not three else "diamond-open", "color": "#ffffff",
-                           "line": {"width": 2, "color": "#333333"}},
+                "marker": {
+                    "size": 13 if not three else 6,
+                    "symbol": "diamond" if not three else "diamond-open",
+                    "color": "#ffffff",
+                    "line": {"width": 2, "color": "#333333"},
+                },
             }
         )
         traces.append(
@@ -308,9 +330,12 @@ class ProjectionDisplay(_ProjectionBased):
                 **xyz(p.query[None, :]),
                 "hovertext": [p.trace.text],
                 "hovertemplate": "query: %{hovertext}<extra></extra>",
-                "marker": {"size": 20 if not three else 8, "color": "#111111",
-                           "symbol": "star" if not three else "x",
-                           "line": {"width": 1, "color": "#ffffff"}},
+                "marker": {
+                    "size": 20 if not three else 8,
+                    "color": "#111111",
+                    "symbol": "star" if not three else "x",
+                    "line": {"width": 1, "color": "#ffffff"},
+                },
             }
         )
         axes = [f"PC{i + 1} ({100 * v:.1f}% of variance)" for i, v in enumerate(p.explained)]
@@ -321,16 +346,24 @@ class ProjectionDisplay(_ProjectionBased):
                 {
                     "text": f"PCA keeps only {100 * kept:.1f}% of the variance in two axes; "
                     "distances in this picture can lie. The query-centred view cannot.",
-                    "xref": "paper", "yref": "paper", "x": 0, "y": 1.0,
-                    "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": 0,
+                    "y": 1.0,
+                    "xanchor": "left",
+                    "yanchor": "bottom",
+                    "showarrow": False,
                     "font": {"color": "#B00020", "size": 12},
                 }
             )
         if not three:
             annotations += rank_labels(p.coords[top], p.trace.rank[top])
         layout: dict[str, Any] = {
-            "title": {"text": f"Projection (PCA) of {n} documents for query "
-                      f"{_short(p.trace.text)!r}, k={p.trace.k}", "x": 0.01},
+            "title": {
+                "text": f"Projection (PCA) of {n} documents for query "
+                f"{_short(p.trace.text)!r}, k={p.trace.k}",
+                "x": 0.01,
+            },
             "annotations": annotations,
             "legend": {"itemsizing": "constant"},
             "margin": {"t": 80, "l": 60, "r": 20, "b": 60},
@@ -367,12 +400,23 @@ def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
         radius = 38.0 + (14.0 if slot % 2 else 0.0) + 2.0 * k
         out.append(
             {
-                "x": float(points[i, 0]), "y": float(points[i, 1]), "xref": "x", "yref": "y",
-                "text": f"<b>{int(ranks[i])}</b>", "showarrow": True, "arrowhead": 0,
-                "arrowwidth": 1, "arrowcolor": "#555555", "standoff": 8,
-                "ax": float(radius * np.cos(angle)), "ay": float(-radius * np.sin(angle)),
-                "font": {"size": 12, "color": "#111111"}, "bgcolor": "rgba(255,255,255,0.85)",
-                "bordercolor": "#111111", "borderwidth": 1, "borderpad": 1,
+                "x": float(points[i, 0]),
+                "y": float(points[i, 1]),
+                "xref": "x",
+                "yref": "y",
+                "text": f"<b>{int(ranks[i])}</b>",
+                "showarrow": True,
+                "arrowhead": 0,
+                "arrowwidth": 1,
+                "arrowcolor": "#555555",
+                "standoff": 8,
+                "ax": float(radius * np.cos(angle)),
+                "ay": float(-radius * np.sin(angle)),
+                "font": {"size": 12, "color": "#111111"},
+                "bgcolor": "rgba(255,255,255,0.85)",
+                "bordercolor": "#111111",
+                "borderwidth": 1,
+                "borderpad": 1,
             }
         )
     return out
@@ -448,18 +492,36 @@ class RankingDisplay(_ProjectionBased):
         if cut is not None:
             x = float(axis.position(np.array([cut]))[0])
             shapes.append(
-                {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x,
-                 "y0": 0, "y1": 1, "line": {"color": "#111111", "dash": "dash", "width": 1.5}}
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": x,
+                    "x1": x,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": "#111111", "dash": "dash", "width": 1.5},
+                }
             )
             annotations.append(
-                {"text": f"top-{t.k} cut", "x": x, "xref": "x", "y": 1.0, "yref": "paper",
-                 "yanchor": "bottom", "showarrow": False, "font": {"size": 12}}
+                {
+                    "text": f"top-{t.k} cut",
+                    "x": x,
+                    "xref": "x",
+                    "y": 1.0,
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"size": 12},
+                }
             )
         tickvals, ticktext = axis.ticks()
         layout = {
-            "title": {"text": f"Query-centred ranking for {_short(t.text)!r} "
-                      f"({t.filter_mode}-filter, recall {t.recall:g}): better is to the right",
-                      "x": 0.01},
+            "title": {
+                "text": f"Query-centred ranking for {_short(t.text)!r} "
+                f"({t.filter_mode}-filter, recall {t.recall:g}): better is to the right",
+                "x": 0.01,
+            },
             "xaxis": {
                 "title": {"text": p.score_label},
                 "autorange": True if p.higher_is_better else "reversed",
@@ -512,8 +574,9 @@ class ScoreAxis:
         gaps = np.diff(values)
         wide = np.flatnonzero(gaps > cls.BREAK_FROM * span)
         wide = wide[np.argsort(-gaps[wide], kind="stable")][: cls.MAX_BREAKS]
-        return cls(float(values[0]), float(values[-1]),
-                   sorted((values[i], values[i + 1]) for i in wide))
+        return cls(
+            float(values[0]), float(values[-1]), sorted((values[i], values[i + 1]) for i in wide)
+        )
 
     @property
     def _keep(self) -> float:
@@ -535,14 +598,30 @@ class ScoreAxis:
             x0, x1 = self.position(np.array([a, b]))
             lo, hi = x0 + self._keep, x1 - self._keep
             shapes.append(
-                {"type": "rect", "xref": "x", "yref": "paper", "x0": lo, "x1": hi,
-                 "y0": 0, "y1": 1, "fillcolor": "rgba(0,0,0,0.07)", "line": {"width": 0},
-                 "layer": "below"}
+                {
+                    "type": "rect",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": lo,
+                    "x1": hi,
+                    "y0": 0,
+                    "y1": 1,
+                    "fillcolor": "rgba(0,0,0,0.07)",
+                    "line": {"width": 0},
+                    "layer": "below",
+                }
             )
             notes.append(
-                {"text": f"axis break:<br>{b - a:.2f} with<br>no documents", "x": (lo + hi) / 2,
-                 "xref": "x", "y": 0.0, "yref": "paper", "yanchor": "bottom",
-                 "showarrow": False, "font": {"size": 10, "color": "#666666"}}
+                {
+                    "text": f"axis break:<br>{b - a:.2f} with<br>no documents",
+                    "x": (lo + hi) / 2,
+                    "xref": "x",
+                    "y": 0.0,
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"size": 10, "color": "#666666"},
+                }
             )
         return shapes, notes
 
@@ -619,9 +698,7 @@ class AnchorsDisplay(_Display):
         if m.empty:
             return True
         orders: dict[tuple[str, str], int] = {}
-        for key, order in zip(
-            zip(m["cluster"].tolist(), m["text"].tolist()), m["order"].tolist()
-        ):
+        for key, order in zip(zip(m["cluster"].tolist(), m["text"].tolist()), m["order"].tolist()):
             if orders.setdefault(key, order) != order:
                 return False
         return True
@@ -640,15 +717,26 @@ class AnchorsDisplay(_Display):
         dims = {d: j for j, d in enumerate(g.dimensions)}
         # Numeric symbol codes and sizes: plotly validates a number array in microseconds and
         # a list of symbol names point by point.
-        symbols = np.array([_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)]
-                            for j in range(len(dims))], dtype=np.int64)
+        symbols = np.array(
+            [_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)] for j in range(len(dims))],
+            dtype=np.int64,
+        )
         sizes = np.array([max(5, 13 - 3 * j) for j in range(len(dims))], dtype=np.int64)
         top = float(jitter.max()) if jitter.size else 1.0
         m = np.linspace(0.0, max(top * 1.1, 0.1), 120)
         traces: list[dict[str, Any]] = [
-            {"type": "scatter", "name": "1/√(1+m²)", "mode": "lines", "x": m,
-             "y": 1.0 / np.sqrt(1.0 + m * m), "line": {"color": "#111111", "width": 1.5},
-             "xaxis": "x", "yaxis": "y", "hoverinfo": "skip", "legendgroup": "curve"}
+            {
+                "type": "scatter",
+                "name": "1/√(1+m²)",
+                "mode": "lines",
+                "x": m,
+                "y": 1.0 / np.sqrt(1.0 + m * m),
+                "line": {"color": "#111111", "width": 1.5},
+                "xaxis": "x",
+                "yaxis": "y",
+                "hoverinfo": "skip",
+                "legendgroup": "curve",
+            }
         ]
         dim_col = np.array([dims[d] for d in member_dims.tolist()], dtype=np.int64)
         for c in clusters:
@@ -667,26 +755,46 @@ class AnchorsDisplay(_Display):
                     "customdata": member_dims[sel],
                     "hovertemplate": "%{hovertext}<br>d=%{customdata}<br>m=%{x:.4f}"
                     f"<br>cos=%{{y:.6f}}<extra>{html.escape(c)}</extra>",
-                    "marker": {"color": colour[c], "symbol": symbols[j],
-                               "size": sizes[j], "opacity": 0.85,
-                               "line": {"width": 1.5, "color": colour[c]}},
+                    "marker": {
+                        "color": colour[c],
+                        "symbol": symbols[j],
+                        "size": sizes[j],
+                        "opacity": 0.85,
+                        "line": {"width": 1.5, "color": colour[c]},
+                    },
                     "xaxis": "x",
                     "yaxis": "y",
                 }
             )
         for d, j in dims.items():  # a legend key for the symbols; draws nothing
             traces.append(
-                {"type": "scatter", "name": f"d={d}", "mode": "markers", "x": [None],
-                 "y": [None], "legendgroup": "dimensions",
-                 "legendgrouptitle": {"text": "dimensions"} if j == 0 else None,
-                 "marker": {"color": "#666666", "symbol": int(symbols[j]), "size": 10,
-                            "line": {"width": 1.5, "color": "#666666"}},
-                 "hoverinfo": "skip", "xaxis": "x", "yaxis": "y"}
+                {
+                    "type": "scatter",
+                    "name": f"d={d}",
+                    "mode": "markers",
+                    "x": [None],
+                    "y": [None],
+                    "legendgroup": "dimensions",
+                    "legendgrouptitle": {"text": "dimensions"} if j == 0 else None,
+                    "marker": {
+                        "color": "#666666",
+                        "symbol": int(symbols[j]),
+                        "size": 10,
+                        "line": {"width": 1.5, "color": "#666666"},
+                    },
+                    "hoverinfo": "skip",
+                    "xaxis": "x",
+                    "yaxis": "y",
+                }
             )
         # One line per pair across the dimensions, pairs apart by a None (a gap in the line).
         lines: dict[str, dict[str, list[Any]]] = {}
-        for c, pair, d, cos in zip(pairs["cluster"].tolist(), pairs["pair"].tolist(),
-                                   pairs["dimensions"].tolist(), pairs["cosine"].tolist()):
+        for c, pair, d, cos in zip(
+            pairs["cluster"].tolist(),
+            pairs["pair"].tolist(),
+            pairs["dimensions"].tolist(),
+            pairs["cosine"].tolist(),
+        ):
             lines.setdefault(c, {}).setdefault(pair, []).append((str(d), cos))
         for c in clusters:
             xs: list[Any] = []
@@ -715,27 +823,50 @@ class AnchorsDisplay(_Display):
             )
         # Short: the two headings share one line above panels half the figure wide.
         same = "same" if self.order_is_dimension_free else "NOT the same"
-        heading = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom",
-                   "xanchor": "left", "showarrow": False, "font": {"size": 12, "color": "#444"}}
+        heading = {
+            "xref": "paper",
+            "yref": "paper",
+            "y": 1.0,
+            "yanchor": "bottom",
+            "xanchor": "left",
+            "showarrow": False,
+            "font": {"size": 12, "color": "#444"},
+        }
         notes = [
-            {**heading, "x": 0.0,
-             "text": f"<b>member to anchor</b>: {same} order at every dimension"},
-            {**heading, "x": 0.62,
-             "text": "<b>member to member</b>: moves with the dimension"},
+            {
+                **heading,
+                "x": 0.0,
+                "text": f"<b>member to anchor</b>: {same} order at every dimension",
+            },
+            {**heading, "x": 0.62, "text": "<b>member to member</b>: moves with the dimension"},
         ]
         notes += [
-            {"text": f"d={d}: {html.escape(err)[:110]}…", "xref": "paper", "yref": "paper",
-             "x": 0, "y": -0.22 - 0.07 * i, "showarrow": False, "xanchor": "left",
-             "yanchor": "top", "font": {"color": "#B00020", "size": 11}}
+            {
+                "text": f"d={d}: {html.escape(err)[:110]}…",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": -0.22 - 0.07 * i,
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+                "font": {"color": "#B00020", "size": 11},
+            }
             for i, (d, err) in enumerate(g.errors.items())
         ]
         layout = {
-            "title": {"text": "Cluster members against their anchors: cos = 1/√(1+m²) at every "
-                      "dimension", "x": 0.01},
+            "title": {
+                "text": "Cluster members against their anchors: cos = 1/√(1+m²) at every dimension",
+                "x": 0.01,
+            },
             "xaxis": {"domain": [0.0, 0.54], "title": {"text": "jitter magnitude m"}},
             "yaxis": {"title": {"text": "cosine(member, anchor)"}},
-            "xaxis2": {"domain": [0.62, 1.0], "title": {"text": "dimensions"},
-                       "type": "category", "anchor": "y2"},
+            "xaxis2": {
+                "domain": [0.62, 1.0],
+                "title": {"text": "dimensions"},
+                "type": "category",
+                "anchor": "y2",
+            },
             "yaxis2": {"title": {"text": "cosine(member, member)"}, "anchor": "x2"},
             "annotations": notes,
             "legend": {"groupclick": "togglegroup", "tracegroupgap": 12},
@@ -822,15 +953,25 @@ class FilterModesDisplay(_Display):
             )
         returned = {m: int((t["status"] == RETURNED).sum()) for m, t in self.tables.items()}
         layout = {
-            "title": {"text": f"Where the documents go: pre-filter returns {returned['pre']}, "
-                      f"post-filter returns {returned['post']}", "x": 0.01},
+            "title": {
+                "text": f"Where the documents go: pre-filter returns {returned['pre']}, "
+                f"post-filter returns {returned['post']}",
+                "x": 0.01,
+            },
             "xaxis": {"domain": [0.0, 0.45], "showticklabels": False},
             "xaxis2": {"domain": [0.55, 1.0], "showticklabels": False, "anchor": "y2"},
             "yaxis": {"automargin": True},
             "yaxis2": {"anchor": "x2", "automargin": True},
             "annotations": [
-                {"text": f"<b>{m}-filter</b>", "xref": f"x{'' if i == 0 else '2'} domain",
-                 "yref": "paper", "x": 0.5, "y": 1.0, "yanchor": "bottom", "showarrow": False}
+                {
+                    "text": f"<b>{m}-filter</b>",
+                    "xref": f"x{'' if i == 0 else '2'} domain",
+                    "yref": "paper",
+                    "x": 0.5,
+                    "y": 1.0,
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                }
                 for i, m in enumerate(("pre", "post"))
             ],
             "showlegend": False,
@@ -881,7 +1022,8 @@ def frame_to_html(frame: Any, *, css_class: str = "placeborag-table") -> str:
                 cells.append(f"<td>{html.escape(str(value))}</td>")
         attrs = "".join(
             f' data-{k}="{html.escape(str(rec[k]), quote=True)}"'
-            for k in ("status", "id") if k in rec
+            for k in ("status", "id")
+            if k in rec
         )
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     empty = (
@@ -895,4 +1037,3 @@ def frame_to_html(frame: Any, *, css_class: str = "placeborag-table") -> str:
 
 def _isna(value: Any) -> bool:
     return bool(optional("pandas").isna(value))
-

@@ -34,8 +34,11 @@ def render_report(scenario: Scenario | None = None) -> str:
     figures: list[tuple[str, str, Any]] = [
         ("Projection", FIGURE_IDS[0], ProjectionDisplay.from_store(*args).plot().figure_),
         ("Query-centred ranking", FIGURE_IDS[1], RankingDisplay.from_store(*args).plot().figure_),
-        ("Anchors against jitter", FIGURE_IDS[2],
-         AnchorsDisplay.from_scenario(scenario).plot().figure_ if scenario.clusters else None),
+        (
+            "Anchors against jitter",
+            FIGURE_IDS[2],
+            AnchorsDisplay.from_scenario(scenario).plot().figure_ if scenario.clusters else None,
+        ),
         ("Pre- versus post-filter", FIGURE_IDS[3], filters.plot().figure_),
     ]
     parts = []
@@ -46,8 +49,12 @@ def render_report(scenario: Scenario | None = None) -> str:
             parts.append(f'<div id="{div_id}"><p>No clusters are declared.</p></div>')
             continue
         parts.append(
-            fig.to_html(full_html=False, include_plotlyjs=first, div_id=div_id,
-                        config={"displaylogo": False})
+            fig.to_html(
+                full_html=False,
+                include_plotlyjs=first,
+                div_id=div_id,
+                config={"displaylogo": False},
+            )
         )
         first = False
         if div_id == FIGURE_IDS[3]:
@@ -55,7 +62,8 @@ def render_report(scenario: Scenario | None = None) -> str:
     parts.append("<h2>As a pytest module</h2>")
     parts.append(f'<pre class="placeborag-export">{html.escape(export_pytest(scenario))}</pre>')
     options = ", ".join(
-        f"{k}={v!r}" for k, v in {**scenario.embedder_options, **scenario.store_options}.items()
+        f"{k}={v!r}"
+        for k, v in {**scenario.embedder_options, **scenario.store_options}.items()
         if k != "clusters"
     )
     return f"""<!DOCTYPE html>

@@ -54,9 +54,7 @@ class Scenario:
     name: str = "scenario"
 
     def __post_init__(self) -> None:
-        docs = tuple(
-            d if isinstance(d, Document) else Document(**d) for d in self.documents
-        )
+        docs = tuple(d if isinstance(d, Document) else Document(**d) for d in self.documents)
         object.__setattr__(self, "documents", docs)
         object.__setattr__(self, "clusters", {k: list(v) for k, v in self.clusters.items()})
 
@@ -174,8 +172,23 @@ class Scenario:
 
 
 _VARIANT_WORDS = (
-    "order", "customer", "invoice", "parcel", "courier", "account", "return", "warehouse",
-    "rendelés", "ügyfél", "számla", "csomag", "futár", "fiók", "raktár", "today", "urgent",
+    "order",
+    "customer",
+    "invoice",
+    "parcel",
+    "courier",
+    "account",
+    "return",
+    "warehouse",
+    "rendelés",
+    "ügyfél",
+    "számla",
+    "csomag",
+    "futár",
+    "fiók",
+    "raktár",
+    "today",
+    "urgent",
 )
 
 # id | lang | tier | year | text. Written for this project: a small refund and shipping help desk.

@@ -59,20 +59,33 @@ def jupyterlab(tmp_path_factory):
     }
     (home / "settings" / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
     # No "news" prompt over the notebook.
-    (home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-     ).write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    (
+        home
+        / "settings"
+        / "@jupyterlab"
+        / "apputils-extension"
+        / "notification.jupyterlab-settings"
+    ).write_text('{"fetchNews": "false", "checkForUpdates": false}')
     log = open(home / "server.log", "w")  # noqa: SIM115 - closed at teardown
     server = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyter", "lab", "--no-browser",
-            "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--port-retries=0",
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={root}",
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.news_url=",
             "--allow-root",
         ],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -55,8 +55,10 @@ def page(jupyterlab, browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
     page = context.new_page()
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type == "error" else None)
+    page.on(
+        "console",
+        lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
+    )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.set_default_timeout(TIMEOUT)
     page.goto(f"{jupyterlab['base']}/lab/tree/explorer.ipynb?token={jupyterlab['token']}&reset")

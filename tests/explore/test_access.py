@@ -41,8 +41,9 @@ def test_trace_agrees_with_explain_at_every_stage(mode, recall, where, n):
     assert _ids_with(trace, "returned") == sorted(m.id for m in explained.matches)
     # Every survivor is ranked; the trace's float32 screen orders them as the exact ranking
     # does, except inside near-ties the store breaks exactly.
-    survivors = {i for i, s in zip(trace.ids, trace.status) if s not in ("lost to recall",
-                                                                          "filtered out")}
+    survivors = {
+        i for i, s in zip(trace.ids, trace.status) if s not in ("lost to recall", "filtered out")
+    }
     assert survivors == set(explained.ranked)
     cosine = dict(zip(trace.ids, trace.cosine))
     ranked = np.array([cosine[i] for i in explained.ranked])
@@ -64,8 +65,9 @@ def test_store_rows_are_in_insertion_order(demo):
     assert rows.vectors.shape == (len(demo.documents), demo.dimensions)
 
 
-@pytest.mark.parametrize("options", [{"profile": "qdrant"}, {"filter_mode": "post"},
-                                     {"recall": 0.3}])
+@pytest.mark.parametrize(
+    "options", [{"profile": "qdrant"}, {"filter_mode": "post"}, {"recall": 0.3}]
+)
 def test_with_options_matches_a_freshly_built_store(demo, options):
     fresh = demo.store(**options)
     twin = with_options(demo.store(), **options)
@@ -78,8 +80,12 @@ def test_with_options_matches_a_freshly_built_store(demo, options):
 
 @pytest.mark.parametrize(
     "embedder_options",
-    [{"model_name": "other-model"}, {"dimensions": 64}, {"cluster_spread": 1.2},
-     {"dimensions": 1024, "cluster_spread": 0.1}],
+    [
+        {"model_name": "other-model"},
+        {"dimensions": 64},
+        {"cluster_spread": 1.2},
+        {"dimensions": 1024, "cluster_spread": 0.1},
+    ],
 )
 def test_reembedded_matches_a_store_built_with_the_new_embedder(demo, embedder_options):
     origin = demo.scaled(300).store()

@@ -157,7 +157,9 @@ def test_precomputed_vectors_disable_the_embedder_controls():
     vectors = rng.normal(size=(12, 8))
     texts = [f"doc {i}" for i in range(12)]
     store = store_from_vectors(
-        vectors, [f"d{i}" for i in range(12)], texts,
+        vectors,
+        [f"d{i}" for i in range(12)],
+        texts,
         [{"lang": "en" if i % 2 else "hu"} for i in range(12)],
     )
     app = Explorer(store=store, query="doc 3")
@@ -172,9 +174,13 @@ def test_precomputed_vectors_disable_the_embedder_controls():
 def test_embedder_changes_draw_what_a_fresh_app_draws():
     """Re-embedding (and reusing the hashed vectors across spreads) changes nothing drawn."""
     app = Explorer()
-    for control, value in [("cluster_spread", 0.9), ("model_name", "other"),
-                           ("cluster_spread", 0.2), ("dimensions", 64),
-                           ("cluster_spread", 0.9)]:
+    for control, value in [
+        ("cluster_spread", 0.9),
+        ("model_name", "other"),
+        ("cluster_spread", 0.2),
+        ("dimensions", 64),
+        ("cluster_spread", 0.9),
+    ]:
         app.controls[control].value = value
         assert app.error == ""
         fresh = Explorer(app.scenario)
@@ -206,12 +212,22 @@ def test_every_message_to_the_front_end_can_be_sent_by_the_kernel():
             assert memoryview(buffer).contiguous, (change["name"], buffer)
 
     for figure in app.figures.values():
-        figure.observe(check, names=["_py2js_restyle", "_py2js_update", "_py2js_addTraces",
-                                     "_py2js_relayout"])
-    for control, value in [("profile", "qdrant"), ("recall", 0.4), ("where", '{"lang": "en"}'),
-                           ("filter_mode", "post"), ("k", 7), ("query", "parcel"),
-                           ("color_by", "lang"), ("projection", "3-D"), ("dimensions", 64),
-                           ("cluster_spread", 0.9), ("model_name", "other")]:
+        figure.observe(
+            check, names=["_py2js_restyle", "_py2js_update", "_py2js_addTraces", "_py2js_relayout"]
+        )
+    for control, value in [
+        ("profile", "qdrant"),
+        ("recall", 0.4),
+        ("where", '{"lang": "en"}'),
+        ("filter_mode", "post"),
+        ("k", 7),
+        ("query", "parcel"),
+        ("color_by", "lang"),
+        ("projection", "3-D"),
+        ("dimensions", 64),
+        ("cluster_spread", 0.9),
+        ("model_name", "other"),
+    ]:
         app.controls[control].value = value
         assert app.error == "", (control, app.error)
     assert "_py2js_restyle" in sent

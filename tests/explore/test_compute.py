@@ -74,16 +74,16 @@ def test_anchor_cosines_equal_the_exact_curve(demo, dimensions):
 
 def test_member_order_against_the_anchor_does_not_depend_on_dimension(demo):
     g = anchor_geometry(demo.clusters, cluster_match="substring")
-    orders = g.members.pivot_table(index=["cluster", "text"], columns="dimensions",
-                                   values="order")
+    orders = g.members.pivot_table(index=["cluster", "text"], columns="dimensions", values="order")
     assert (orders.nunique(axis=1) == 1).all()
     pairs = g.pairs.pivot_table(index="pair", columns="dimensions", values="cosine")
     assert (pairs.nunique(axis=1) > 1).any()  # member-to-member cosines move
 
 
 def test_unsatisfiable_dimension_is_reported_not_raised():
-    g = anchor_geometry({"a": ["x one", "x two"], "b": ["y one"]}, dimensions=(2, 64),
-                        cluster_spread=50.0)
+    g = anchor_geometry(
+        {"a": ["x one", "x two"], "b": ["y one"]}, dimensions=(2, 64), cluster_spread=50.0
+    )
     assert 2 in g.errors or 64 in g.errors
     assert math.isfinite(len(g.members))
 

@@ -131,7 +131,12 @@ def test_filter_modes_display_tables_and_funnel(demo):
     assert list(pre.x) == list(display.funnels["pre"]["documents"])
     assert list(post.y)[-1] == "pass the filter"
     assert list(display.tables["pre"].columns) == [
-        "rank", "id", "text", "metadata", "score", "status"
+        "rank",
+        "id",
+        "text",
+        "metadata",
+        "score",
+        "status",
     ]
     html = display.to_html()
     assert 'class="placeborag-table placeborag-table-pre"' in html

@@ -18,12 +18,8 @@ def test_all_is_exactly_the_public_surface():
 
 @pytest.mark.parametrize("module", ["placeborag", "placeborag.explore"])
 def test_import_loads_no_heavy_library(module):
-    code = (
-        f"import sys, {module}; "
-        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = f"import sys, {module}; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
