@@ -134,7 +134,7 @@ class Explorer:
         self.timings: dict[str, float] = {}
         self._stores = _LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
-        self._hashing: dict[str, tuple[FakeVectorStore, StoreRows]] = {}
+        self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
         self.phases: dict[str, float] = {}
         self._projectors = _LRU()
         self._traces = _LRU()
@@ -307,16 +307,18 @@ class Explorer:
                 store = s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
                 self._origin = (store, store_rows(store))
                 return self._origin
-            hashing = self._hashing.get(self._hashing_key(s))
+            hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
             if hashing is not None:
                 keep = self._membership(s, self._origin[1]) == UNCLUSTERED
                 return reembedded(*self._origin, embedder, unchanged=(hashing[1], keep))
             return reembedded(*self._origin, embedder)
 
-        built = self._stores.get_or(self._embedder_key(s), build)
+        key = self._embedder_key(s)
+        built = self._stores.get_or(key, build)
         if self._fixed_embedder is None:
-            # The latest store of this model, dimension and declaration (spreads aside).
-            self._hashing[self._hashing_key(s)] = built
+            # The latest setting of this model, dimension and declaration (spreads aside),
+            # by key: a store the cache has let go of is not kept alive from here.
+            self._hashing[self._hashing_key(s)] = key
             while len(self._hashing) > _CACHE:
                 del self._hashing[next(iter(self._hashing))]
         return built
