@@ -230,15 +230,22 @@ def with_options(store: FakeVectorStore, **options: Any) -> FakeVectorStore:
         "recall": store.recall,
     }
     probe = FakeVectorStore(embedder=store.embedder, **{**current, **options})
+    twin = _twin(store)
+    twin._profile = probe._profile
+    twin._filter_mode = probe._filter_mode
+    twin._recall = probe._recall
+    return twin
+
+
+def _twin(store: FakeVectorStore) -> FakeVectorStore:
+    """A shallow copy of ``store`` sharing its records, with its own empty query log, pending
+    writes and injected failures."""
     with store._lock:
         if store._columns is None:
             # Build the filter columns once on the source, as its first filtered query
             # would, so that every twin shares them instead of rebuilding them per query.
             store._columns = Columns(store._metas)
         twin = copy.copy(store)
-    twin._profile = probe._profile
-    twin._filter_mode = probe._filter_mode
-    twin._recall = probe._recall
     twin._queries = []
     twin._failures = []
     twin._pending = []
@@ -264,10 +271,7 @@ def reembedded(
     writes and injected failures start empty.
     """
     FakeVectorStore(embedder=embedder)  # the library's own check of the embedder
-    with store._lock:
-        if store._columns is None:
-            store._columns = Columns(store._metas)
-        twin = copy.copy(store)
+    twin = _twin(store)
     twin._embedder = embedder
     twin._dimensions = None  # set from the embedder's output, as for a new store
     if unchanged is None:
@@ -283,9 +287,6 @@ def reembedded(
     matrix = np.zeros((twin._count, vectors.shape[1]), dtype=np.float32)
     matrix[rows.rows] = vectors
     twin._vectors = matrix
-    twin._queries = []
-    twin._failures = []
-    twin._pending = []
     return twin, StoreRows(
         rows=rows.rows,
         ids=rows.ids,

@@ -141,7 +141,6 @@ class Explorer:
         self._labels = _LRU()
         self._coords = _LRU()
         self._anchors = _LRU()
-        self._members_of: dict[str, np.ndarray] = {}
         self._hover: np.ndarray | None = None
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
         self._drawn: dict[str, Any] = {}
@@ -329,15 +328,17 @@ class Explorer:
         )
 
     def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
-        """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration, worked out once
-        per declaration: membership does not depend on the model, dimension or spread."""
-        key = json.dumps([s.clusters, s.cluster_match], ensure_ascii=False)
-        if key not in self._members_of:
-            names = FakeEmbedder(
-                clusters=s.clusters or None, cluster_match=s.cluster_match, cluster_spread=0.0
-            )._clusters_of(rows.texts)
-            self._members_of[key] = np.array([n or UNCLUSTERED for n in names], dtype=object)
-        return self._members_of[key]
+        """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration: the colour-by-
+        cluster labels, which do not depend on the model, dimension or spread."""
+        return self._labels.get_or(
+            self._labels_key(s, "cluster"),
+            lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
+        )
+
+    def _labels_key(self, s: Scenario, color_by: str) -> tuple[str, str]:
+        if self._fixed_embedder is not None:
+            return ("fixed", color_by)
+        return (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
 
     def _on_change(self, change: dict[str, Any]) -> None:
         self.refresh(changed=change["owner"].description)
@@ -414,10 +415,7 @@ class Explorer:
                 # Cluster membership and metadata do not change with the model, the dimension
                 # or the spread: one labelling serves every embedder setting.
                 labels=self._labels.get_or(
-                    (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
-                    if self._fixed_embedder is None
-                    else ("fixed", color_by),
-                    lambda: categories(base, rows, color_by),
+                    self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
                 ),
                 coords=self._coords.get_or(
                     (key, n_components), lambda: projector.transform(rows.vectors)
