@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from placeborag._embedder import FakeEmbedder
 from placeborag._errors import (
     PlaceboragTypeError,
     PlaceboragValueError,
@@ -299,8 +300,6 @@ class FakeVectorStore:
                 f"visibility={visibility!r} must be one of 'immediate', 'manual'"
             )
         if embedder is None:
-            from placeborag._embedder import FakeEmbedder
-
             embedder = FakeEmbedder()
         elif not callable(getattr(embedder, "embed_batch", None)):
             raise PlaceboragTypeError(
@@ -636,7 +635,11 @@ class FakeVectorStore:
         return f"unknown id {value!r}{hint}"
 
     def _embed_documents(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self._embedder.embed_batch(texts), dtype=np.float64)
+        returned = self._embedder.embed_batch(texts)
+        vectors = np.asarray(returned, dtype=np.float64)
+        # Normalised in place only where the array is ours: a copy made here, or a
+        # FakeEmbedder's, which is new on every call. A caller's embedder may keep its own.
+        own = vectors is not returned or type(self._embedder) is FakeEmbedder
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise PlaceboragValueError(
                 f"the embedder returned an array of shape {vectors.shape} for {len(texts)} texts"
@@ -655,7 +658,7 @@ class FakeVectorStore:
             raise PlaceboragValueError(
                 f"the embedder returned a zero or non-finite vector for {texts[bad[0]]!r}"
             )
-        return vectors / norms[:, None]
+        return np.divide(vectors, norms[:, None], out=vectors if own else None)
 
     def _grow(self, needed: int) -> None:
         capacity = self._vectors.shape[0]

@@ -47,7 +47,7 @@ class StoreRows:
     ids: list[str]
     texts: list[str]
     metadatas: list[dict[str, Any]]
-    vectors: np.ndarray  # (n, d) float32, a copy
+    vectors: np.ndarray  # (n, d) float32, never an array of the store it was read from
 
     @cached_property
     def position(self) -> dict[str, int]:
@@ -284,13 +284,19 @@ def reembedded(
             vectors[embed] = twin._embed_documents([rows.texts[i] for i in embed])
         else:
             twin._dimensions = vectors.shape[1]
-    matrix = np.zeros((twin._count, vectors.shape[1]), dtype=np.float32)
-    matrix[rows.rows] = vectors
+    if np.array_equal(rows.rows, np.arange(twin._count)):
+        # Every row is visible (nothing deleted): the rows' vectors are the matrix itself,
+        # shared with the twin, which is only ever queried.
+        matrix = visible = np.asarray(vectors, dtype=np.float32)
+    else:
+        matrix = np.zeros((twin._count, vectors.shape[1]), dtype=np.float32)
+        matrix[rows.rows] = vectors
+        visible = matrix[rows.rows]
     twin._vectors = matrix
     return twin, StoreRows(
         rows=rows.rows,
         ids=rows.ids,
         texts=rows.texts,
         metadatas=rows.metadatas,
-        vectors=matrix[rows.rows],
+        vectors=visible,
     )

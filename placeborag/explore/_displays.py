@@ -81,7 +81,8 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
 
     In place, only what differs from the previous ``draw`` into the same figure is sent:
     plotly validates every property it is given, and re-validating unchanged markers, hover
-    templates and axes costs more than the new arrays do.
+    templates and axes costs more than the new arrays do. A FigureWidget whose traces and
+    layout keep their shape gets the changes in one unvalidated update (see :func:`_update`).
     """
     go = optional("plotly.graph_objects")
     layout = {"font": _FONT, **layout}
@@ -100,35 +101,64 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
     )
     if not same:
         figure.data = ()
-    restyle = same and hasattr(figure, "_send_restyle_msg")
-    if restyle:
-        _restyle(figure, sent_traces, traces)
+    raw = same and hasattr(figure, "_send_update_msg")
+    changed = _changes(sent_layout, layout)
+    if raw and _same_shape(sent_layout, changed):
+        _update(figure, sent_traces, traces, changed)
+        figure._placeborag_sent = (traces, layout)
+        return figure
+    if raw:
+        _update(figure, sent_traces, traces, {})
     with figure.batch_update():
-        if same and not restyle:
+        if same and not raw:
             for old, before, new in zip(figure.data, sent_traces, traces):
-                changed = _changes(before, new)
-                changed.pop("type", None)
-                if changed:
-                    old.update(changed, overwrite=True)
+                trace_changes = _changes(before, new)
+                trace_changes.pop("type", None)
+                if trace_changes:
+                    old.update(trace_changes, overwrite=True)
         elif not same:
             figure.add_traces(traces)
-        changed = _changes(sent_layout, layout)
         if changed:
             figure.update_layout(changed, overwrite=True)
     figure._placeborag_sent = (traces, layout)
     return figure
 
 
-def _restyle(
-    figure: Any, before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
-) -> None:
-    """Send the changed trace properties of a FigureWidget in one restyle, unvalidated.
+def _same_shape(before: dict[str, Any], changed: dict[str, Any]) -> bool:
+    """Whether the ``changed`` layout keys keep their shape: present before and after, and
+    arrays of objects (annotations, shapes) of the same length.
 
-    plotly validates a property on every assignment (~0.2 ms an array, more for nested
-    ones); a restyle message is what the front end sends back itself and is applied as
-    given. Safe here because every trace was validated whole when it was first added
-    (``add_traces``) and its properties are built by the same code every time: only their
-    values change, never their kinds. A property gone from a trace is restyled to None.
+    plotly keeps one Python object per element of such an array, made when the array was
+    validated; an unvalidated update that changes the length would leave them stale. Only
+    then may the layout go out unvalidated, as the traces do.
+    """
+    for key, value in changed.items():
+        old = before.get(key)
+        if value is None or old is None:
+            return False
+        if isinstance(value, (list, tuple)) or isinstance(old, (list, tuple)):
+            if not isinstance(value, (list, tuple)) or not isinstance(old, (list, tuple)):
+                return False
+            if len(value) != len(old):
+                return False
+    return True
+
+
+def _update(
+    figure: Any,
+    before: Sequence[dict[str, Any]],
+    after: Sequence[dict[str, Any]],
+    layout: dict[str, Any],
+) -> None:
+    """Send the changed trace properties and ``layout`` keys of a FigureWidget in one
+    update message, unvalidated.
+
+    plotly validates a property on every assignment (~0.2 ms an array, several ms for a
+    list of annotations); an update message is what the front end sends back itself and is
+    applied as given. Safe here because every trace and every layout key was validated
+    whole when first drawn (``add_traces``, ``update_layout``) and is built by the same code
+    every time: only values change, never kinds (:func:`_same_shape` holds the layout to
+    that). A property gone from a trace is restyled to None.
     """
     undefined = optional("plotly.basedatatypes").Undefined
     changes = []
@@ -137,14 +167,31 @@ def _restyle(
         changed.pop("type", None)
         changes.append(changed)
     indexes = [i for i, c in enumerate(changes) if c]
-    if not indexes:
+    if not indexes and not layout:
         return
     keys = list(dict.fromkeys(k for i in indexes for k in changes[i]))
-    data = {
+    restyle = {
         key: [_sendable(changes[i][key]) if key in changes[i] else undefined for i in indexes]
         for key in keys
     }
-    figure.plotly_restyle(data, indexes)
+    relayout = {key: _plain(value) for key, value in layout.items()}
+    if not relayout:
+        figure.plotly_restyle(restyle, indexes)
+    elif not restyle:
+        figure.plotly_relayout(relayout)
+    else:
+        figure.plotly_update(restyle, relayout, indexes)
+
+
+def _plain(value: Any) -> Any:
+    """A layout value as JSON holds it: numpy scalars and arrays become Python values."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    return value
 
 
 def _sendable(value: Any) -> Any:

@@ -192,6 +192,72 @@ def test_embedder_changes_draw_what_a_fresh_app_draws():
                 assert list(ours.y) == list(theirs.y)
 
 
+def _plain_figure(value):
+    """A figure's JSON with what may differ between equal figures taken out: trace uids,
+    the dtype plotly picked for an integer array, and an emptied layout container."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(value, dict):
+        if set(value) == {"dtype", "bdata"} or set(value) == {"dtype", "bdata", "shape"}:
+            array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+            return [float(v) for v in array.tolist()]
+        return {
+            k: _plain_figure(v)
+            for k, v in value.items()
+            if k != "uid" and not (v is None or (isinstance(v, dict) and not v))
+        }
+    if isinstance(value, (list, tuple, np.ndarray)):
+        items = value.tolist() if isinstance(value, np.ndarray) else value
+        return [_plain_figure(v) for v in items]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def test_figures_updated_in_place_equal_figures_drawn_fresh():
+    """Updates go to the figures unvalidated where their shape allows (traces, annotations,
+    shapes): whatever the order of changes, each figure must end up as a freshly built app
+    draws it, or the Python side (selection, exports, tests) would read stale values."""
+    app = Explorer()
+    for control, value in [
+        ("k", 7),  # a new number of rank labels: validated
+        ("model_name", "other"),  # same shapes: one unvalidated update per figure
+        ("query", "parcel"),
+        ("k", 3),
+        ("cluster_spread", 0.9),
+        ("profile", "qdrant"),
+        ("projection", "3-D"),
+        ("dimensions", 64),
+        ("projection", "2-D"),
+        ("where", '{"lang": "en"}'),
+        ("filter_mode", "post"),
+        ("recall", 0.4),
+        ("color_by", "lang"),
+        ("where", ""),
+        ("k", 12),
+        ("query", "refund"),
+    ]:
+        app.controls[control].value = value
+        assert app.error == ""
+        fresh = Explorer(app.scenario)
+        for name in ("color_by", "projection"):
+            fresh.controls[name].value = app.controls[name].value
+        for name, figure in app.figures.items():
+            ours = _plain_figure(figure.to_plotly_json())
+            theirs = _plain_figure(fresh.figures[name].to_plotly_json())
+            assert ours == theirs, (control, name)
+            # plotly keeps Python objects for arrays of annotations and shapes: read them
+            # through the objects too, not only through the figure's JSON.
+            for prop in ("annotations", "shapes"):
+                ours = [_plain_figure(a.to_plotly_json()) for a in figure.layout[prop]]
+                theirs = [
+                    _plain_figure(a.to_plotly_json()) for a in fresh.figures[name].layout[prop]
+                ]
+                assert ours == theirs, (control, name, prop)
+
+
 def test_every_message_to_the_front_end_can_be_sent_by_the_kernel():
     """What a kernel does with a widget update: split out the binary buffers, each of which
     must be contiguous (jupyter_client refuses a strided one: a column of a matrix)."""
