@@ -284,14 +284,13 @@ def anchor_geometry(
     texts first).
     """
     pd = optional("pandas")
-    members: dict[str, list[Any]] = {c: [] for c in _MEMBER_COLUMNS}
-    pairs: dict[str, list[Any]] = {c: [] for c in _PAIR_COLUMNS}
     errors: dict[int, str] = {}
     declared = [t for ts in clusters.values() for t in ts]
     candidates = list(dict.fromkeys([*declared, *texts]))
-    selected: list[str] | None = None
-    member_of: list[str | None] = []
-    jitter = np.zeros(0)
+    selected: list[str] = []
+    member_of: list[str] = []
+    parts: list[dict[str, Any]] = []
+    pairs: dict[str, list[Any]] = {c: [] for c in _PAIR_COLUMNS}
     for d in dimensions:
         try:
             emb = FakeEmbedder(
@@ -304,33 +303,47 @@ def anchor_geometry(
         except ValueError as exc:
             errors[d] = str(exc)
             continue
-        if selected is None:
-            # Membership and jitter do not depend on the dimension: work them out once.
-            selected, member_of = _pick_members(emb, candidates, max_members)
-            jitter = emb._jitter_magnitudes(list(zip(member_of, selected)))  # type: ignore[arg-type]
+        if not parts:
+            # Membership and jitter do not depend on the dimension: work them out once,
+            # members grouped by cluster (declaration order), in the order given within one.
+            picked, names = _pick_members(emb, candidates, max_members)
+            order = sorted(range(len(picked)), key=lambda i: (emb.cluster_names.index(names[i]), i))
+            selected = [picked[i] for i in order]
+            member_of = [names[i] for i in order]
+            jitter = emb._jitter_magnitudes(list(zip(member_of, selected)))
+            label = np.array([emb.cluster_names.index(n) for n in member_of], dtype=np.intp)
+            own = [set(clusters[n]) for n in emb.cluster_names]
+            is_declared = np.array([t in own[c] for t, c in zip(selected, label.tolist())])
+            expected = 1.0 / np.sqrt(1.0 + jitter * jitter)
+            starts = np.searchsorted(label, np.arange(len(emb.cluster_names)))
         vectors = emb.embed_batch(selected)
-        for name in emb.cluster_names:
-            anchor = np.asarray(emb.cluster_anchor(name))
-            idx = [i for i, c in enumerate(member_of) if c == name]
-            cos = vectors[idx] @ anchor
-            order = np.empty(len(idx), dtype=np.int64)
-            order[np.argsort(-cos, kind="stable")] = np.arange(1, len(idx) + 1)
-            m = jitter[idx]
-            own = set(clusters[name])
-            members["dimensions"] += [d] * len(idx)
-            members["cluster"] += [name] * len(idx)
-            members["text"] += [selected[i] for i in idx]
-            members["declared"] += [selected[i] in own for i in idx]
-            members["jitter"] += m.tolist()
-            members["cosine"] += cos.tolist()
-            members["expected"] += (1.0 / np.sqrt(1.0 + m * m)).tolist()
-            members["order"] += order.tolist()
-            mine = [i for i in idx if selected[i] in own]
+        anchors = np.stack([emb._anchors[n] for n in emb.cluster_names]) / np.sqrt(d)
+        cos = np.einsum("ij,ij->i", vectors, anchors[label])
+        # 1 = nearest its anchor, within each cluster (ties keep the members' order).
+        by_cos = np.lexsort((-cos, label))
+        rank = np.empty(len(selected), dtype=np.int64)
+        rank[by_cos] = np.arange(len(selected)) - starts[label[by_cos]] + 1
+        parts.append({"dimensions": d, "cosine": cos, "order": rank})
+        for c, name in enumerate(emb.cluster_names):
+            mine = np.flatnonzero((label == c) & is_declared).tolist()
             for a, b in itertools.islice(itertools.combinations(mine, 2), max_pairs):
                 pairs["dimensions"].append(d)
                 pairs["cluster"].append(name)
                 pairs["pair"].append(f"{selected[a]} ↔ {selected[b]}")
                 pairs["cosine"].append(float(vectors[a] @ vectors[b]))
+    n = len(selected)
+    members = {
+        "dimensions": np.repeat(np.array([p["dimensions"] for p in parts], dtype=np.int64), n),
+        "cluster": member_of * len(parts),
+        "text": selected * len(parts),
+        "declared": np.tile(is_declared, len(parts)) if parts else np.zeros(0, dtype=bool),
+        "jitter": np.tile(jitter, len(parts)) if parts else np.zeros(0),
+        "cosine": np.concatenate([p["cosine"] for p in parts]) if parts else np.zeros(0),
+        "expected": np.tile(expected, len(parts)) if parts else np.zeros(0),
+        "order": np.concatenate([p["order"] for p in parts])
+        if parts
+        else np.zeros(0, dtype=np.int64),
+    }
     return AnchorGeometry(
         pd.DataFrame(members, columns=list(_MEMBER_COLUMNS)),
         pd.DataFrame(pairs, columns=list(_PAIR_COLUMNS)),
