@@ -115,10 +115,18 @@ _BLAS: list[Any] = []
 
 
 def one_blas_thread() -> Any:
-    """A context in which BLAS and LAPACK use one thread (threadpoolctl comes with sklearn)."""
+    """A context in which BLAS, LAPACK and OpenMP use one thread (threadpoolctl comes with
+    sklearn).
+
+    scikit-learn brings scipy's own OpenBLAS (ARPACK's) and an OpenMP runtime beside numpy's
+    OpenBLAS. A controller only knows the libraries loaded when it is made, so scikit-learn
+    is imported first: otherwise the PCA runs on two threads, whose workers then spin on
+    the second core for a while after every fit.
+    """
     if not _BLAS:
+        optional("sklearn.decomposition")
         _BLAS.append(optional("threadpoolctl").ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+    return _BLAS[0].limit(limits=1)
 
 
 def categories(store: FakeVectorStore, rows: StoreRows, color_by: str) -> np.ndarray:
