@@ -19,6 +19,7 @@ How a feature is hashed, without a Python loop per feature:
 from __future__ import annotations
 
 import hashlib
+import threading
 
 import numpy as np
 
@@ -117,6 +118,83 @@ def _layout(texts: list[str]) -> np.ndarray:
     return cp
 
 
+class _Plan:
+    """The model-independent part of hashing a batch: every feature's unsalted span hash,
+    its kind (index into the salts and weights) and its text's row."""
+
+    __slots__ = ("kinds", "n", "row", "span")
+
+    def __init__(self, n: int, span: np.ndarray, kinds: list[int], row: np.ndarray) -> None:
+        self.n = n
+        self.span = span
+        self.kinds = kinds  # features per kind, in kind order
+        self.row = row
+
+    @property
+    def nbytes(self) -> int:
+        return self.span.nbytes + self.row.nbytes
+
+
+# Plans of large batches, most recent last: a corpus embedded again under another model or
+# dimension (a store rebuilt per configuration, the explorer's controls) skips two thirds of
+# the work. Looked up by the texts themselves (equal tuples), so a hit is always right.
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+_PLANS_LOCK = threading.Lock()
+_PLAN_MIN_TEXTS = 256
+_PLAN_MAX_BYTES = 32 << 20  # all plans kept, together
+
+
+def _plan(texts: list[str]) -> _Plan:
+    if len(texts) < _PLAN_MIN_TEXTS:
+        return _make_plan(texts)
+    key = tuple(texts)
+    with _PLANS_LOCK:
+        plan = _PLANS.pop(key, None)
+        if plan is not None:
+            _PLANS[key] = plan  # most recent last
+            return plan
+    plan = _make_plan(texts)
+    if plan.nbytes <= _PLAN_MAX_BYTES // 2:
+        with _PLANS_LOCK:
+            _PLANS[key] = plan
+            while sum(p.nbytes for p in _PLANS.values()) > _PLAN_MAX_BYTES:
+                del _PLANS[next(iter(_PLANS))]
+    return plan
+
+
+def _make_plan(texts: list[str]) -> _Plan:
+    cp = _layout(texts)
+    size = cp.size
+    pw, pw_inv = _power_table(size + 1)
+    prefix = np.zeros(size + 1, dtype=np.uint64)
+    np.cumsum(cp.astype(np.uint64) * pw[:size], out=prefix[1:])
+    sentinels = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(cp == SENTINEL, out=sentinels[1:])
+
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    for size_n in _NGRAM_SIZES:
+        if size < size_n:
+            starts.append(np.zeros(0, dtype=np.int64))
+            ends.append(np.zeros(0, dtype=np.int64))
+            continue
+        start = np.arange(size - size_n + 1, dtype=np.int64)
+        # A window may begin or end on a sentinel (a word at the edge of the text) but may not
+        # hold one inside: that would join two texts, or be an empty text's "S S".
+        start = start[sentinels[start + size_n - 1] == sentinels[start + 1]]
+        starts.append(start)
+        ends.append(start + size_n)
+    word = _word_mask(cp)
+    starts.append(np.flatnonzero(~word[:-1] & word[1:]) + 1)
+    ends.append(np.flatnonzero(word[:-1] & ~word[1:]) + 1)
+
+    start = np.concatenate(starts)
+    end = np.concatenate(ends)
+    span = (prefix[end] - prefix[start]) * pw_inv[start]
+    row = sentinels[start + 1] - 1  # the sentinel before text i is the (i+1)-th
+    return _Plan(len(texts), span, [s.size for s in starts], row)
+
+
 def hashed_counts(
     texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]
 ) -> np.ndarray:
@@ -129,45 +207,18 @@ def hashed_counts(
     n = len(texts)
     if n == 0:
         return np.zeros((0, dimensions))
-    cp = _layout(texts)
-    size = cp.size
-    pw, pw_inv = _power_table(size + 1)
-    prefix = np.zeros(size + 1, dtype=np.uint64)
-    np.cumsum(cp.astype(np.uint64) * pw[:size], out=prefix[1:])
-    sentinels = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(cp == SENTINEL, out=sentinels[1:])
-
-    starts: list[np.ndarray] = []
-    ends: list[np.ndarray] = []
-    kinds: list[tuple[int, int, int]] = []  # (count, salt, weight) per kind, in order
-    for size_n, salt in zip(_NGRAM_SIZES, seeds[:2]):
-        if size < size_n:
-            continue
-        start = np.arange(size - size_n + 1, dtype=np.int64)
-        # A window may begin or end on a sentinel (a word at the edge of the text) but may not
-        # hold one inside: that would join two texts, or be an empty text's "S S".
-        start = start[sentinels[start + size_n - 1] == sentinels[start + 1]]
-        starts.append(start)
-        ends.append(start + size_n)
-        kinds.append((start.size, salt, _NGRAM_WEIGHT))
-    word = _word_mask(cp)
-    word_start = np.flatnonzero(~word[:-1] & word[1:]) + 1
-    starts.append(word_start)
-    ends.append(np.flatnonzero(word[:-1] & ~word[1:]) + 1)
-    kinds.append((word_start.size, seeds[2], _WORD_WEIGHT))
-
-    start = np.concatenate(starts)
-    end = np.concatenate(ends)
-    counts_per_kind = [c for c, _, _ in kinds]
-    salt = np.repeat(np.array([s for _, s, _ in kinds], dtype=np.uint64), counts_per_kind)
-    weight = np.repeat(np.array([w for _, _, w in kinds], dtype=np.float64), counts_per_kind)
-    z = splitmix64(((prefix[end] - prefix[start]) * pw_inv[start]) ^ salt)
+    plan = _plan(texts)
+    kinds = plan.kinds
+    salt = np.repeat(np.array(seeds[:3], dtype=np.uint64), kinds)
+    weight = np.repeat(
+        np.array((_NGRAM_WEIGHT,) * len(_NGRAM_SIZES) + (_WORD_WEIGHT,), dtype=np.float64), kinds
+    )
+    z = splitmix64(plan.span ^ salt)
     bucket = (z % np.uint64(dimensions)).astype(np.int64)
     # The top bit is the sign: +weight or -weight.
     weight *= 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)
-    row = sentinels[start + 1] - 1  # the sentinel before text i is the (i+1)-th
     # bincount sums in float64; every partial sum is an integer far below 2**53, so it is exact.
-    counts = np.bincount(row * dimensions + bucket, weights=weight, minlength=n * dimensions)
+    counts = np.bincount(plan.row * dimensions + bucket, weights=weight, minlength=n * dimensions)
     # (bincount returns int64 when there is nothing to count, as for a lone empty string)
     counts = counts.astype(np.float64, copy=False).reshape(n, dimensions)
 

@@ -262,3 +262,29 @@ def test_members_at_tiny_dimensions_redraw_until_they_have_a_jitter_direction(di
             m = embedder.jitter_of(text)
             cosine = float(batch[i] @ np.asarray(embedder.cluster_anchor(name)))
             assert cosine == pytest.approx(1 / math.sqrt(1 + m * m), abs=1e-12)
+
+
+def test_a_large_batch_embedded_again_is_the_same_and_matches_one_text_at_a_time():
+    """Large batches reuse their model-independent hashing work (a plan kept per batch):
+    a second embedding, under the same or another model and dimension, must not differ."""
+    texts = [f"order {i} refund {i * 7 % 13} parcel héllo {'x' * (i % 5)}" for i in range(300)]
+    texts += ["", "ab", "\x00", "🙂 漢字"]
+    for options in ({"dimensions": 64}, {"dimensions": 256, "model_name": "other"}):
+        embedder = FakeEmbedder(**options)
+        first = embedder.embed_batch(texts)
+        again = embedder.embed_batch(list(texts))
+        one_by_one = np.array([embedder.embed(t) for t in texts])
+        assert np.array_equal(first, again)
+        assert np.array_equal(first, one_by_one)
+
+
+def test_the_kept_hashing_plans_stay_within_their_memory_budget():
+    from placeborag import _hashing
+
+    embedder = FakeEmbedder(dimensions=8)
+    for batch in range(12):  # ~4.5 MB of plan each: more than the budget holds
+        texts = [f"batch {batch} text {i} and a few more words" for i in range(2000)]
+        embedder.embed_batch(texts)
+        assert tuple(texts) in _hashing._PLANS  # the latest is kept
+    kept = sum(plan.nbytes for plan in _hashing._PLANS.values())
+    assert _hashing._PLAN_MAX_BYTES // 2 < kept <= _hashing._PLAN_MAX_BYTES
