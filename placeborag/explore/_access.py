@@ -37,6 +37,7 @@ LOST = "lost to recall"
 FILTERED = "filtered out"
 BELOW = "below the cut"
 STATUSES = (RETURNED, DROPPED, LOST, FILTERED, BELOW)
+_STATUS_NAMES = np.array(STATUSES, dtype=object)
 
 
 @dataclass(frozen=True)
@@ -179,14 +180,15 @@ def trace_query(
     rank, cut_rank, ideal_rank = ranks(matches), ranks(cut), ranks(ideal)
     index = np.full(store._count, -1, dtype=np.int64)
     index[alive] = np.arange(n)
-    status = np.full(n, BELOW, dtype=object)
+    code = np.full(n, STATUSES.index(BELOW), dtype=np.intp)  # small codes, named at the end
     if pre:
-        status[index[alive[~mask[alive]]]] = FILTERED
+        code[index[alive[~mask[alive]]]] = STATUSES.index(FILTERED)
     survived = np.zeros(n, dtype=bool)
     survived[index[survivors]] = True
-    status[~survived & (status == BELOW)] = LOST
-    status[(cut_rank > 0) & (rank == 0)] = DROPPED
-    status[rank > 0] = RETURNED
+    code[~survived & (code == STATUSES.index(BELOW))] = STATUSES.index(LOST)
+    code[(cut_rank > 0) & (rank == 0)] = STATUSES.index(DROPPED)
+    code[rank > 0] = STATUSES.index(RETURNED)
+    status = _STATUS_NAMES[code]
     counts = {
         "candidates": n,
         "pass filter": int(passing.size) if pre else n,
@@ -293,10 +295,9 @@ def reembedded(
         matrix[rows.rows] = vectors
         visible = matrix[rows.rows]
     twin._vectors = matrix
-    return twin, StoreRows(
-        rows=rows.rows,
-        ids=rows.ids,
-        texts=rows.texts,
-        metadatas=rows.metadatas,
-        vectors=visible,
+    out = StoreRows(
+        rows=rows.rows, ids=rows.ids, texts=rows.texts, metadatas=rows.metadatas, vectors=visible
     )
+    if "position" in rows.__dict__:  # the same ids: share the index built for them
+        out.__dict__["position"] = rows.position
+    return twin, out
