@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._hashing import hashed_counts, model_seeds
+from placeborag._hashing import BatchMemo, hashed_counts, model_seeds
 
 __all__ = ["FakeEmbedder", "cosine_similarity"]
 
@@ -54,6 +54,15 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
                 f"{name}[{i}]={text!r} must be a str, not {type(text).__name__}"
             )
     return out
+
+
+# Per-member draws of large batches (sign rows per model, dimension and geometry attempt;
+# jitter draws per model), which a new spread reuses.
+_MEMBER_DRAWS = BatchMemo(16 << 20, min_batch=100)
+
+
+def _nbytes(array: np.ndarray) -> int:
+    return array.nbytes
 
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -318,13 +327,18 @@ class FakeEmbedder:
         ``u`` 53 bits of BLAKE2b over 2**53, exact in float64.
         """
         prefix = f"placeborag/jitter/v1\x00{self._model_name}\x00"
-        blob = b"".join(
-            hashlib.blake2b(
-                f"{prefix}{name}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=8
-            ).digest()
-            for name, text in keys
-        )
-        u = (np.frombuffer(blob, dtype="<u8") >> np.uint64(11)).astype(np.float64) / 2.0**53
+
+        def draw() -> np.ndarray:
+            blob = b"".join(
+                hashlib.blake2b(
+                    f"{prefix}{name}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=8
+                ).digest()
+                for name, text in keys
+            )
+            return (np.frombuffer(blob, dtype="<u8") >> np.uint64(11)).astype(np.float64) / 2.0**53
+
+        # The same draws at every spread and dimension: a large batch keeps them.
+        u = _MEMBER_DRAWS.get_or((prefix, tuple(keys)), len(keys), draw, _nbytes)
         return self._cluster_spread * (0.5 + u)
 
     def _compute_members(
@@ -343,29 +357,18 @@ class FakeEmbedder:
         """
         d = self._dimensions
         n = len(keys)
-        nbytes = (d + 7) // 8
-        prefix = self._seed("j")
-        blob = b"".join(
-            hashlib.shake_256(
-                prefix + f"\x00{name}\x00{text}\x000".encode("utf-8", "surrogatepass")
-            ).digest(nbytes)
-            for name, text in keys
-        )
-        r_packed = np.frombuffer(blob, np.uint8).reshape(n, nbytes).copy()
         cluster_names = list(self._clusters)
         position = {c: i for i, c in enumerate(cluster_names)}
         which = np.array([position[name] for name, _ in keys], dtype=np.intp)
         a_bits = (np.stack([self._anchors[c] for c in cluster_names]) < 0).astype(np.uint8)
         a_packed = np.packbits(a_bits, axis=1)
-        valid = np.packbits(np.ones(d, dtype=np.uint8))  # masks the padding bits past d
-        negative = _POPCOUNT[(r_packed ^ a_packed[which]) & valid].sum(axis=1, dtype=np.int64)
-        for i in np.flatnonzero((negative == 0) | (negative == d)).tolist():
-            counter = 0
-            while negative[i] in (0, d):  # S constant: R = ±A leaves no jitter direction
-                counter += 1
-                digest = hashlib.shake_256(self._seed("j", *keys[i], str(counter))).digest(nbytes)
-                r_packed[i] = np.frombuffer(digest, np.uint8)
-                negative[i] = _POPCOUNT[(r_packed[i] ^ a_packed[which[i]]) & valid].sum()
+        # The sign rows do not depend on the spread: a large batch keeps them (read only).
+        r_packed, negative = _MEMBER_DRAWS.get_or(
+            (self._seed("j"), tuple(keys)),
+            n,
+            lambda: self._sign_rows(keys, which, a_packed),
+            lambda v: v[0].nbytes + v[1].nbytes,
+        )
         ra = d - 2 * negative  # R.A = sum(S)
         norm_j2 = d * (d * d - ra * ra)  # |J|**2, derived by hand to stay exact
         m = self._jitter_magnitudes(keys)
@@ -390,6 +393,33 @@ class FakeEmbedder:
             room = max(65536 - len(self._member_cache), 0)
             self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
         return members, floats
+
+    def _sign_rows(
+        self, keys: list[tuple[str, str]], which: np.ndarray, a_packed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Packed SHAKE sign rows ``R`` of the members and, per member, the number of
+        entries where ``R`` and its anchor differ (never 0 nor d: such a row is drawn again)."""
+        d = self._dimensions
+        n = len(keys)
+        nbytes = (d + 7) // 8
+        prefix = self._seed("j")
+        blob = b"".join(
+            hashlib.shake_256(
+                prefix + f"\x00{name}\x00{text}\x000".encode("utf-8", "surrogatepass")
+            ).digest(nbytes)
+            for name, text in keys
+        )
+        r_packed = np.frombuffer(blob, np.uint8).reshape(n, nbytes).copy()
+        valid = np.packbits(np.ones(d, dtype=np.uint8))  # masks the padding bits past d
+        negative = _POPCOUNT[(r_packed ^ a_packed[which]) & valid].sum(axis=1, dtype=np.int64)
+        for i in np.flatnonzero((negative == 0) | (negative == d)).tolist():
+            counter = 0
+            while negative[i] in (0, d):  # S constant: R = ±A leaves no jitter direction
+                counter += 1
+                digest = hashlib.shake_256(self._seed("j", *keys[i], str(counter))).digest(nbytes)
+                r_packed[i] = np.frombuffer(digest, np.uint8)
+                negative[i] = _POPCOUNT[(r_packed[i] ^ a_packed[which[i]]) & valid].sum()
+        return r_packed, negative
 
     def _settle_geometry(self) -> None:
         """Choose anchors so every declared member is nearer its own cluster than any other.

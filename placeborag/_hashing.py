@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -135,31 +137,57 @@ class _Plan:
         return self.span.nbytes + self.row.nbytes
 
 
-# Plans of large batches, most recent last: a corpus embedded again under another model or
-# dimension (a store rebuilt per configuration, the explorer's controls) skips two thirds of
-# the work. Looked up by the texts themselves (equal tuples), so a hit is always right.
-_PLANS: dict[tuple[str, ...], _Plan] = {}
-_PLANS_LOCK = threading.Lock()
-_PLAN_MIN_TEXTS = 256
-_PLAN_MAX_BYTES = 32 << 20  # all plans kept, together
+class BatchMemo:
+    """Results computed for large batches, looked up by an exact key, within a byte budget.
+
+    A corpus embedded again under another model, dimension or spread (a store rebuilt per
+    configuration, the explorer's controls) skips the work that does not depend on what
+    changed. The key holds the texts themselves (compared for equality), so a hit is always
+    the right result; the least recently used results go first once the budget is spent.
+    """
+
+    def __init__(self, max_bytes: int, min_batch: int = 256) -> None:
+        self.max_bytes = max_bytes
+        self.min_batch = min_batch
+        self._items: dict[Any, tuple[Any, int]] = {}  # most recent last
+        self._lock = threading.Lock()
+
+    def get_or(
+        self, key: Any, size: int, make: Callable[[], Any], nbytes: Callable[[Any], int]
+    ) -> Any:
+        """The result for ``key``, made by ``make()`` if absent; batches under ``min_batch``
+        (``size``) and results over half the budget are not kept."""
+        if size < self.min_batch:
+            return make()
+        with self._lock:
+            item = self._items.pop(key, None)
+            if item is not None:
+                self._items[key] = item
+                return item[0]
+        value = make()
+        weight = nbytes(value)
+        if weight <= self.max_bytes // 2:
+            with self._lock:
+                self._items[key] = (value, weight)
+                while sum(w for _, w in self._items.values()) > self.max_bytes:
+                    del self._items[next(iter(self._items))]
+        return value
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(w for _, w in self._items.values())
+
+    def __contains__(self, key: Any) -> bool:
+        with self._lock:
+            return key in self._items
+
+
+_PLANS = BatchMemo(32 << 20)
 
 
 def _plan(texts: list[str]) -> _Plan:
-    if len(texts) < _PLAN_MIN_TEXTS:
-        return _make_plan(texts)
-    key = tuple(texts)
-    with _PLANS_LOCK:
-        plan = _PLANS.pop(key, None)
-        if plan is not None:
-            _PLANS[key] = plan  # most recent last
-            return plan
-    plan = _make_plan(texts)
-    if plan.nbytes <= _PLAN_MAX_BYTES // 2:
-        with _PLANS_LOCK:
-            _PLANS[key] = plan
-            while sum(p.nbytes for p in _PLANS.values()) > _PLAN_MAX_BYTES:
-                del _PLANS[next(iter(_PLANS))]
-    return plan
+    return _PLANS.get_or(tuple(texts), len(texts), lambda: _make_plan(texts), lambda p: p.nbytes)
 
 
 def _make_plan(texts: list[str]) -> _Plan:

@@ -286,5 +286,22 @@ def test_the_kept_hashing_plans_stay_within_their_memory_budget():
         texts = [f"batch {batch} text {i} and a few more words" for i in range(2000)]
         embedder.embed_batch(texts)
         assert tuple(texts) in _hashing._PLANS  # the latest is kept
-    kept = sum(plan.nbytes for plan in _hashing._PLANS.values())
-    assert _hashing._PLAN_MAX_BYTES // 2 < kept <= _hashing._PLAN_MAX_BYTES
+    assert _hashing._PLANS.max_bytes // 2 < _hashing._PLANS.nbytes <= _hashing._PLANS.max_bytes
+
+
+def test_a_new_spread_reuses_the_draws_of_a_large_batch_and_gives_fresh_vectors():
+    """Sign rows and jitter draws do not depend on the spread, and a large batch keeps them:
+    an embedder at another spread must still give exactly what a cold one gives."""
+    from placeborag import _embedder
+
+    members = [f"refund case {i}" for i in range(300)]
+    texts = members + ["unrelated text"]
+    clusters = {"refund": members[:2], "other": ["shipping"]}
+    options = {"dimensions": 64, "clusters": clusters, "cluster_match": "substring"}
+    before = FakeEmbedder(cluster_spread=0.3, **options).embed_batch(texts)
+    warm = FakeEmbedder(cluster_spread=0.9, **options).embed_batch(texts)
+    _embedder._MEMBER_DRAWS._items.clear()
+    cold = FakeEmbedder(cluster_spread=0.9, **options).embed_batch(texts)
+    assert np.array_equal(warm, cold)
+    assert not np.array_equal(before[:300], warm[:300])
+    np.testing.assert_array_equal(before[300], warm[300])  # not a member: the spread is moot
