@@ -132,6 +132,10 @@ class _Plan:
         self.kinds = kinds  # features per kind, in kind order
         self.row = row
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     @property
     def nbytes(self) -> int:
         return self.span.nbytes + self.row.nbytes
@@ -172,6 +176,10 @@ class BatchMemo:
                 while sum(w for _, w in self._items.values()) > self.max_bytes:
                     del self._items[next(iter(self._items))]
         return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
     @property
     def nbytes(self) -> int:
