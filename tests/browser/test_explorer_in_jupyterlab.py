@@ -1,8 +1,8 @@
 """The explorer served by a real JupyterLab on 127.0.0.1, driven in Debian's Chromium.
 
-Opens notebooks/explorer.ipynb, runs it, then changes the profile, the recall and the filter the
-way a person would (clicks, typing) and checks that the results table and the plots change in
-the page, that an invalid filter shows the library's error inline, and that the browser console
+Opens notebooks/explorer.ipynb, runs it, then changes the profile, the recall, the filter and
+the model name the way a person would (clicks, typing) and checks that the results table and
+the plots (traces, axis titles, rank labels) change in the page, that an invalid filter shows the library's error inline, and that the browser console
 stays free of errors. A screenshot of the app is saved to artifacts/.
 """
 
@@ -180,6 +180,32 @@ def test_switching_to_post_filtering_changes_the_plots_not_the_tables(page):
     assert page.evaluate(TABLE) == table
     title = page.locator(".placeborag-app .js-plotly-plot .gtitle").nth(1).text_content()
     assert "post-filter" in title
+
+
+# The projection as drawn: its x-axis title and rank labels in the page's SVG, and the
+# positions plotly holds for the labels (layout updates go out unvalidated: check them).
+PROJECTION_LAYOUT = """() => {
+    const gd = document.querySelector('.placeborag-app .js-plotly-plot');
+    return {
+        title: gd.querySelector('.xtitle').textContent,
+        labels: Array.from(gd.querySelectorAll('.annotation-text-g')).map(a => a.textContent),
+        at: (gd.layout.annotations || []).map(a => [a.text, a.x, a.y]),
+    };
+}"""
+
+
+def test_a_new_model_name_redraws_the_axes_and_the_rank_labels(page):
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    before = page.evaluate(PROJECTION_LAYOUT)
+    model = page.locator(".placeborag-model-name input")
+    model.fill("another-model")
+    model.press("Enter")
+    settle(page, table, plots)
+    after = page.evaluate(PROJECTION_LAYOUT)
+    assert after["title"] != before["title"]  # the share of variance is the new fit's
+    assert after["at"] != before["at"]  # the labels moved with their points
+    assert sorted(after["labels"]) == sorted(before["labels"])  # one per rank, as before
+    assert [a[0] for a in after["at"]] == [a[0] for a in before["at"]]
 
 
 def test_a_screenshot_is_saved_and_the_console_stayed_clean(page):
