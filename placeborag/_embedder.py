@@ -253,16 +253,19 @@ class FakeEmbedder:
             exact[members], floats[members] = self._member_rows(keys)
         return floats, exact
 
-    def _embed_floats(self, texts: list[str]) -> np.ndarray:
+    def _embed_floats(self, texts: list[str], dtype: Any = np.float64) -> np.ndarray:
+        """The unit vectors of ``texts`` as float64, or rounded once more to ``dtype``
+        (float32 for a store's matrix: the same bits as casting the float64 rows)."""
         members, keys, others = self._split(texts)
         if not members:
-            return _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
-        floats = np.empty((len(texts), self._dimensions))
+            counts = _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
+            return counts if dtype == np.float64 else counts.astype(dtype)
+        floats = np.empty((len(texts), self._dimensions), dtype=dtype)
         if others:
             floats[others] = _normalise_counts(
                 hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
             )
-        floats[members] = self._member_rows(keys, exact=False)[1]
+        floats[members] = self._member_rows(keys, exact=False, dtype=dtype)[1]
         return floats
 
     def _split(self, texts: list[str]) -> tuple[list[int], list[tuple[str, str]], list[int]]:
@@ -279,23 +282,26 @@ class FakeEmbedder:
         return members, [(names[i], texts[i]) for i in members], others  # type: ignore[misc]
 
     def _member_rows(
-        self, keys: list[tuple[str, str]], *, exact: bool = True
+        self, keys: list[tuple[str, str]], *, exact: bool = True, dtype: Any = np.float64
     ) -> tuple[Any, np.ndarray]:
         """Exact and float vectors of the members ``keys``: cached ones, the rest in one batch.
 
         ``exact=False`` may return None for the exact forms (a large batch skips them).
+        The floats are float64, or those rounded to ``dtype``.
         """
         cache = self._member_cache
         missing = list(dict.fromkeys(k for k in keys if k not in cache))
         if len(missing) == len(keys):  # a batch of new, distinct members: no restacking
-            return self._compute_members(missing, exact=exact or len(keys) <= _CACHED_BATCH)
+            return self._compute_members(
+                missing, exact=exact or len(keys) <= _CACHED_BATCH, dtype=dtype
+            )
         fresh_exact, fresh_floats = (
-            self._compute_members(missing, exact=exact) if missing else (None, None)
+            self._compute_members(missing, exact=exact, dtype=dtype) if missing else (None, None)
         )
         index = {key: i for i, key in enumerate(missing)}
         fresh = [row for row, key in enumerate(keys) if key in index]
         cached = [row for row, key in enumerate(keys) if key not in index]
-        floats = np.empty((len(keys), self._dimensions))
+        floats = np.empty((len(keys), self._dimensions), dtype=dtype)
         ints = np.empty((len(keys), self._dimensions), dtype=np.int64) if exact else None
         if fresh:
             take = [index[keys[row]] for row in fresh]
@@ -342,7 +348,7 @@ class FakeEmbedder:
         return self._cluster_spread * (0.5 + u)
 
     def _compute_members(
-        self, keys: list[tuple[str, str]], *, exact: bool = True
+        self, keys: list[tuple[str, str]], *, exact: bool = True, dtype: Any = np.float64
     ) -> tuple[Any, np.ndarray]:
         """Exact (int64) and unit float vectors of (cluster, text) pairs, in one numpy pass.
 
@@ -354,6 +360,8 @@ class FakeEmbedder:
         arithmetic or one correctly rounded float operation, so a batch gives the same bits
         as one member at a time. The rare ``R = ±A`` (no jitter direction) draws again.
         With ``exact=False`` the integer vectors are not built (None is returned for them).
+        With ``dtype=np.float32`` the four float64 values of a row are rounded to float32
+        before they are spread over it: the same bits as rounding the float64 row.
         """
         d = self._dimensions
         n = len(keys)
@@ -383,13 +391,15 @@ class FakeEmbedder:
         values = np.stack([c_plus, c_minus, -c_plus, -c_minus], axis=1)  # (n, 4) int64
         # The float of ±c / norm is ±(float(c) / norm): IEEE rounding is symmetric in sign.
         float_values = values.astype(np.float64) / norms[:, None]
+        if dtype != np.float64:
+            float_values = float_values.astype(dtype)
         s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1)[:, :d]
         code = (a_bits[which] << 1) | s_bits  # 0: A=+1 S=+1, 1: A=+1 S=-1, 2, 3: A=-1
         floats = np.take_along_axis(float_values, code, axis=1)
         if not exact:
             return None, floats
         members = np.take_along_axis(values, code, axis=1)
-        if n <= _CACHED_BATCH:  # queries, mostly; a document batch is embedded once
+        if n <= _CACHED_BATCH and floats.dtype == np.float64:  # queries, mostly
             room = max(65536 - len(self._member_cache), 0)
             self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
         return members, floats

@@ -635,11 +635,15 @@ class FakeVectorStore:
         return f"unknown id {value!r}{hint}"
 
     def _embed_documents(self, texts: list[str]) -> np.ndarray:
-        returned = self._embedder.embed_batch(texts)
-        vectors = np.asarray(returned, dtype=np.float64)
-        # Normalised in place only where the array is ours: a copy made here, or a
-        # FakeEmbedder's, which is new on every call. A caller's embedder may keep its own.
-        own = vectors is not returned or type(self._embedder) is FakeEmbedder
+        """Unit vectors of ``texts``, one row each: float32 from a FakeEmbedder (unit rows by
+        construction, finite and never zero: the same bits as its float64 rows cast), and
+        normalised float64 from any other embedder."""
+        fake = type(self._embedder) is FakeEmbedder
+        if fake:
+            vectors = self._embedder._embed_floats(texts, dtype=np.float32)
+        else:
+            returned = self._embedder.embed_batch(texts)
+            vectors = np.asarray(returned, dtype=np.float64)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise PlaceboragValueError(
                 f"the embedder returned an array of shape {vectors.shape} for {len(texts)} texts"
@@ -652,15 +656,16 @@ class FakeVectorStore:
                 f"the embedder returned {vectors.shape[1]}-dimensional vectors; "
                 f"the store holds {self._dimensions}-dimensional ones"
             )
-        if type(self._embedder) is FakeEmbedder:
-            return vectors  # unit rows by construction, finite and never zero
+        if fake:
+            return vectors
         norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
         if bad.size:
             raise PlaceboragValueError(
                 f"the embedder returned a zero or non-finite vector for {texts[bad[0]]!r}"
             )
-        return np.divide(vectors, norms[:, None], out=vectors if own else None)
+        # In place only where the array is a copy made here: an embedder may keep its own.
+        return np.divide(vectors, norms[:, None], out=vectors if vectors is not returned else None)
 
     def _grow(self, needed: int) -> None:
         capacity = self._vectors.shape[0]

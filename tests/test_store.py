@@ -431,3 +431,20 @@ def test_a_foreign_embedder_of_the_wrong_dimension_is_rejected():
     assert excinfo.value.args == (
         "the embedder returned 2-dimensional vectors; the store holds 3-dimensional ones",
     )
+
+
+@pytest.mark.parametrize("dimensions", [3, 64, 256])
+def test_a_fake_embedders_rows_are_stored_as_its_float64_vectors_rounded_to_float32(dimensions):
+    """The store takes a FakeEmbedder's rows in float32 straight away (no second
+    normalisation): they must be exactly its float64 unit vectors, cast."""
+    clusters = {"refund": ["refund policy", "money back"], "shipping": ["delivery times"]}
+    embedder = FakeEmbedder(
+        dimensions=dimensions, clusters=clusters, cluster_match="substring", cluster_spread=0.4
+    )
+    texts = [f"refund policy case {i}" for i in range(150)] + [f"note {i}" for i in range(150)]
+    texts += ["money back", "delivery times", "", "🙂"]
+    store = FakeVectorStore(embedder=embedder)
+    store.upsert_many([f"d{i}" for i in range(len(texts))], texts)
+    stored = store._vectors[: store._count]
+    assert stored.dtype == np.float32
+    assert np.array_equal(stored, embedder.embed_batch(texts).astype(np.float32))
