@@ -458,14 +458,19 @@ class Explorer:
             self._draw("anchors", display, anchor_key)
 
     def _anchor_texts(self, s: Scenario, rows: StoreRows) -> list[str]:
-        """The documents the anchors view shows: the first members of each cluster."""
-        taken: dict[str, int] = {}
-        texts = []
-        for text, name in zip(rows.texts, self._membership(s, rows).tolist()):
-            if name != UNCLUSTERED and taken.get(name, 0) < ANCHOR_MEMBERS:
-                taken[name] = taken.get(name, 0) + 1
-                texts.append(text)
-        return texts
+        """The documents the anchors view shows: the first members of each cluster (worked
+        out once per declaration, as the labels are)."""
+
+        def pick() -> list[str]:
+            taken: dict[str, int] = {}
+            texts = []
+            for text, name in zip(rows.texts, self._membership(s, rows).tolist()):
+                if name != UNCLUSTERED and taken.get(name, 0) < ANCHOR_MEMBERS:
+                    taken[name] = taken.get(name, 0) + 1
+                    texts.append(text)
+            return texts
+
+        return self._labels.get_or((*self._labels_key(s, "cluster"), "anchor texts"), pick)
 
     def _draw(self, name: str, display: Any, key: Any) -> None:
         """Draw ``display`` unless what is on screen was drawn from the same inputs (``key``)."""

@@ -71,8 +71,24 @@ class Scenario:
         return {name: getattr(self, name) for name in STORE_FIELDS}
 
     def replace(self, **changes: Any) -> Scenario:
-        """A copy with some fields changed (``dataclasses.replace``)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed (as ``dataclasses.replace``).
+
+        A copy that keeps the documents and clusters skips their normalisation (they are
+        already normalised): the explorer makes one per control change.
+        """
+        if "documents" in changes or "clusters" in changes:
+            return dataclasses.replace(self, **changes)
+        unknown = sorted(set(changes) - _FIELDS)
+        if unknown:
+            raise TypeError(
+                f"unknown scenario field(s) {unknown}; expected some of {sorted(_FIELDS)}"
+            )
+        copy = dataclasses.replace(self, documents=(), clusters={})
+        object.__setattr__(copy, "documents", self.documents)
+        object.__setattr__(copy, "clusters", self.clusters)
+        for name, value in changes.items():
+            object.__setattr__(copy, name, value)
+        return copy
 
     # -- building ---------------------------------------------------------------------------
 
@@ -257,3 +273,6 @@ def demo_scenario(n: int | None = None) -> Scenario:
         name="demo help desk",
     )
     return scenario if n is None else scenario.scaled(n)
+
+
+_FIELDS = {f.name for f in dataclasses.fields(Scenario)}

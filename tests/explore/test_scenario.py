@@ -38,3 +38,15 @@ def test_from_store_reads_back_records_and_options(demo):
     store = demo.store(profile="qdrant", recall=0.5)
     back = Scenario.from_store(store, demo.query, k=demo.k, where=demo.where, name=demo.name)
     assert back == demo.replace(profile="qdrant", recall=0.5)
+
+
+def test_replace_changes_only_the_named_fields_and_rejects_unknown_ones():
+    demo = demo_scenario()
+    other = demo.replace(k=9, model_name="other")
+    assert (other.k, other.model_name) == (9, "other")
+    assert other.documents == demo.documents and other.clusters == demo.clusters
+    assert (demo.k, demo.model_name) == (5, "placebo-embed-v1")  # the original is untouched
+    assert demo.replace(documents=[{"id": "a", "text": "t"}]).documents[0].id == "a"
+    assert demo.replace(clusters={"x": ("t",)}).clusters == {"x": ["t"]}
+    with pytest.raises(TypeError, match="unknown scenario field"):
+        demo.replace(modle_name="typo")
