@@ -15,8 +15,10 @@ printed beside (a fixed numpy + Python workload) because the target is an absolu
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, demo
 from placeborag.explore._compute import one_blas_thread
 
 TARGET_MS = 100.0
+HERE = Path(__file__).resolve().parent
 # control -> (two values to go back and forth between, new values for first visits)
 CONTROLS: dict[str, tuple[tuple[Any, Any], list[Any]]] = {
     "k": ((4, 8), [3, 6, 7, 9, 10]),
@@ -142,17 +145,42 @@ def bench_figure(n: int) -> tuple[float, float, float]:
     return (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="skip the 100,000-point figures")
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    print(f"control change at 2,000 documents (ms of kernel time; target {TARGET_MS:.0f} ms)")
-    print(
-        f"machine now: calibration workload {calibration_ms():.1f} ms "
-        "(lower is faster; see docs/benchmarks.md)"
-    )
-    print()
+def bench_in_kernel(n: int, repeats: int) -> list[dict[str, Any]]:
+    """:func:`bench_app` run inside an IPython kernel started for it (jupyter_client).
+
+    There every widget has a live comm: each redraw's messages are serialised and sent
+    over ZeroMQ to the kernel's iopub channel, as in a notebook (no front end listens).
+    """
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        code = (
+            f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
+            f"print(json.dumps(bench_explore.bench_app({n}, {repeats})))"
+        )
+        msg_id = client.execute(code)
+        output, error = [], []
+        while True:
+            msg = client.get_iopub_msg(timeout=600)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind = msg["msg_type"]
+            if kind == "stream" and msg["content"]["name"] == "stdout":
+                output.append(msg["content"]["text"])
+            elif kind == "error":
+                error.append("\n".join(msg["content"]["traceback"]))
+            elif kind == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        if error:
+            raise RuntimeError(f"the benchmark failed in the kernel: {error[0]}")
+        return json.loads("".join(output))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
     head = (
         "control",
         "first visit (median)",
@@ -164,7 +192,6 @@ def main() -> None:
         "verdict",
         "phases of the median first visit (ms)",
     )
-    rows = bench_app(2000, args.repeats)
     print(
         f"quickest calibration during the run: {rows[0]['quickest']:.1f} ms "
         "(each change is timed after its own calibration)"
@@ -182,6 +209,26 @@ def main() -> None:
             f"{r['first_max']:.1f} | {r['seen']:.1f} | {r['first_quiet']:.1f} | "
             f"{r['seen_quiet']:.1f} | {verdict} | {phases} |"
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="skip the 100,000-point figures")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(f"control change at 2,000 documents (ms of kernel time; target {TARGET_MS:.0f} ms)")
+    print(
+        f"machine now: calibration workload {calibration_ms():.1f} ms "
+        "(lower is faster; see docs/benchmarks.md)"
+    )
+    print()
+    print("### in this process (widgets without a kernel: nothing is sent)")
+    print()
+    print_rows(bench_app(2000, args.repeats))
+    print()
+    print("### in an IPython kernel (live comms: every message serialised and sent)")
+    print()
+    print_rows(bench_in_kernel(2000, args.repeats))
     print()
     print("figures (ms): build store / compute projection+trace / build both figures")
     sizes = (2000, 20_000) if args.quick else (2000, 20_000, 100_000)
