@@ -132,10 +132,6 @@ class _Plan:
         self.kinds = kinds  # features per kind, in kind order
         self.row = row
 
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
     @property
     def nbytes(self) -> int:
         return self.span.nbytes + self.row.nbytes
