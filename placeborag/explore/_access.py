@@ -48,7 +48,7 @@ class StoreRows:
     ids: list[str]
     texts: list[str]
     metadatas: list[dict[str, Any]]
-    vectors: np.ndarray  # (n, d) float32, never an array of the store it was read from
+    vectors: np.ndarray  # (n, d) float32: a copy, or the matrix of a twin made from it
 
     @cached_property
     def position(self) -> dict[str, int]:

@@ -324,6 +324,7 @@ def anchor_geometry(
             is_declared = np.array([t in own[c] for t, c in zip(selected, label.tolist())])
             expected = 1.0 / np.sqrt(1.0 + jitter * jitter)
             starts = np.searchsorted(label, np.arange(len(emb.cluster_names)))
+            n = len(selected)
         vectors = emb.embed_batch(selected)
         anchors = np.stack([emb._anchors[n] for n in emb.cluster_names]) / np.sqrt(d)
         cos = np.einsum("ij,ij->i", vectors, anchors[label])
@@ -339,17 +340,19 @@ def anchor_geometry(
                 pairs["cluster"].append(name)
                 pairs["pair"].append(f"{selected[a]} ↔ {selected[b]}")
                 pairs["cosine"].append(float(vectors[a] @ vectors[b]))
-    n = len(selected)
-    members = {
-        "dimensions": np.repeat(np.array([p["dimensions"] for p in parts], dtype=np.int64), n),
-        "cluster": member_of * len(parts),
-        "text": selected * len(parts),
-        "declared": np.tile(is_declared, len(parts)) if parts else np.zeros(0, dtype=bool),
-        "jitter": np.tile(jitter, len(parts)) if parts else np.zeros(0),
-        "cosine": np.concatenate([p["cosine"] for p in parts]) if parts else np.zeros(0),
-        "expected": np.tile(expected, len(parts)) if parts else np.zeros(0),
+    count = len(parts)  # the dimensions at which the declaration could be satisfied
+    members: dict[str, Any] = {
+        "dimensions": np.repeat(np.array([p["dimensions"] for p in parts], dtype=np.int64), n)
+        if count
+        else np.zeros(0, dtype=np.int64),
+        "cluster": member_of * count,
+        "text": selected * count,
+        "declared": np.tile(is_declared, count) if count else np.zeros(0, dtype=bool),
+        "jitter": np.tile(jitter, count) if count else np.zeros(0),
+        "cosine": np.concatenate([p["cosine"] for p in parts]) if count else np.zeros(0),
+        "expected": np.tile(expected, count) if count else np.zeros(0),
         "order": np.concatenate([p["order"] for p in parts])
-        if parts
+        if count
         else np.zeros(0, dtype=np.int64),
     }
     return AnchorGeometry(
