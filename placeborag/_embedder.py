@@ -61,10 +61,6 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
 _MEMBER_DRAWS = BatchMemo(16 << 20, min_batch=100)
 
 
-def _nbytes(array: np.ndarray) -> int:
-    return array.nbytes
-
-
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
@@ -344,7 +340,7 @@ class FakeEmbedder:
             return (np.frombuffer(blob, dtype="<u8") >> np.uint64(11)).astype(np.float64) / 2.0**53
 
         # The same draws at every spread and dimension: a large batch keeps them.
-        u = _MEMBER_DRAWS.get_or((prefix, tuple(keys)), len(keys), draw, _nbytes)
+        u = _MEMBER_DRAWS.get_or((prefix, tuple(keys)), len(keys), draw)
         return self._cluster_spread * (0.5 + u)
 
     def _compute_members(
@@ -372,10 +368,7 @@ class FakeEmbedder:
         a_packed = np.packbits(a_bits, axis=1)
         # The sign rows do not depend on the spread: a large batch keeps them (read only).
         r_packed, negative = _MEMBER_DRAWS.get_or(
-            (self._seed("j"), tuple(keys)),
-            n,
-            lambda: self._sign_rows(keys, which, a_packed),
-            lambda v: v[0].nbytes + v[1].nbytes,
+            (self._seed("j"), tuple(keys)), n, lambda: self._sign_rows(keys, which, a_packed)
         )
         ra = d - 2 * negative  # R.A = sum(S)
         norm_j2 = d * (d * d - ra * ra)  # |J|**2, derived by hand to stay exact

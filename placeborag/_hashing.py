@@ -124,10 +124,9 @@ class _Plan:
     """The model-independent part of hashing a batch: every feature's unsalted span hash,
     its kind (index into the salts and weights) and its text's row."""
 
-    __slots__ = ("kinds", "n", "row", "span")
+    __slots__ = ("kinds", "row", "span")
 
-    def __init__(self, n: int, span: np.ndarray, kinds: list[int], row: np.ndarray) -> None:
-        self.n = n
+    def __init__(self, span: np.ndarray, kinds: list[int], row: np.ndarray) -> None:
         self.span = span
         self.kinds = kinds  # features per kind, in kind order
         self.row = row
@@ -152,9 +151,7 @@ class BatchMemo:
         self._items: dict[Any, tuple[Any, int]] = {}  # most recent last
         self._lock = threading.Lock()
 
-    def get_or(
-        self, key: Any, size: int, make: Callable[[], Any], nbytes: Callable[[Any], int]
-    ) -> Any:
+    def get_or(self, key: Any, size: int, make: Callable[[], Any]) -> Any:
         """The result for ``key``, made by ``make()`` if absent; batches under ``min_batch``
         (``size``) and results over half the budget are not kept."""
         if size < self.min_batch:
@@ -165,7 +162,7 @@ class BatchMemo:
                 self._items[key] = item
                 return item[0]
         value = make()
-        weight = nbytes(value)
+        weight = _nbytes(value)
         if weight <= self.max_bytes // 2:
             with self._lock:
                 self._items[key] = (value, weight)
@@ -187,11 +184,18 @@ class BatchMemo:
             return key in self._items
 
 
+def _nbytes(value: Any) -> int:
+    """The bytes of an array, of an object with ``nbytes``, or of a tuple of those."""
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return int(value.nbytes)
+
+
 _PLANS = BatchMemo(32 << 20)
 
 
 def _plan(texts: list[str]) -> _Plan:
-    return _PLANS.get_or(tuple(texts), len(texts), lambda: _make_plan(texts), lambda p: p.nbytes)
+    return _PLANS.get_or(tuple(texts), len(texts), lambda: _make_plan(texts))
 
 
 def _make_plan(texts: list[str]) -> _Plan:
@@ -224,7 +228,7 @@ def _make_plan(texts: list[str]) -> _Plan:
     end = np.concatenate(ends)
     span = (prefix[end] - prefix[start]) * pw_inv[start]
     row = sentinels[start + 1] - 1  # the sentinel before text i is the (i+1)-th
-    return _Plan(len(texts), span, [s.size for s in starts], row)
+    return _Plan(span, [s.size for s in starts], row)
 
 
 def hashed_counts(

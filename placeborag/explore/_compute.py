@@ -324,7 +324,6 @@ def anchor_geometry(
             is_declared = np.array([t in own[c] for t, c in zip(selected, label.tolist())])
             expected = 1.0 / np.sqrt(1.0 + jitter * jitter)
             starts = np.searchsorted(label, np.arange(len(emb.cluster_names)))
-            n = len(selected)
         vectors = emb.embed_batch(selected)
         anchors = np.stack([emb._anchors[n] for n in emb.cluster_names]) / np.sqrt(d)
         cos = np.einsum("ij,ij->i", vectors, anchors[label])
@@ -340,21 +339,19 @@ def anchor_geometry(
                 pairs["cluster"].append(name)
                 pairs["pair"].append(f"{selected[a]} ↔ {selected[b]}")
                 pairs["cosine"].append(float(vectors[a] @ vectors[b]))
-    count = len(parts)  # the dimensions at which the declaration could be satisfied
-    members: dict[str, Any] = {
-        "dimensions": np.repeat(np.array([p["dimensions"] for p in parts], dtype=np.int64), n)
-        if count
-        else np.zeros(0, dtype=np.int64),
-        "cluster": member_of * count,
-        "text": selected * count,
-        "declared": np.tile(is_declared, count) if count else np.zeros(0, dtype=bool),
-        "jitter": np.tile(jitter, count) if count else np.zeros(0),
-        "cosine": np.concatenate([p["cosine"] for p in parts]) if count else np.zeros(0),
-        "expected": np.tile(expected, count) if count else np.zeros(0),
-        "order": np.concatenate([p["order"] for p in parts])
-        if count
-        else np.zeros(0, dtype=np.int64),
-    }
+    members: dict[str, Any] = {c: [] for c in _MEMBER_COLUMNS}
+    if parts:  # else no dimension could satisfy the declaration
+        count = len(parts)
+        members = {
+            "dimensions": np.repeat([p["dimensions"] for p in parts], len(selected)),
+            "cluster": member_of * count,
+            "text": selected * count,
+            "declared": np.tile(is_declared, count),
+            "jitter": np.tile(jitter, count),
+            "cosine": np.concatenate([p["cosine"] for p in parts]),
+            "expected": np.tile(expected, count),
+            "order": np.concatenate([p["order"] for p in parts]),
+        }
     return AnchorGeometry(
         pd.DataFrame(members, columns=list(_MEMBER_COLUMNS)),
         pd.DataFrame(pairs, columns=list(_PAIR_COLUMNS)),
