@@ -36,6 +36,8 @@ from placeborag._errors import (
 )
 from placeborag._filters import Columns, Filter, compile_filter
 from placeborag._hashing import splitmix64
+from placeborag._metadata import check_id as _check_id
+from placeborag._metadata import check_metadata as _check_metadata
 from placeborag._profiles import Profile, get_profile
 
 __all__ = ["FakeVectorStore", "Match", "QueryExplanation", "QueryRecord"]
@@ -102,45 +104,6 @@ class _Pending:
     texts: list[str] = field(default_factory=list)
     metadatas: list[dict[str, Any] | None] = field(default_factory=list)
     vectors: np.ndarray | None = None
-
-
-def _check_id(value: object, name: str = "id") -> str:
-    if not isinstance(value, str):
-        raise PlaceboragTypeError(f"{name}={value!r} must be a str, not {type(value).__name__}")
-    if not value:
-        raise PlaceboragValueError(f"{name}='' must be a non-empty str")
-    return value
-
-
-_SCALARS = frozenset({str, int, bool})
-
-
-def _check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if type(value) is dict and all(
-        type(k) is str and k and k[0] != "$" and type(v) in _SCALARS for k, v in value.items()
-    ):
-        return dict(value)  # the common case, checked in one pass; floats take the long way
-    if not isinstance(value, Mapping):
-        raise PlaceboragTypeError(
-            f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
-        )
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        if not isinstance(key, str) or not key or key.startswith("$"):
-            raise PlaceboragValueError(
-                f"{name} key {key!r} must be a non-empty str not starting with '$'"
-            )
-        if not isinstance(item, (str, int, float, bool)):
-            raise PlaceboragTypeError(
-                f"{name}[{key!r}]={item!r} must be a str, int, float or bool, "
-                f"not {type(item).__name__}"
-            )
-        if isinstance(item, float) and not math.isfinite(item):
-            raise PlaceboragValueError(f"{name}[{key!r}]={item!r} must be finite")
-        out[key] = item
-    return out
 
 
 def _id_hashes(ids: Sequence[str]) -> np.ndarray:
