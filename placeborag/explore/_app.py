@@ -44,6 +44,8 @@ from placeborag.explore._displays import (
     ProjectionDisplay,
     RankingDisplay,
     draw,
+    remember_sent,
+    sent_to,
 )
 from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
@@ -488,7 +490,7 @@ class Explorer:
             if self.figures[name] is None:
                 first = display.plot().figure_
                 widget = optional("plotly.graph_objects").FigureWidget(first)
-                widget._placeborag_sent = first._placeborag_sent
+                remember_sent(widget, *sent_to(first))
                 widget.observe(self._replay_on_new_view, names="_view_count")
                 self.figures[name] = widget
                 self.views[name].children = (widget,)
@@ -517,10 +519,10 @@ class Explorer:
         if (change["new"] or 0) <= (change["old"] or 0):
             return
         figure = change["owner"]
-        traces, layout = figure._placeborag_sent
+        traces, layout = sent_to(figure)
         figure.data = ()
         figure.layout = {}
-        figure._placeborag_sent = ((), {})
+        remember_sent(figure, (), {})
         draw(figure, traces, layout)
 
     # -- selection and export --------------------------------------------------------------
