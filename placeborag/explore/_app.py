@@ -11,14 +11,16 @@ embedded rows through :func:`with_options`; the PCA fit is cached per configurat
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from placeborag import FakeEmbedder, FakeVectorStore
+from placeborag import PROFILES, FakeEmbedder, FakeVectorStore, PlaceboragValueError, get_profile
+from placeborag.explore._access import STATUSES
 from placeborag.explore._compute import (
     one_blas_thread,
 )
@@ -32,6 +34,7 @@ from placeborag.explore._displays import (
 )
 from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
+from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
@@ -42,7 +45,9 @@ CSS_CLASSES = {
     "where": "placeborag-where",
     "k": "placeborag-k",
     "profile": "placeborag-profile",
+    "metric": "placeborag-metric",
     "filter_mode": "placeborag-filter-mode",
+    "filter_semantics": "placeborag-filter-semantics",
     "recall": "placeborag-recall",
     "dimensions": "placeborag-dimensions",
     "cluster_spread": "placeborag-cluster-spread",
@@ -52,12 +57,29 @@ CSS_CLASSES = {
     "error": "placeborag-error",
     "results": "placeborag-results",
     "selection": "placeborag-selection",
+    "select_box": "placeborag-select-box",
+    "clear": "placeborag-clear-selection",
+    "apply": "placeborag-apply",
+    "stale": "placeborag-stale-note",
     "export_button": "placeborag-export-button",
     "export": "placeborag-export",
     "app": "placeborag-app",
 }
 FIGURES = ("projection", "ranking", "funnel", "anchors")
 _EMBEDDER_CONTROLS = ("dimensions", "cluster_spread", "model_name")
+_APPS = itertools.count(1)
+_NOT_MATCHING = ("filtered out", "unreachable")
+# A failed redraw leaves the last valid views on screen: dimmed, so nobody reads them as current.
+_CSS = (
+    ".placeborag-stale .placeborag-figure {opacity: 0.35; filter: grayscale(1);}"
+    " .placeborag-stale-note {color: #B00020; font-weight: bold;}"
+)
+
+
+def _profile_label(name: str) -> str:
+    """``"faiss (L2 distance, ties by insertion)"``: the profile with its metric and tie rule."""
+    profile = get_profile(name)
+    return f"{name} ({profile.score_label}, ties by {profile.tie_order})"
 
 
 def _same_key(a: Any, b: Any) -> bool:
@@ -106,6 +128,9 @@ class Explorer:
         self.error = ""
         self.timings: dict[str, float] = {}
         self.state = ExplorerState(fixed_embedder)
+        self._app_class = f"placeborag-app-{next(_APPS)}"
+        self._views: Any = None  # the last views drawn (a failed redraw keeps them)
+        self._syncing = False
         self.phases: dict[str, float] = {}
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
         self._drawn: dict[str, Any] = {}
@@ -121,20 +146,36 @@ class Explorer:
         dims = sorted({*dimension_choices, s.dimensions})
         self.controls: dict[str, Any] = {
             "query": w.Text(value=s.query, description="query", continuous_update=False),
-            "where": w.Textarea(
+            "where": w.Text(
                 value="" if s.where is None else json.dumps(s.where, ensure_ascii=False),
                 description="where",
-                placeholder='{"lang": "hu"}  (JSON; empty for no filter)',
+                placeholder='{"lang": "hu"}  (JSON; Enter applies; empty for no filter)',
                 continuous_update=False,
             ),
             "k": w.IntSlider(
                 value=s.k, min=1, max=max(max_k, s.k), description="k", continuous_update=False
             ),
-            "profile": w.ToggleButtons(
-                options=["chroma", "qdrant"], value=s.profile, description="profile"
+            "profile": w.Dropdown(
+                options=[(_profile_label(name), name) for name in sorted(PROFILES)],
+                value=s.profile,
+                description="profile",
+            ),
+            "metric": w.Dropdown(
+                options=list(get_profile(s.profile).supported_metrics),
+                value=s.metric or get_profile(s.profile).metric,
+                description="metric",
             ),
             "filter_mode": w.ToggleButtons(
                 options=["pre", "post"], value=s.filter_mode, description="filter mode"
+            ),
+            "filter_semantics": w.ToggleButtons(
+                options=["strict", "engine"],
+                value=s.filter_semantics,
+                description="semantics",
+                tooltips=[
+                    "$ne/$nin never match a record without the key",
+                    "$ne/$nin match a record without the key where the profile's engine does",
+                ],
             ),
             "recall": w.FloatSlider(
                 value=s.recall,
@@ -157,7 +198,9 @@ class Explorer:
                 value=s.model_name, description="model name", continuous_update=False
             ),
             "color_by": w.Dropdown(
-                options=["cluster", *keys], value="cluster", description="colour by"
+                options=[*(["cluster"] if s.clusters else []), "stage", *keys],
+                value="cluster" if s.clusters else "stage",
+                description="colour by",
             ),
             "projection": w.ToggleButtons(
                 options=["2-D", "3-D"], value="2-D", description="projection"
@@ -174,12 +217,28 @@ class Explorer:
             control.observe(self._on_change, names="value")
             if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="420px", height="56px")
+        self.controls["where"].layout = w.Layout(width="420px")
         self.controls["query"].layout = w.Layout(width="420px")
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
         self.results_html = w.HTML().add_class(CSS_CLASSES["results"])
-        self.selection_html = w.HTML("<i>no selection: box or lasso select points</i>")
+        self.selection_html = w.HTML(self._selection_hint())
         self.selection_html.add_class(CSS_CLASSES["selection"])
+        self.select_box = w.Text(
+            description="select",
+            placeholder="ids, comma-separated, or a JSON filter; Enter selects",
+            continuous_update=False,
+            layout=w.Layout(width="420px"),
+            style=style,
+        ).add_class(CSS_CLASSES["select_box"])
+        self.select_box.observe(self._on_select_box, names="value")
+        self.clear_button = w.Button(description="clear selection", icon="times")
+        self.clear_button.add_class(CSS_CLASSES["clear"])
+        self.clear_button.on_click(lambda _: self.select([]))
+        self.apply_button = w.Button(description="apply", tooltip="apply the where filter")
+        self.apply_button.add_class(CSS_CLASSES["apply"])
+        self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
+        self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
+        self._bridge = bridge(self._app_class, self._on_bridge) if self.mode == "widget" else None
         self.export_button = w.Button(
             description="export pytest",
             icon="download",
@@ -196,36 +255,61 @@ class Explorer:
             # front end is still loading the widget's model can be lost.
             self.views = {name: w.Box(layout=w.Layout(width="100%")) for name in FIGURES}
         else:
-            self.views = self.outputs = {name: w.Output() for name in FIGURES}
+            self.views = self.outputs = {
+                name: w.Output(layout=w.Layout(width="100%")) for name in FIGURES
+            }
+        for name, view in self.views.items():
+            view.add_class("placeborag-figure").add_class(f"placeborag-figure-{name}")
         views = self.views
         c = self.controls
         column = w.Layout(flex="1 1 0", min_width="430px")
         controls = w.HBox(
             [
                 w.VBox(
-                    [c["query"], c["where"], c["k"], c["color_by"], c["projection"]], layout=column
+                    [
+                        c["query"],
+                        w.HBox([c["where"], self.apply_button]),
+                        c["k"],
+                        c["color_by"],
+                        c["projection"],
+                    ],
+                    layout=column,
                 ),
-                w.VBox([c["profile"], c["filter_mode"], c["recall"]], layout=column),
+                w.VBox(
+                    [
+                        c["profile"],
+                        c["metric"],
+                        c["filter_mode"],
+                        c["filter_semantics"],
+                        c["recall"],
+                    ],
+                    layout=column,
+                ),
                 w.VBox([c["dimensions"], c["cluster_spread"], c["model_name"]], layout=column),
             ],
             layout=w.Layout(flex_flow="row wrap"),
         )
-        self.widget = w.VBox(
-            [
-                w.HTML("<h3>placeborag explorer</h3>"),
-                controls,
-                self.error_html,
-                views["projection"],
-                views["ranking"],
-                w.HTML("<h4>Pre- versus post-filter</h4>"),
-                self.results_html,
-                views["funnel"],
-                views["anchors"],
-                w.HBox([self.export_button, self.selection_html]),
-                self.export_area,
-            ]
-        )
-        self.widget.add_class(CSS_CLASSES["app"])
+        self.results_html.add_class("placeborag-figure")
+        parts = [
+            w.HTML(f"<style>{_CSS}</style><h3>placeborag explorer</h3>"),
+            controls,
+            self.error_html,
+            self.stale_html,
+            w.HBox([self.select_box, self.clear_button]),
+            self.selection_html,
+            views["projection"],
+            views["ranking"],
+            w.HTML("<h4>Pre- versus post-filter</h4>"),
+            self.results_html,
+            views["funnel"],
+            views["anchors"],
+            self.export_button,
+            self.export_area,
+        ]
+        if self._bridge is not None:
+            parts.append(self._bridge)
+        self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
+        self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
 
     def _ipython_display_(self) -> None:
         optional("IPython.display").display(self.widget)
@@ -244,7 +328,9 @@ class Explorer:
             where=where,
             k=c["k"].value,
             profile=c["profile"].value,
+            metric=c["metric"].value,
             filter_mode=c["filter_mode"].value,
+            filter_semantics=c["filter_semantics"].value,
             recall=float(c["recall"].value),
             dimensions=int(c["dimensions"].value),
             cluster_spread=float(c["cluster_spread"].value),
@@ -252,6 +338,18 @@ class Explorer:
         )
 
     def _on_change(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        if change["owner"] is self.controls["profile"]:
+            # A new profile brings its own metrics: offer them, starting from its default.
+            profile = get_profile(change["new"])
+            self._syncing = True
+            try:
+                metric = self.controls["metric"]
+                metric.options = list(profile.supported_metrics)
+                metric.value = profile.metric
+            finally:
+                self._syncing = False
         self.refresh(changed=change["owner"].description)
 
     def refresh(self, changed: str | None = None) -> None:
@@ -267,15 +365,24 @@ class Explorer:
             self.error_html.value = (
                 f'<div style="color:#B00020;white-space:pre-wrap">{html.escape(self.error)}</div>'
             )
+            if self._views is not None:
+                self.widget.add_class("placeborag-stale")
+                self.stale_html.value = (
+                    "The views below are stale: showing the last valid state "
+                    f"(where={html.escape(json.dumps(self.scenario.where, ensure_ascii=False))})."
+                )
         else:
             self.scenario = scenario
             self.error = ""
             self.error_html.value = ""
+            self.stale_html.value = ""
+            self.widget.remove_class("placeborag-stale")
         self.timings[changed or "initial"] = (time.perf_counter() - start) * 1000
 
     def _redraw(self, s: Scenario) -> None:
         n_components = 3 if self.controls["projection"].value == "3-D" else 2
         views = self.state.views(s, n_components, self.controls["color_by"].value)
+        self._views = views
         self.phases = self.state.phases
         tables_key = views.tables_key
         if not _same_key(self._drawn.get("tables"), tables_key):
@@ -340,46 +447,152 @@ class Explorer:
     # -- selection and export --------------------------------------------------------------
 
     def _watch_selection(self, name: str, display: Any) -> None:
+        """Remember which documents each trace of a figure draws, in point order, so a
+        selection's (trace, point) pairs map back to ids; then show the selection on it."""
         p = display.projection
         if name == "projection":
             groups = [np.flatnonzero(p.labels == label) for label in p.label_order]
+            top = np.flatnonzero(p.trace.rank)
+            groups.append(top[np.argsort(p.trace.rank[top])])  # the top-k rings
         else:
-            from placeborag.explore._access import STATUSES
-
             groups = [np.flatnonzero(p.trace.status == status) for status in STATUSES]
         self._trace_rows[name] = dict(enumerate(groups))
         self._ids = p.ids
-        fig = self.figures[name]
-        for i in range(len(groups)):
-            fig.data[i].on_selection(self._selection_handler(name, i))
+        self._show_selection(name)
 
-    def _selection_handler(self, name: str, index: int) -> Callable[..., None]:
-        def handler(trace: Any, points: Any, selector: Any) -> None:
-            self.select_points(name, {index: list(points.point_inds)})
+    def _show_selection(self, name: str) -> None:
+        """Highlight the selected documents still present in figure ``name`` (plotly dims the
+        others), or clear the highlight when nothing is selected."""
+        figure = self.figures.get(name)
+        rows = self._trace_rows.get(name)
+        if figure is None or rows is None or self.mode != "widget":
+            return
+        chosen = set(self.selection)
+        ids = np.array(self._ids, dtype=object)
+        # 3-D traces have no selection in plotly: leave them alone.
+        indexes = [i for i, t in enumerate(figure.data) if "selectedpoints" in t]
+        if not indexes:
+            return
+        values: list[Any] = []
+        for i in indexes:
+            members = rows.get(i)
+            if not chosen or members is None:
+                values.append(None)
+            else:
+                picked = np.flatnonzero(np.isin(ids[members], list(chosen)))
+                values.append(picked.tolist())
+        figure.plotly_restyle({"selectedpoints": values}, indexes)
+        if not chosen:
+            figure.plotly_relayout({"selections": []})
 
-        return handler
+    def _on_bridge(self, figure: str, points: list[tuple[int, int]]) -> None:
+        """A selection made in the front end (every trace's points at once)."""
+        grouped: dict[int, list[int]] = {}
+        for trace, point in points:
+            grouped.setdefault(trace, []).append(point)
+        self.select_points(figure, grouped)
 
     def select_points(self, figure: str, points: dict[int, Sequence[int]]) -> list[str]:
         """Select documents by (trace index -> point indices) of a figure; returns their ids.
 
-        What a box or lasso selection in the front end calls; public so a test (or a script)
-        can do the same without a browser.
+        What a box or lasso selection in the front end calls (with the points of every trace
+        at once); public so a test or a script can do the same without a browser. Points of
+        traces that draw no document (the query, the anchors) are ignored.
         """
+        if figure not in self._trace_rows:
+            raise PlaceboragValueError(
+                f"figure={figure!r} must be one of {', '.join(map(repr, self._trace_rows))}"
+            )
         rows = self._trace_rows[figure]
-        chosen = [self._ids[int(rows[t][i])] for t, inds in points.items() for i in inds]
+        chosen = [
+            self._ids[int(rows[t][i])]
+            for t, inds in points.items()
+            if t in rows
+            for i in inds
+            if 0 <= i < len(rows[t])
+        ]
         return self.select(chosen)
 
     def select(self, ids: Sequence[str]) -> list[str]:
-        """Set the selection (ids), which the exported pytest module is limited to."""
-        self.selection = list(dict.fromkeys(ids))
+        """Set the selection (ids of visible documents; unknown ids raise), which the exported
+        pytest module is made of. ``select([])`` clears it."""
+        if isinstance(ids, str):
+            raise PlaceboragValueError(
+                f"ids={ids!r} must be a list of ids, not a str (write [{ids!r}])"
+            )
+        known = set(self._ids)
+        chosen = list(dict.fromkeys(ids))
+        unknown = [i for i in chosen if i not in known]
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(str(unknown[0]), list(known), n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise PlaceboragValueError(f"unknown id {unknown[0]!r}{hint}")
+        self.selection = chosen
         shown = ", ".join(html.escape(i) for i in self.selection[:12])
         more = f" and {len(self.selection) - 12} more" if len(self.selection) > 12 else ""
         self.selection_html.value = (
             f"<b>{len(self.selection)} selected:</b> {shown}{more}"
             if self.selection
-            else "<i>no selection: box or lasso select points</i>"
+            else self._selection_hint()
         )
+        for name in ("projection", "ranking"):
+            self._show_selection(name)
         return self.selection
+
+    def _selection_hint(self) -> str:
+        if self.mode == "widget":
+            return (
+                "<i>no selection: drag a box or a lasso over points in the projection or the "
+                "ranking, or type ids or a JSON filter in the select box</i>"
+            )
+        return (
+            "<i>no selection: this front end cannot select points in the plots; type ids "
+            '(comma-separated) or a JSON filter such as {"lang": "hu"} in the select box</i>'
+        )
+
+    def _on_select_box(self, change: dict[str, Any]) -> None:
+        raw = str(change["new"]).strip()
+        try:
+            if not raw:
+                ids: list[str] = []
+            elif raw.startswith("{"):
+                where = json.loads(raw)
+                s = self.scenario
+                trace = self._views.stores["pre"].trace(s.query, 1, where)
+                ids = [i for i, st in zip(trace.ids, trace.status) if st not in _NOT_MATCHING]
+            else:
+                ids = [part.strip() for part in raw.split(",") if part.strip()]
+            self.select(ids)
+        except Exception as exc:  # shown, like every other bad input
+            self.selection_html.value = (
+                f'<span style="color:#B00020">{html.escape(f"{type(exc).__name__}: {exc}")}</span>'
+            )
+
+    @property
+    def selected_frame(self) -> Any:
+        """The selected documents as a pandas DataFrame: id, text, metadata, and where the
+        current query left each (stage, rank, score)."""
+        pd = optional("pandas")
+        trace = self._views.trace
+        position = {doc_id: i for i, doc_id in enumerate(trace.ids)}
+        rows = []
+        records = self._views.rows
+        for doc_id in self.selection:
+            i = position[doc_id]
+            rows.append(
+                {
+                    "id": doc_id,
+                    "text": records.texts[i],
+                    "metadata": records.metadatas[i],
+                    "stage": str(trace.status[i]),
+                    "rank": int(trace.rank[i]) or None,
+                    "score": float(trace.score[i]),
+                }
+            )
+        columns = ["id", "text", "metadata", "stage", "rank", "score"]
+        return pd.DataFrame(rows, columns=columns)
 
     def export(self) -> str:
         """A pytest module for the current state (the selection, if any, else every document)."""

@@ -21,7 +21,7 @@ from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
 __all__ = ["EMBEDDER_FIELDS", "STORE_FIELDS", "Document", "Scenario", "demo_scenario"]
 
 EMBEDDER_FIELDS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
-STORE_FIELDS = ("profile", "filter_mode", "recall", "visibility")
+STORE_FIELDS = ("profile", "metric", "filter_mode", "filter_semantics", "recall", "visibility")
 _FORMAT = "placeborag.scenario/v1"
 
 
@@ -48,7 +48,9 @@ class Scenario:
     cluster_spread: float = 0.5
     cluster_match: str = "exact"
     profile: str = "chroma"
+    metric: str | None = None  # None: the profile's own
     filter_mode: str = "pre"
+    filter_semantics: str = "strict"
     recall: float = 1.0
     visibility: str = "immediate"
     name: str = "scenario"
@@ -171,7 +173,9 @@ class Scenario:
         )
         options: dict[str, Any] = {
             "profile": store.profile.name,
+            "metric": store.options["metric"],
             "filter_mode": store.filter_mode,
+            "filter_semantics": store.filter_semantics,
             "recall": store.recall,
             "visibility": store.visibility,
         }

@@ -141,14 +141,31 @@ class ExplorerState:
             self._hover = hover_labels(rows)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
         stores = {
-            m: with_options(base, profile=s.profile, filter_mode=m, recall=s.recall)
+            m: with_options(
+                base,
+                profile=s.profile,
+                metric=s.metric,
+                filter_mode=m,
+                filter_semantics=s.filter_semantics,
+                recall=s.recall,
+            )
             for m in ("pre", "post")
         }
         traces = {
             m: self.timed(
                 "trace",
                 lambda m=m: self._traces.get_or(
-                    (key, s.profile, m, s.recall, s.query, s.k, where),
+                    (
+                        key,
+                        s.profile,
+                        s.metric,
+                        s.filter_semantics,
+                        m,
+                        s.recall,
+                        s.query,
+                        s.k,
+                        where,
+                    ),
                     lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
                 ),
             )
@@ -232,7 +249,14 @@ class ExplorerState:
         def build() -> tuple[FakeVectorStore, StoreRows]:
             embedder = self.fixed_embedder or s.embedder()
             if self._origin is None:
-                store = s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
+                store = s.store(
+                    embedder=embedder,
+                    profile="chroma",
+                    metric=None,
+                    filter_mode="pre",
+                    filter_semantics="strict",
+                    recall=1.0,
+                )
                 self._origin = (store, store_rows(store))
                 return self._origin
             origin, rows = self._origin
