@@ -107,7 +107,7 @@ class Explorer:
         query: str | None = None,
         mode: str = "widget",
         dimension_choices: Sequence[int] = (32, 64, 128, 256, 512, 1024),
-        max_k: int = 20,
+        max_k: int = 50,
     ) -> None:
         if mode not in ("widget", "output"):
             raise ValueError(f"mode={mode!r} must be one of 'widget', 'output'")

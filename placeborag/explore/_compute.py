@@ -17,9 +17,12 @@ import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
 from placeborag.explore._access import (
+    BELOW,
     DROPPED,
     LOST,
     RETURNED,
+    STATUSES,
+    TIED,
     QueryTrace,
     StoreRows,
     store_rows,
@@ -222,8 +225,14 @@ def project(
         if names
         else np.zeros((0, projector.components.shape[0]))
     )
-    if labels is None:
-        labels = categories(store, rows, color_by)
+    if color_by == "stage":  # where this query left each document: changes with the query
+        labels = np.asarray(trace.status, dtype=object)
+        present = set(labels.tolist())
+        order = [name for name in STATUSES if name in present]
+    else:
+        if labels is None:
+            labels = categories(store, rows, color_by)
+        order = category_order(store, labels)
     return Projection(
         coords=coords if coords is not None else projector.transform(rows.vectors),
         query=projector.transform(trace.query_vector[None, :])[0],
@@ -231,7 +240,7 @@ def project(
         anchors=anchors,
         explained=projector.explained,
         labels=labels,
-        label_order=category_order(store, labels),
+        label_order=order,
         color_by=color_by,
         hover=hover if hover is not None else hover_labels(rows),
         trace=trace,
@@ -390,28 +399,40 @@ def _pick_members(
 
 # -- pre- versus post-filter -----------------------------------------------------------------
 
-TABLE_COLUMNS = ("rank", "id", "text", "metadata", "score", "status")
+TABLE_COLUMNS = ("rank", "id", "text", "metadata", "score", "status", "tie")
+BELOW_ROWS = 3  # rows shown just below the cut: what nearly made it
 
 
 def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
-    """The rows one filter mode returned, dropped after the cut, or lost to recall.
+    """The documents a user asks about for one filter mode, best first.
 
-    ``rank`` is the returned rank (missing for the others); ``score`` is in the profile's
-    convention. A recall loss is listed only if a perfect index would have returned it.
+    Returned matches (ranked 1..n), what a post-filter dropped, every document tied with one of
+    them, what recall lost that a perfect index would have returned, and the few documents just
+    below the cut. ``score`` is in the profile's convention; ``tie`` names the exact tie a
+    document is in and the rule that decided it.
     """
     pd = optional("pandas")
+    below = np.flatnonzero(trace.status == BELOW)
+    better = -trace.score if trace.higher_is_better else trace.score
+    nearest_below = below[np.argsort(better[below], kind="stable")[:BELOW_ROWS]]
     shown = (
         (trace.rank > 0)
         | (trace.status == DROPPED)
+        | (trace.status == TIED)
         | ((trace.status == LOST) & (trace.ideal_rank > 0))
     )
+    shown[nearest_below] = True
     idx = np.flatnonzero(shown)
     # Best first; among exact ties, the store's own order (returned, then cut, then ideal).
     tie = np.where(
         trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank, trace.ideal_rank)
     )
-    better = -trace.score if trace.higher_is_better else trace.score
-    idx = idx[np.lexsort((tie[idx], better[idx]))]
+    idx = idx[np.lexsort((np.where(tie[idx] > 0, tie[idx], np.iinfo(np.int64).max), better[idx]))]
+    ties = {}
+    for group in trace.ties:
+        for doc_id in group.ids:
+            verdict = "kept" if doc_id in group.kept else "left out"
+            ties[doc_id] = f"{len(group.ids)} tied, {group.rule} order: {verdict}"
     frame = pd.DataFrame(
         {
             "rank": pd.array([int(trace.rank[i]) or None for i in idx], dtype="Int64"),
@@ -420,6 +441,7 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
             "metadata": [json.dumps(rows.metadatas[i], ensure_ascii=False) for i in idx],
             "score": trace.score[idx],
             "status": [str(trace.status[i]) for i in idx],
+            "tie": [ties.get(rows.ids[i], "") for i in idx],
         },
         columns=list(TABLE_COLUMNS),
     )

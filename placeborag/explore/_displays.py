@@ -8,6 +8,7 @@ app): when the traces keep their kinds and names, only their arrays are replaced
 from __future__ import annotations
 
 import html
+import json
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -341,7 +342,9 @@ class ProjectionDisplay(_ProjectionBased):
                     "hovertemplate": template,
                     "marker": {
                         "size": size,
-                        "color": PALETTE[i % len(PALETTE)],
+                        "color": STATUS_COLOURS[label]
+                        if p.color_by == "stage" and label in STATUS_COLOURS
+                        else PALETTE[i % len(PALETTE)],
                         "opacity": 0.75,
                         "line": {"width": 0},
                     },
@@ -385,8 +388,9 @@ class ProjectionDisplay(_ProjectionBased):
                 "hovertemplate": "anchor of %{text}<extra></extra>",
                 "marker": {
                     "size": 13 if not three else 6,
-                    "symbol": "diamond" if not three else "diamond-open",
-                    "color": "#ffffff",
+                    # 3-D has no open symbols with a fill: a grey diamond shows in the legend.
+                    "symbol": "diamond",
+                    "color": "#ffffff" if not three else "#999999",
                     "line": {"width": 2, "color": "#333333"},
                 },
             }
@@ -407,13 +411,17 @@ class ProjectionDisplay(_ProjectionBased):
                 },
             }
         )
-        axes = [f"PC{i + 1} ({100 * v:.1f}% of variance)" for i, v in enumerate(p.explained)]
-        kept = float(p.explained[:2].sum())
+        axes = [
+            f"PC{i + 1} ({100 * v:.1f}%)" if three else f"PC{i + 1} ({100 * v:.1f}% of variance)"
+            for i, v in enumerate(p.explained)
+        ]
+        n_axes = 3 if three else 2
+        kept = float(p.explained[:n_axes].sum())
         annotations = []
         if kept < LOW_VARIANCE:
             annotations.append(
                 {
-                    "text": f"PCA keeps only {100 * kept:.1f}% of the variance in two axes; "
+                    "text": f"PCA keeps only {100 * kept:.1f}% of the variance in {n_axes} axes; "
                     "distances in this picture can lie. The query-centred view cannot.",
                     "xref": "paper",
                     "yref": "paper",
@@ -426,29 +434,39 @@ class ProjectionDisplay(_ProjectionBased):
                 }
             )
         if not three:
-            annotations += rank_labels(p.coords[top], p.trace.rank[top])
+            keep = rank_label_mask(p.trace.rank[top], p.trace.rank[top], p.trace.k)
+            annotations += rank_labels(p.coords[top][keep], p.trace.rank[top][keep])
         layout: dict[str, Any] = {
             "title": {
                 "text": f"Projection (PCA) of {n} documents for query "
-                f"{_short(p.trace.text)!r}, k={p.trace.k}",
+                f"{html.escape(repr(_short(p.trace.text)))}, k={p.trace.k}"
+                f"<br><sup>{html.escape(state_line(p.trace))}</sup>",
                 "x": 0.01,
             },
             "annotations": annotations,
             "legend": {"itemsizing": "constant"},
-            "margin": {"t": 80, "l": 60, "r": 20, "b": 60},
+            "margin": {"t": 90, "l": 60, "r": 20, "b": 60},
             "dragmode": "lasso",
             "uirevision": "projection",
-            "height": 480,
+            "autosize": True,
+            "height": 520,
         }
         if three:
             layout["scene"] = {
                 "xaxis": {"title": {"text": axes[0]}},
                 "yaxis": {"title": {"text": axes[1]}},
                 "zaxis": {"title": {"text": axes[2]}},
+                "aspectmode": "data",
             }
         else:
             layout["xaxis"] = {"title": {"text": axes[0]}, "zeroline": False}
-            layout["yaxis"] = {"title": {"text": axes[1]}, "zeroline": False}
+            # Equal aspect: a distance reads the same up as across.
+            layout["yaxis"] = {
+                "title": {"text": axes[1]},
+                "zeroline": False,
+                "scaleanchor": "x",
+                "scaleratio": 1,
+            }
         return self._show(figure, traces, layout)
 
 
@@ -532,9 +550,10 @@ class RankingDisplay(_ProjectionBased):
         n = len(t.ids)
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
         traces = []
+        labelled = rank_label_mask(t.rank, t.cut_rank, t.k)
         for status in STATUSES:
             mask = t.status == status
-            ranked = status in (RETURNED, DROPPED)
+            ranked = status in (RETURNED, DROPPED, TIED)
             traces.append(
                 {
                     "type": kind,
@@ -542,7 +561,10 @@ class RankingDisplay(_ProjectionBased):
                     "mode": "markers+text" if ranked else "markers",
                     "x": position[mask],
                     "y": y[mask],
-                    "text": [str(r) for r in t.cut_rank[mask]] if ranked else None,
+                    # One numbering everywhere: returned documents are ranked 1..n; a document
+                    # the post-filter dropped shows its place at the cut as "cut 2"; past 15
+                    # ranks only every fifth is written (all are in the hover text).
+                    "text": _rank_texts(t, mask, labelled) if ranked else None,
                     "textposition": "top center",
                     "hovertext": p.hover[mask],
                     "customdata": t.score[mask],
@@ -552,7 +574,7 @@ class RankingDisplay(_ProjectionBased):
                         "size": 11 if ranked else (4 if n >= WEBGL_FROM else 7),
                         "color": STATUS_COLOURS[status],
                         "opacity": 1.0 if ranked else 0.6,
-                        "symbol": "x" if status in (DROPPED, LOST) else "circle",
+                        "symbol": _STATUS_SYMBOLS.get(status, "circle"),
                     },
                 }
             )
@@ -584,11 +606,13 @@ class RankingDisplay(_ProjectionBased):
                     "font": {"size": 12},
                 }
             )
+        annotations += tie_marks(t, axis)
         tickvals, ticktext = axis.ticks()
         layout = {
             "title": {
-                "text": f"Query-centred ranking for {_short(t.text)!r} "
-                f"({t.filter_mode}-filter, recall {t.recall:g}): better is to the right",
+                "text": f"Query-centred ranking for {html.escape(repr(_short(t.text)))}: "
+                "better is to the right"
+                f"<br><sup>{html.escape(state_line(t))}</sup>",
                 "x": 0.01,
             },
             "xaxis": {
@@ -610,12 +634,74 @@ class RankingDisplay(_ProjectionBased):
             "shapes": shapes,
             "annotations": annotations,
             "legend": {"itemsizing": "constant"},
-            "margin": {"t": 80, "l": 110, "r": 20, "b": 60},
+            "margin": {"t": 90, "l": 110, "r": 20, "b": 60},
             "dragmode": "select",
             "uirevision": "ranking",
-            "height": 420,
+            "autosize": True,
+            "height": 440,
         }
         return self._show(figure, traces, layout)
+
+
+_STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
+_LABEL_ALL_UP_TO = 15  # past this many ranks, only some are written on the plot
+
+
+def state_line(trace: Any) -> str:
+    """The state a view shows, in one line: profile, metric, filter mode, where, recall."""
+    where = "none" if trace.where is None else json.dumps(trace.where, ensure_ascii=False)
+    return (
+        f"profile {trace.profile} ({trace.metric}, ties by {trace.tie_rule}) · "
+        f"{trace.filter_mode}-filter · where {_short(where, 60)} · recall {trace.recall:g}"
+    )
+
+
+def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarray:
+    """Which ranked points get a written label: all of them up to 15 ranks; past that the
+    first five, every fifth and the last (the others keep their rank in the hover text)."""
+    r = np.where(rank > 0, rank, cut_rank)
+    if k <= _LABEL_ALL_UP_TO:
+        return r > 0
+    last = int(r.max()) if r.size else 0
+    return (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
+
+
+def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
+    out = []
+    for rank, cut, show in zip(trace.rank[mask], trace.cut_rank[mask], labelled[mask]):
+        if rank > 0:
+            out.append(str(int(rank)) if show else "")
+        elif cut > 0:
+            out.append(f"cut {int(cut)}" if show else "")
+        else:
+            out.append("tie")
+    return out
+
+
+def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
+    """One note per exact tie group the ranking met: how many tie, and the rule that chose."""
+    out = []
+    for tie in trace.ties:
+        kept = len(tie.kept)
+        x = float(axis.position(np.array([tie.score]))[0])
+        note = (
+            f"{len(tie.ids)} tied, {kept} kept by {tie.rule} order"
+            if tie.at_cut
+            else f"{len(tie.ids)} tied ({tie.rule} order)"
+        )
+        out.append(
+            {
+                "text": note,
+                "x": x,
+                "xref": "x",
+                "y": 0.0,
+                "yref": "paper",
+                "yanchor": "top",
+                "showarrow": False,
+                "font": {"size": 11, "color": STATUS_COLOURS[TIED]},
+            }
+        )
+    return out
 
 
 class ScoreAxis:
@@ -982,7 +1068,9 @@ class FilterModesDisplay(_Display):
             t = traces.get(mode) or trace_query(store, query, k, where, rows=r)
             tables[mode] = filter_mode_table(t, r)
             funnels[mode] = funnel_counts(t)
-        return cls(tables, funnels, stores["pre"].profile.score_label)
+        profile = stores["pre"].profile
+        better = "higher" if profile.higher_is_better else "lower"
+        return cls(tables, funnels, f"{profile.score_label}, {better} is better")
 
     @classmethod
     def from_store(
@@ -1053,8 +1141,12 @@ class FilterModesDisplay(_Display):
         """Both tables side by side, as HTML (CSS classes for styling and browser tests)."""
         cells = "".join(
             f'<div class="placeborag-mode placeborag-mode-{m}"><h4>{m}-filter</h4>'
-            f"{frame_to_html(self.tables[m], css_class=f'placeborag-table placeborag-table-{m}')}"
-            "</div>"
+            + frame_to_html(
+                self.tables[m],
+                css_class=f"placeborag-table placeborag-table-{m}",
+                headers={"score": f"score ({self.score_label})"},
+            )
+            + "</div>"
             for m in ("pre", "post")
         )
         return f'<div class="placeborag-results">{_TABLE_CSS}{cells}</div>'
@@ -1070,13 +1162,20 @@ text-align:left;vertical-align:top}
 .placeborag-table td.num{text-align:right;font-variant-numeric:tabular-nums}
 .placeborag-table tr[data-status="dropped by post-filter"]{background:#fde8dc}
 .placeborag-table tr[data-status="lost to recall"]{background:#f6e3ef}
+.placeborag-table tr[data-status="tied at the cut"]{background:#fdf0d5}
+.placeborag-table tr[data-status="below the cut"]{color:#555}
 .placeborag-table tr[data-status="returned"] td:last-child{color:#00704f}
 </style>"""
 
 
-def frame_to_html(frame: Any, *, css_class: str = "placeborag-table") -> str:
-    """A small, escaped HTML table; each row carries ``data-status`` and ``data-id``."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+def frame_to_html(
+    frame: Any, *, css_class: str = "placeborag-table", headers: Mapping[str, str] | None = None
+) -> str:
+    """A small, escaped HTML table; each row carries ``data-status`` and ``data-id``.
+
+    ``headers`` renames columns in the header row (the frame keeps its names)."""
+    names = headers or {}
+    head = "".join(f"<th>{html.escape(names.get(str(c), str(c)))}</th>" for c in frame.columns)
     body = []
     columns = [str(c) for c in frame.columns]
     values = [frame[c].tolist() for c in frame.columns]  # column by column: no row objects

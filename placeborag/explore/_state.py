@@ -191,7 +191,9 @@ class ExplorerState:
                 color_by=color_by,
                 # Cluster membership and metadata do not change with the model, the dimension
                 # or the spread: one labelling serves every embedder setting.
-                labels=self._labels.get_or(
+                labels=None
+                if color_by == "stage"
+                else self._labels.get_or(
                     self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
                 ),
                 coords=self._coords.get_or(

@@ -137,6 +137,7 @@ def test_filter_modes_display_tables_and_funnel(demo):
         "metadata",
         "score",
         "status",
+        "tie",
     ]
     html = display.to_html()
     assert 'class="placeborag-table placeborag-table-pre"' in html
