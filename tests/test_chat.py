@@ -199,7 +199,7 @@ def test_a_rule_call_to_a_tool_not_offered_is_dropped_and_the_rest_kept():
 def test_a_rule_that_returns_something_else_is_a_clear_error():
     model = ScriptedChatModel.following(lambda request: 42)
 
-    with pytest.raises(PlaceboragTypeError, match="rule\\(...\\) returned 42"):
+    with pytest.raises(PlaceboragTypeError, match=r"rule\(\.\.\.\) returned 42"):
         model.invoke("hi")
 
 
