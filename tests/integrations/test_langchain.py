@@ -100,6 +100,7 @@ def test_importing_the_adapter_without_langchain_names_the_extra() -> None:
 
 def test_all_lists_exactly_the_public_names() -> None:
     assert adapter.__all__ == [
+        "PlaceboChatModel",
         "PlaceboEmbeddings",
         "PlaceboReranker",
         "PlaceboRetriever",
