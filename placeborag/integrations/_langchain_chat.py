@@ -115,6 +115,13 @@ class PlaceboChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": self.model.model_name}
 
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "placeborag"
+        override = kwargs.get("model")
+        params["ls_model_name"] = override if isinstance(override, str) else self.model.model_name
+        return params
+
     @property
     def requests(self) -> tuple[Any, ...]:
         """The core model's record of requests."""
