@@ -674,6 +674,16 @@ class ScriptedChatModel:
         return f"<ScriptedChatModel model_name={self._model_name!r} {how} requests={requests}>"
 
 
+def checked_model(model: object) -> ScriptedChatModel:
+    """``model`` if it is a ``ScriptedChatModel``: what the framework forms are built on."""
+    if not isinstance(model, ScriptedChatModel):
+        raise PlaceboragTypeError(
+            f"model={model!r} must be a ScriptedChatModel, such as"
+            " ScriptedChatModel.answering('...')"
+        )
+    return model
+
+
 def _text(text: str | Callable[[ChatRequest], str], request: ChatRequest) -> str:
     value = text(request) if callable(text) else text
     if not isinstance(value, str):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ragdemo.budget import Budget, count_tokens
@@ -127,7 +127,6 @@ class _Turn:
     context: tuple[Fragment, ...] = ()
     withheld: tuple[str, ...] = ()
     withheld_any: bool = False
-    calls_made: list[str] = field(default_factory=list)
 
 
 class QueryEngine:
@@ -283,7 +282,6 @@ class QueryEngine:
             results.append(
                 {"role": "tool", "content": content, "tool_call_id": call.id, "name": call.name}
             )
-            turn.calls_made.append(call.name)
         self._pack(turn, knowledge, web)
         numbered = {f.id: n for n, f in enumerate(turn.context, start=1)}
         for result in results:
@@ -454,30 +452,15 @@ class QueryEngine:
                 sent.append(piece)
                 yield "token", piece
             return "".join(raw), "".join(raw)
-        sentence: list[str] = []
         dropped: list[str] = []
-        for piece in _sentences_of(pieces, raw):
-            sentence.append(piece)
-            if not _ends_sentence(piece):
+        for text in _sentences(pieces, raw):
+            if not self._anchored(text, turn):
+                dropped.append(text)
                 continue
-            text = "".join(sentence)
-            sentence = []
-            if self._anchored(text, turn):
-                kept_any = True
-                for token in _pieces(text if sent else text.lstrip()):
-                    sent.append(token)
-                    yield "token", token
-            else:
-                dropped.append(text)
-        if sentence:
-            text = "".join(sentence)
-            if self._anchored(text, turn):
-                kept_any = True
-                for token in _pieces(text if sent else text.lstrip()):
-                    sent.append(token)
-                    yield "token", token
-            else:
-                dropped.append(text)
+            kept_any = True
+            for token in _pieces(text if sent else text.lstrip()):
+                sent.append(token)
+                yield "token", token
         if dropped and kept_any and "keep_uncited" in self._bugs:
             for token in _pieces("".join(dropped)):
                 sent.append(token)
@@ -618,14 +601,17 @@ def _pieces(text: str) -> list[str]:
     return _PIECE.findall(text)
 
 
-def _ends_sentence(piece: str) -> bool:
-    return piece.rstrip().endswith((".", "!", "?"))
-
-
-def _sentences_of(pieces: Iterable[str], raw: list[str]) -> Iterator[str]:
+def _sentences(pieces: Iterable[str], raw: list[str]) -> Iterator[str]:
+    """Whole sentences as the pieces complete them (the last may lack its full stop)."""
+    sentence: list[str] = []
     for piece in pieces:
         raw.append(piece)
-        yield piece
+        sentence.append(piece)
+        if piece.rstrip().endswith((".", "!", "?")):
+            yield "".join(sentence)
+            sentence = []
+    if sentence:
+        yield "".join(sentence)
 
 
 def _usage(messages: Sequence[Mapping[str, Any]], text: str, calls: Sequence[Any]) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall
+from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall, checked_model
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag.integrations import _shared
 
@@ -100,12 +100,7 @@ class PlaceboChatModel(BaseChatModel):
     def __init__(self, model: ScriptedChatModel | None = None, **kwargs: Any) -> None:
         if model is None:
             model = kwargs.pop("model", None)
-        if not isinstance(model, ScriptedChatModel):
-            raise PlaceboragTypeError(
-                f"model={model!r} must be a ScriptedChatModel, such as"
-                " ScriptedChatModel.answering('...')"
-            )
-        super().__init__(model=model, **kwargs)
+        super().__init__(model=checked_model(model), **kwargs)
 
     @property
     def _llm_type(self) -> str:

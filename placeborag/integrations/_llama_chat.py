@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall, stream_tokens
+from placeborag._chat import (
+    ChatMessage,
+    ChatReply,
+    ScriptedChatModel,
+    ToolCall,
+    checked_model,
+    stream_tokens,
+)
 from placeborag._errors import PlaceboragError, PlaceboragTypeError
 from placeborag.integrations import _shared
 
@@ -123,12 +130,7 @@ class PlaceboFunctionCallingLLM(FunctionCallingLLM):
     def __init__(self, model: ScriptedChatModel | None = None, **kwargs: Any) -> None:
         if model is None:
             model = kwargs.pop("model", None)
-        if not isinstance(model, ScriptedChatModel):
-            raise PlaceboragTypeError(
-                f"model={model!r} must be a ScriptedChatModel, such as"
-                " ScriptedChatModel.answering('...')"
-            )
-        super().__init__(model=model, **kwargs)
+        super().__init__(model=checked_model(model), **kwargs)
 
     @classmethod
     def class_name(cls) -> str:
