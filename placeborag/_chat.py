@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
-from placeborag._scoring import ScriptError, ScriptExhausted
+from placeborag._scoring import ScriptError, ScriptExhausted, _count
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -553,9 +553,10 @@ class ScriptedChatModel:
             return self._steps[-1]
         return _Fail(
             ScriptExhausted(
-                f"no step left for {request.describe()}: the script has {len(self._steps)}"
-                f" steps and answered {self._taken} requests; end it with then_repeats() to"
-                " answer every further request with its last step"
+                f"no step left for {request.describe()}: the script has"
+                f" {_count(len(self._steps), 'step')} and answered"
+                f" {_count(self._taken, 'request')}; end it with then_repeats() to answer every"
+                " further request with its last step"
             )
         )
 

@@ -81,7 +81,7 @@ def test_a_request_after_the_last_step_raises_script_exhausted_naming_it():
 
     assert excinfo.value.args == (
         "no step left for request 1 (last user message 'second', 0 tool results, offered:"
-        " web_search): the script has 1 steps and answered 1 requests; end it with"
+        " web_search): the script has 1 step and answered 1 request; end it with"
         " then_repeats() to answer every further request with its last step",
     )
 
