@@ -30,6 +30,7 @@ from placeborag._errors import (
     PlaceboragValueError,
     RetrievalTimeout,
 )
+from placeborag._filters import compile_filter
 
 __all__ = [
     "CacheEvent",
@@ -153,6 +154,8 @@ class StubKnowledgeStore:
     Scripted: ``StubKnowledgeStore(results={"refund policy": [match, ...]})`` and
     ``script(query, matches)``; a query without a script raises ``UnscriptedQuery`` listing
     the scripted ones, unless ``default`` (a list of matches, ``[]`` for "nothing") is given.
+    A search's ``where`` filters the scripted matches by their metadata, in the filter
+    language of ``FakeVectorStore``.
     Computed: ``StubKnowledgeStore(backend=store_or_hybrid_retriever)``; each search runs
     ``backend.query(query, k, where, context=identity)``, so the backend records the identity
     too. ``access(identity, match) -> bool`` decides what the caller may read (everything
@@ -306,6 +309,7 @@ class StubKnowledgeStore:
         text = _checked_query(query)
         identity_key(identity)  # validates
         size = self._k if k is None else _checked_k(k)
+        compile_filter(where)  # a malformed filter raises before the call is recorded
         where_copy = _checked_mapping(where, "where")
         context_copy = _checked_mapping(context, "context")
         with self._lock:
@@ -337,7 +341,11 @@ class StubKnowledgeStore:
                 if self._default is None:
                     raise UnscriptedQuery(self._unscripted_message(call.query))
                 scripted = self._default
-        return scripted
+        # A scripted result goes through the store's filter language like a real result would.
+        predicate = compile_filter(call.where)
+        if predicate is None:
+            return scripted
+        return tuple(m for m in scripted if predicate.matches(m.metadata))
 
     def _unscripted_message(self, query: str) -> str:
         known = list(self._scripted)

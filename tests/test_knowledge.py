@@ -8,6 +8,7 @@ from placeborag import (
     CacheEvent,
     CandidateCache,
     FakeVectorStore,
+    FilterError,
     HybridRetriever,
     Match,
     PlaceboragTypeError,
@@ -81,6 +82,25 @@ def test_matches_may_be_scripted_as_texts_or_dicts():
         ("q#0", "first", 1.0),
         ("doc-2", "second", 0.5),
     ]
+
+
+def test_where_filters_scripted_matches_in_the_stores_filter_language():
+    store = StubKnowledgeStore(results={"both": [REFUND, SALARY]})
+
+    wiki = store.search("both", identity=ALICE, where={"source": "wiki"})
+    not_hr = store.search("both", identity=ALICE, where={"acl": {"$ne": "hr"}})
+
+    assert (wiki.matches, not_hr.matches) == ((REFUND,), (REFUND,))
+    assert store.calls[0].where == {"source": "wiki"}
+
+
+def test_a_malformed_filter_raises_before_the_call_is_recorded():
+    store = StubKnowledgeStore(results={"both": [REFUND]})
+
+    with pytest.raises(FilterError):
+        store.search("both", identity=ALICE, where={"source": {"$regex": "w.*"}})
+
+    assert store.calls == ()
 
 
 def test_k_cuts_the_readable_matches():
