@@ -78,6 +78,7 @@ BUGS: dict[str, str] = {
     "enqueue_turn": "queues the turn for a worker and answers 202 instead of streaming",
     "citations_first": "sends the citations before the answer",
     "ignore_disconnect": "keeps generating after the client went away",
+    "foreign_thread_403": "answers 403 for someone else's thread, revealing that it exists",
 }
 
 

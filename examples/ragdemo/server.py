@@ -93,6 +93,9 @@ class ChatApp:
         try:
             store.conversation(conversation_id, session.owner)
         except NotFound:
+            if "foreign_thread_403" in self.bugs and conversation_id in store.conversations:
+                await _json(send, 403, {"error": "not your conversation"})
+                return
             await _json(send, 404, {"error": "no such conversation"})
             return
         messages = [

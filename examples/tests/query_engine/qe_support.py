@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,3 +82,12 @@ def cite_all(request) -> str:
         text = rest.split(": ", 1)[-1]
         sentences.append(f"{text.rstrip('.')} {number}].")
     return " ".join(sentences)
+
+
+def events_of(text: str) -> list[tuple[str, Any]]:
+    """(event, data) pairs of a server-sent-events body whose data is JSON."""
+    out = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines())
+        out.append((fields["event"], json.loads(fields["data"])))
+    return out

@@ -1,12 +1,11 @@
 """The answer streams as server-sent events from the ASGI app, read with httpx."""
 
 import asyncio
-import json
 
 import httpx
 import pytest
 from asgi_transport import StreamingASGITransport
-from qe_support import searching
+from qe_support import events_of, searching
 from ragdemo.server import ChatApp
 
 pytestmark = [pytest.mark.integration, pytest.mark.p1]
@@ -22,15 +21,6 @@ def model():
 @pytest.fixture
 def app(make_engine, model, alice, bugs):
     return ChatApp(make_engine(model=model), {"alice-token": alice}, bugs=bugs)
-
-
-def events_of(text):
-    """(event, data) pairs of an SSE body."""
-    out = []
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines())
-        out.append((fields["event"], json.loads(fields["data"])))
-    return out
 
 
 def client(app):
