@@ -1,4 +1,11 @@
-"""The LangChain form of ``ScriptedChatModel``: a ``BaseChatModel`` with ``bind_tools``.
+"""LangChain forms of the query-engine doubles: a chat model and a knowledge retriever.
+
+``PlaceboKnowledgeRetriever`` is a ``BaseRetriever`` over a ``StubKnowledgeStore``: each call is
+one search with the retriever's identity (or one given per call), the readable matches come
+back as documents, and ``last_result`` keeps the whole result, so "hidden" can still be told
+from "empty".
+
+The chat model is ``PlaceboChatModel``, a ``BaseChatModel`` with ``bind_tools``.
 
 ``PlaceboChatModel(model=ScriptedChatModel...)`` translates LangChain messages into the core
 double's messages and its replies back into ``AIMessage`` objects, tool calls and token
@@ -15,13 +22,17 @@ from typing import Any
 
 from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall, checked_model
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._knowledge import KnowledgeResult, StubKnowledgeStore
 from placeborag.integrations import _shared
 
 try:
     from langchain_core.callbacks import (
         AsyncCallbackManagerForLLMRun,
+        AsyncCallbackManagerForRetrieverRun,
         CallbackManagerForLLMRun,
+        CallbackManagerForRetrieverRun,
     )
+    from langchain_core.documents import Document
     from langchain_core.language_models import BaseChatModel, LanguageModelInput
     from langchain_core.messages import (
         AIMessage,
@@ -32,13 +43,14 @@ try:
         ToolMessage,
     )
     from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+    from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable
     from langchain_core.utils.function_calling import convert_to_openai_tool
-    from pydantic import ConfigDict, Field
+    from pydantic import ConfigDict, Field, PrivateAttr
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-__all__ = ["PlaceboChatModel"]
+__all__ = ["PlaceboChatModel", "PlaceboKnowledgeRetriever"]
 
 
 def _content(message: BaseMessage) -> str:
@@ -231,3 +243,74 @@ def _json(arguments: Any) -> str:
     import json
 
     return json.dumps(dict(arguments), sort_keys=True)
+
+
+_UNSET: Any = object()
+
+
+class PlaceboKnowledgeRetriever(BaseRetriever):
+    """A LangChain retriever over a ``StubKnowledgeStore``, searching as one identity.
+
+    ``invoke(query)`` searches with ``identity`` (``None``: anonymous); ``identity=``, ``k=``,
+    ``where=`` and ``context=`` given to ``invoke`` replace the retriever's for that call. A
+    document carries the match's id, text and metadata. ``last_result`` is the store's whole
+    answer to the latest call: its ``outcome`` tells "empty" from "hidden".
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    store: Any
+    identity: Any = None
+    k: int | None = None
+    _last: KnowledgeResult | None = PrivateAttr(default=None)
+
+    def __init__(self, store: StubKnowledgeStore, **kwargs: Any) -> None:
+        if not isinstance(store, StubKnowledgeStore):
+            raise PlaceboragTypeError(f"store={store!r} must be a StubKnowledgeStore")
+        super().__init__(store=store, **kwargs)
+
+    @property
+    def last_result(self) -> KnowledgeResult | None:
+        """The knowledge store's result for the latest call (``None`` before the first)."""
+        return self._last
+
+    def _arguments(self, identity: Any, k: int | None, where: Any, context: Any) -> dict[str, Any]:
+        return {
+            "identity": self.identity if identity is _UNSET else identity,
+            "k": k if k is not None else self.k,
+            "where": where,
+            "context": context,
+        }
+
+    def _documents(self, result: KnowledgeResult) -> list[Document]:
+        self._last = result
+        return [
+            Document(id=m.id, page_content=m.text, metadata=dict(m.metadata))
+            for m in result.matches
+        ]
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        identity: Any = _UNSET,
+        k: int | None = None,
+        where: Any = None,
+        context: Any = None,
+    ) -> list[Document]:
+        arguments = self._arguments(identity, k, where, context)
+        return self._documents(self.store.search(query, **arguments))
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        identity: Any = _UNSET,
+        k: int | None = None,
+        where: Any = None,
+        context: Any = None,
+    ) -> list[Document]:
+        arguments = self._arguments(identity, k, where, context)
+        return self._documents(await self.store.asearch(query, **arguments))

@@ -1,4 +1,10 @@
-"""The LlamaIndex form of ``ScriptedChatModel``: a ``FunctionCallingLLM``.
+"""LlamaIndex forms of the query-engine doubles: a function-calling LLM and a retriever.
+
+``PlaceboLlamaKnowledgeRetriever`` is a ``BaseRetriever`` over a ``StubKnowledgeStore``: one
+search per call, with the retriever's identity, the readable matches as scored text nodes,
+and ``last_result`` for the whole result ("hidden" versus "empty").
+
+The LLM is ``PlaceboFunctionCallingLLM``, a ``FunctionCallingLLM``.
 
 ``PlaceboFunctionCallingLLM(model=ScriptedChatModel...)`` answers ``chat``, ``achat``,
 ``stream_chat`` and the completion methods from the core double, and ``chat_with_tools``
@@ -22,9 +28,11 @@ from placeborag._chat import (
     stream_tokens,
 )
 from placeborag._errors import PlaceboragError, PlaceboragTypeError
+from placeborag._knowledge import KnowledgeResult, StubKnowledgeStore
 from placeborag.integrations import _shared
 
 try:
+    from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.base.llms.types import (
         ChatMessage as LlamaMessage,
     )
@@ -44,10 +52,11 @@ try:
     from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
     from llama_index.core.llms.function_calling import FunctionCallingLLM
     from llama_index.core.llms.llm import ToolSelection
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
-__all__ = ["PlaceboFunctionCallingLLM"]
+__all__ = ["PlaceboFunctionCallingLLM", "PlaceboLlamaKnowledgeRetriever"]
 
 _ROLES = {
     "system": "system",
@@ -277,3 +286,56 @@ class PlaceboFunctionCallingLLM(FunctionCallingLLM):
                 yield chunk
 
         return gen()
+
+
+class PlaceboLlamaKnowledgeRetriever(BaseRetriever):
+    """A LlamaIndex retriever over a ``StubKnowledgeStore``, searching as one identity.
+
+    Each retrieval is one search with ``identity`` (``None``: anonymous), ``k`` and ``where``;
+    a node carries the match's id, text, metadata and score. ``last_result`` is the store's
+    whole answer to the latest retrieval: its ``outcome`` tells "empty" from "hidden".
+    """
+
+    def __init__(
+        self,
+        store: StubKnowledgeStore,
+        *,
+        identity: Any = None,
+        k: int | None = None,
+        where: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(store, StubKnowledgeStore):
+            raise PlaceboragTypeError(f"store={store!r} must be a StubKnowledgeStore")
+        super().__init__(**kwargs)
+        self.store = store
+        self.identity = identity
+        self.k = k
+        self.where = where
+        self._last: KnowledgeResult | None = None
+
+    @property
+    def last_result(self) -> KnowledgeResult | None:
+        """The knowledge store's result for the latest retrieval (``None`` before the first)."""
+        return self._last
+
+    def _nodes(self, result: KnowledgeResult) -> list[NodeWithScore]:
+        self._last = result
+        return [
+            NodeWithScore(
+                node=TextNode(id_=m.id, text=m.text, metadata=dict(m.metadata)), score=m.score
+            )
+            for m in result.matches
+        ]
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = self.store.search(
+            query_bundle.query_str, identity=self.identity, k=self.k, where=self.where
+        )
+        return self._nodes(result)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = await self.store.asearch(
+            query_bundle.query_str, identity=self.identity, k=self.k, where=self.where
+        )
+        return self._nodes(result)

@@ -39,11 +39,12 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-from placeborag.integrations._langchain_chat import PlaceboChatModel
+from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 
 __all__ = [
     "PlaceboChatModel",
     "PlaceboEmbeddings",
+    "PlaceboKnowledgeRetriever",
     "PlaceboReranker",
     "PlaceboRetriever",
     "PlaceboVectorStore",

@@ -204,3 +204,65 @@ def test_llama_streams_chat_and_completion_and_async(li):
     assert text == "a b c"
     assert asyncio.run(run()) == ("a b c", ["a", " b", " c"])
     assert len(core.requests) == 5
+
+
+# -- the knowledge store as a retriever ----------------------------------------------------------
+
+ALICE = {"user": "alice", "groups": ["support"]}
+
+
+def knowledge_store():
+    from placeborag import Match, StubKnowledgeStore
+
+    refund = Match("refund#0", "Returns within 30 days.", {"source": "wiki", "acl": "all"}, 0.9)
+    salary = Match("salary#0", "Band 4 pays 70k.", {"source": "hr-drive", "acl": "hr"}, 0.8)
+    return StubKnowledgeStore(
+        results={"refund": [refund], "salary": [salary]},
+        access=lambda identity, m: (
+            m.metadata["acl"] == "all" or "hr" in (identity or {}).get("groups", [])
+        ),
+    )
+
+
+def test_langchain_knowledge_retriever_searches_as_its_identity(lc):
+    from placeborag.integrations.langchain import PlaceboKnowledgeRetriever
+
+    store = knowledge_store()
+    retriever = PlaceboKnowledgeRetriever(store, identity=ALICE)
+
+    documents = retriever.invoke("refund")
+    hidden = retriever.invoke("salary")
+    outcome = retriever.last_result.outcome
+    as_hr = asyncio.run(retriever.ainvoke("salary", identity={"groups": ["hr"]}, k=1))
+
+    assert [(d.id, d.page_content, d.metadata["source"]) for d in documents] == [
+        ("refund#0", "Returns within 30 days.", "wiki")
+    ]
+    assert (hidden, outcome) == ([], "hidden")
+    assert [d.id for d in as_hr] == ["salary#0"]
+    assert store.identities == (ALICE, ALICE, {"groups": ["hr"]})
+
+
+def test_llama_knowledge_retriever_returns_scored_nodes_and_the_outcome(li):
+    from placeborag.integrations.llama_index import PlaceboLlamaKnowledgeRetriever
+
+    store = knowledge_store()
+    retriever = PlaceboLlamaKnowledgeRetriever(store, identity=ALICE)
+
+    nodes = retriever.retrieve("refund")
+    hidden = asyncio.run(retriever.aretrieve("salary"))
+
+    assert [(n.node.node_id, n.node.get_content(), n.score) for n in nodes] == [
+        ("refund#0", "Returns within 30 days.", 0.9)
+    ]
+    assert (hidden, retriever.last_result.hidden_sources) == ([], ("hr-drive",))
+    assert store.identities == (ALICE, ALICE)
+
+
+def test_the_retrievers_refuse_anything_but_a_stub_knowledge_store(lc, li):
+    from placeborag.integrations.langchain import PlaceboKnowledgeRetriever
+    from placeborag.integrations.llama_index import PlaceboLlamaKnowledgeRetriever
+
+    for retriever in (PlaceboKnowledgeRetriever, PlaceboLlamaKnowledgeRetriever):
+        with pytest.raises(TypeError, match="must be a StubKnowledgeStore"):
+            retriever("not a store")

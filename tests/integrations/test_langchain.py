@@ -102,6 +102,7 @@ def test_all_lists_exactly_the_public_names() -> None:
     assert adapter.__all__ == [
         "PlaceboChatModel",
         "PlaceboEmbeddings",
+        "PlaceboKnowledgeRetriever",
         "PlaceboReranker",
         "PlaceboRetriever",
         "PlaceboVectorStore",

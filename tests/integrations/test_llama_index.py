@@ -118,6 +118,7 @@ def test_all_lists_exactly_the_public_names() -> None:
     assert adapter.__all__ == [
         "PlaceboEmbedding",
         "PlaceboFunctionCallingLLM",
+        "PlaceboLlamaKnowledgeRetriever",
         "PlaceboLlamaVectorStore",
         "PlaceboNodePostprocessor",
         "metadata_filters_to_where",
