@@ -1,6 +1,8 @@
 """Conversations, sessions and the window budget."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from placeborag import (
     BudgetExceeded,
@@ -127,3 +129,41 @@ def test_a_budget_refuses_impossible_sizes(options, message):
 def test_conversation_requires_an_owner():
     with pytest.raises(TypeError, match="owner='' must be a non-empty str"):
         Conversation(id="c", owner="")
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+sizes = st.lists(st.integers(min_value=0, max_value=12), max_size=8)
+
+
+@given(
+    window=st.integers(min_value=1, max_value=80),
+    reserve_share=st.integers(min_value=0, max_value=99),
+    history_sizes=sizes,
+    fragment_sizes=sizes,
+    spoken=st.integers(min_value=0, max_value=30),
+    limit=st.none() | st.integers(min_value=0, max_value=40),
+)
+def test_a_packing_always_keeps_the_rules(
+    window, reserve_share, history_sizes, fragment_sizes, spoken, limit
+):
+    reserve = window * reserve_share // 100
+    budget = WindowBudget(window=window, answer_reserve=reserve, history_limit=limit, counter=words)
+    turns = history(*history_sizes)
+    fragments = ["x " * size for size in fragment_sizes]
+    utterance = "u " * spoken
+
+    if spoken + reserve > window:
+        with pytest.raises(BudgetExceeded):
+            budget.pack(turns, utterance, fragments)
+        return
+    packing = budget.pack(turns, utterance, fragments)
+
+    assert packing.used + packing.reserve <= window  # the reserve is never eaten
+    assert packing.utterance == utterance  # the utterance enters whole
+    assert list(packing.dropped_history) + list(packing.history) == turns  # oldest go first
+    assert list(packing.fragments) + list(packing.cut_fragments) == fragments  # order kept
+    if limit is not None:
+        assert packing.history_tokens <= limit
+    if packing.cut_fragments:  # a fragment is cut only because it did not fit
+        assert words(packing.cut_fragments[0]) > packing.free

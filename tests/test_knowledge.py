@@ -3,6 +3,8 @@
 import asyncio
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from placeborag import (
     CacheEvent,
@@ -279,3 +281,27 @@ def test_an_identity_json_cannot_hold_is_refused_not_stringified():
         cache.get("q", {"user": object()})
     with pytest.raises(PlaceboragValueError, match="value=None cannot be cached"):
         cache.put("q", ALICE, None)
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+identities = st.none() | st.dictionaries(
+    st.sampled_from(["user", "groups", "tenant"]),
+    st.text(max_size=3) | st.lists(st.text(max_size=2), max_size=2),
+    max_size=3,
+)
+
+
+@given(
+    puts=st.lists(st.tuples(st.text(max_size=4), identities), max_size=6),
+    probe=st.tuples(st.text(max_size=4), identities),
+)
+def test_the_cache_hits_exactly_when_the_same_query_and_identity_were_put(puts, probe):
+    cache = CandidateCache()
+    for n, (query, identity) in enumerate(puts):
+        cache.put(query, identity, n)
+
+    found = cache.get(*probe)
+
+    matching = [n for n, put in enumerate(puts) if put == probe]
+    assert found == (matching[-1] if matching else None)
