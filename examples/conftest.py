@@ -5,7 +5,7 @@ the meta-tests set them in a subprocess; a plain ``pytest examples`` sets neithe
 
 * ``RAGDEMO_EMBEDDER=random``: every embedder is a random-vector mock seeded with
   ``RAGDEMO_SEED`` (default 0) instead of a ``FakeEmbedder``, the kind of mock placeborag's
-  README argues against.
+  README argues against. Tests that use no embedder (the query engine's) are deselected.
 * ``RAGDEMO_MUTATE=1``: each test marked ``catches(...)`` runs on the correct pipeline and then
   once per bug it names, with that bug switched on; every other test is deselected.
 
@@ -23,11 +23,9 @@ import numpy as np
 import pytest
 from ragdemo import BUGS, Document, Pipeline
 
+# unit, integration, p0 and p1 are registered by placeborag's plugin from the
+# `placeborag_markers` option in pyproject.toml; only the example's own machinery is here.
 MARKERS = {
-    "unit": "deterministic logic without a store: fusion, chunking",
-    "integration": "the pipeline against placeborag's fake store and embedder",
-    "p0": "load-bearing: grounding, citations, identity pass-through, cache isolation",
-    "p1": "the modes: filters, profiles, reindexing, degraded backends",
     "catches(*bugs)": "the ragdemo bug switches this test exists to catch",
     "meta": "runs the suite in a subprocess (mutation and random-vector runs)",
 }
@@ -66,6 +64,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             drop.append(item)  # a subprocess run never starts another one
         elif _mutating() and not (_caught(item) and "ragdemo_bug" in item.fixturenames):
             drop.append(item)
+        elif _random_vectors() and "fake_embedder" not in item.fixturenames:
+            drop.append(item)  # no embedder, so random vectors cannot change its outcome
         else:
             keep.append(item)
     if drop:

@@ -53,6 +53,32 @@ _LAZY = {
     "record_vectors": "placeborag._replay",
     "load_demo_recording": "placeborag._replay",
     "UnrecordedText": "placeborag._replay",
+    "ScriptedChatModel": "placeborag._chat",
+    "ChatMessage": "placeborag._chat",
+    "ChatReply": "placeborag._chat",
+    "ChatRequest": "placeborag._chat",
+    "ToolCall": "placeborag._chat",
+    "ToolNotOffered": "placeborag._chat",
+    "tool_call": "placeborag._chat",
+    "count_tokens": "placeborag._chat",
+    "stream_tokens": "placeborag._chat",
+    "search_on_topics": "placeborag._chat",
+    "answer_from_results": "placeborag._chat",
+    "StubKnowledgeStore": "placeborag._knowledge",
+    "KnowledgeResult": "placeborag._knowledge",
+    "KnowledgeCall": "placeborag._knowledge",
+    "WithheldRecord": "placeborag._knowledge",
+    "UnscriptedQuery": "placeborag._knowledge",
+    "CandidateCache": "placeborag._knowledge",
+    "CacheEvent": "placeborag._knowledge",
+    "Conversation": "placeborag._conversation",
+    "Turn": "placeborag._conversation",
+    "conversation": "placeborag._conversation",
+    "Session": "placeborag._conversation",
+    "Sessions": "placeborag._conversation",
+    "WindowBudget": "placeborag._conversation",
+    "Packing": "placeborag._conversation",
+    "BudgetExceeded": "placeborag._conversation",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]
@@ -74,6 +100,29 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from placeborag._chat import (
+        ChatMessage,
+        ChatReply,
+        ChatRequest,
+        ScriptedChatModel,
+        ToolCall,
+        ToolNotOffered,
+        answer_from_results,
+        count_tokens,
+        search_on_topics,
+        stream_tokens,
+        tool_call,
+    )
+    from placeborag._conversation import (
+        BudgetExceeded,
+        Conversation,
+        Packing,
+        Session,
+        Sessions,
+        Turn,
+        WindowBudget,
+        conversation,
+    )
     from placeborag._embedder import FakeEmbedder, cosine_similarity
     from placeborag._errors import (
         FilterError,
@@ -90,6 +139,15 @@ if TYPE_CHECKING:  # pragma: no cover
         KeywordIndex,
         keyword_scores,
         reciprocal_rank_fusion,
+    )
+    from placeborag._knowledge import (
+        CacheEvent,
+        CandidateCache,
+        KnowledgeCall,
+        KnowledgeResult,
+        StubKnowledgeStore,
+        UnscriptedQuery,
+        WithheldRecord,
     )
     from placeborag._profiles import PROFILES, MetricScore, Profile, get_profile
     from placeborag._replay import (

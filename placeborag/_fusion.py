@@ -427,18 +427,32 @@ class HybridRetriever:
             index.add(id, record.text, record.metadata)
         return index
 
-    def _run(self, text: str, k: int | None, where: Mapping[str, Any] | None) -> HybridExplanation:
+    def _run(
+        self,
+        text: str,
+        k: int | None,
+        where: Mapping[str, Any] | None,
+        context: Mapping[str, Any] | None = None,
+    ) -> HybridExplanation:
         from placeborag._store import Match, QueryRecord
 
         if k is None:
             k = self._store.profile.default_k
         k = _check_count(k, "k", minimum=1)
+        if context is not None and not isinstance(context, Mapping):
+            raise PlaceboragTypeError(
+                f"context={context!r} must be a dict or None, not {type(context).__name__}"
+            )
         where_copy = copy.deepcopy(dict(where)) if where is not None else None
+        context_copy = copy.deepcopy(dict(context)) if context is not None else None
         with self._lock:
-            self._queries.append(QueryRecord(text, k, where_copy))
+            self._queries.append(QueryRecord(text, k, where_copy, context_copy))
         # FAISS-style padding ("-1" slots) is not a candidate: a real fusion step drops it.
+        # The context goes with the vector half, so the store records (and may read) it.
         vector = [
-            m for m in self._store.query(text, k=self._candidates, where=where) if m.id != "-1"
+            m
+            for m in self._store.query(text, k=self._candidates, where=where, context=context)
+            if m.id != "-1"
         ]
         # The keyword half filters with the store's own rules, engine semantics included.
         predicate = compile_filter(
@@ -462,13 +476,27 @@ class HybridRetriever:
         )
 
     def query(
-        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+        self,
+        text: str,
+        k: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        *,
+        context: Mapping[str, Any] | None = None,
     ) -> list[Any]:
-        """The best ``k`` records by fused rank (``k`` defaults to the store profile's)."""
-        return list(self._run(text, k, where).matches)
+        """The best ``k`` records by fused rank (``k`` defaults to the store profile's).
+
+        ``context`` (an identity, a tenant) is recorded in :attr:`queries` and passed to the
+        store's query, which records it too, as ``FakeVectorStore.query`` does.
+        """
+        return list(self._run(text, k, where, context).matches)
 
     def explain(
-        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+        self,
+        text: str,
+        k: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        *,
+        context: Mapping[str, Any] | None = None,
     ) -> HybridExplanation:
         """Run a hybrid query and return both halves, the fusion and the matches."""
-        return self._run(text, k, where)
+        return self._run(text, k, where, context)

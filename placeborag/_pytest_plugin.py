@@ -1,5 +1,9 @@
 """The pytest plugin: the ``fake_embedder`` and ``fake_vector_store`` fixtures and the marker.
 
+It also registers a project's own markers listed in the ``placeborag_markers`` ini option
+(``placeborag_markers = unit integration p0 p1``), so ``pytest -m p0`` runs under
+``--strict-markers`` with no conftest registration.
+
 pytest loads this module in every run of every project that installs placeborag, so it imports
 nothing but pytest at load time: the core (and numpy) is imported only when a fixture is used.
 Marker options are checked at collection, so a misspelled option stops the run with a
@@ -9,6 +13,7 @@ Marker options are checked at collection, so a misspelled option stops the run w
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 import pytest
@@ -31,12 +36,41 @@ STORE_OPTIONS = (
 _MARKER = "placeborag"
 
 
+_PROJECT_MARKERS = "placeborag_markers"
+_MARKER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        _PROJECT_MARKERS,
+        type="args",
+        default=[],
+        help="marker names to register (e.g. 'unit integration p0 p1'), so that -m and "
+        "--strict-markers work without registering them in a conftest",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(**options): configure the placeborag fixtures for this test. Embedder "
         f"options: {', '.join(EMBEDDER_OPTIONS)}. Store options: {', '.join(STORE_OPTIONS)}.",
     )
+    for name in _project_markers(config):
+        config.addinivalue_line("markers", f"{name}: registered by the {_PROJECT_MARKERS} option")
+
+
+def _project_markers(config: pytest.Config) -> list[str]:
+    """The marker names of the ini option, checked: a bad name stops the run before collection."""
+    names = [str(name) for name in config.getini(_PROJECT_MARKERS)]
+    for name in names:
+        if not _MARKER_NAME.fullmatch(name) or name == _MARKER:
+            raise pytest.UsageError(
+                f"{_PROJECT_MARKERS}: {name!r} is not a marker name to register; expected "
+                "names made of letters, digits and underscores (not starting with a digit), "
+                f"separated by spaces, such as 'unit integration p0 p1', other than {_MARKER!r}"
+            )
+    return list(dict.fromkeys(names))
 
 
 def _options(node: pytest.Item | pytest.Collector) -> dict[str, Any]:

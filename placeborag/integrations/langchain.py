@@ -39,7 +39,16 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-__all__ = ["PlaceboEmbeddings", "PlaceboReranker", "PlaceboRetriever", "PlaceboVectorStore"]
+from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
+
+__all__ = [
+    "PlaceboChatModel",
+    "PlaceboEmbeddings",
+    "PlaceboKnowledgeRetriever",
+    "PlaceboReranker",
+    "PlaceboRetriever",
+    "PlaceboVectorStore",
+]
 
 # The LangChain model's document and query methods, in that order.
 _METHODS = ("embed_documents", "embed_query")

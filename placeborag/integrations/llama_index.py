@@ -41,8 +41,15 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
+from placeborag.integrations._llama_chat import (
+    PlaceboFunctionCallingLLM,
+    PlaceboLlamaKnowledgeRetriever,
+)
+
 __all__ = [
     "PlaceboEmbedding",
+    "PlaceboFunctionCallingLLM",
+    "PlaceboLlamaKnowledgeRetriever",
     "PlaceboLlamaVectorStore",
     "PlaceboNodePostprocessor",
     "metadata_filters_to_where",

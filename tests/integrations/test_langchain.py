@@ -100,7 +100,9 @@ def test_importing_the_adapter_without_langchain_names_the_extra() -> None:
 
 def test_all_lists_exactly_the_public_names() -> None:
     assert adapter.__all__ == [
+        "PlaceboChatModel",
         "PlaceboEmbeddings",
+        "PlaceboKnowledgeRetriever",
         "PlaceboReranker",
         "PlaceboRetriever",
         "PlaceboVectorStore",

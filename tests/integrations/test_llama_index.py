@@ -117,6 +117,8 @@ def test_importing_the_adapter_without_llama_index_names_the_extra() -> None:
 def test_all_lists_exactly_the_public_names() -> None:
     assert adapter.__all__ == [
         "PlaceboEmbedding",
+        "PlaceboFunctionCallingLLM",
+        "PlaceboLlamaKnowledgeRetriever",
         "PlaceboLlamaVectorStore",
         "PlaceboNodePostprocessor",
         "metadata_filters_to_where",

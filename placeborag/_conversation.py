@@ -1,0 +1,345 @@
+"""Conversations and sessions for multi-turn tests, and the context-window budget.
+
+``Conversation`` is a thread of turns with an owner and an id; each turn carries its token
+count. ``Sessions`` hands out sessions and conversations with deterministic ids (``conv-1``,
+``conv-2``, ...), so two runs of a test build the same history. ``WindowBudget.pack`` splits
+one model window between the history, the current utterance, the retrieved context and the
+reserve kept for the answer:
+
+1. the answer reserve is taken first and is never given to anything else;
+2. the current utterance enters whole (if it cannot, ``BudgetExceeded``);
+3. the history keeps its newest turns that fit (``history_limit`` caps it), dropping the
+   oldest first, whole turns only;
+4. the retrieved fragments fill the remainder in the order given (most important first),
+   stopping at the first that does not fit, so a less important fragment never displaces a
+   more important one.
+
+Token counts come from ``count_tokens`` unless a ``counter`` is given.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from placeborag._chat import ChatMessage, count_tokens
+from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
+
+__all__ = [
+    "BudgetExceeded",
+    "Conversation",
+    "Packing",
+    "Session",
+    "Sessions",
+    "Turn",
+    "WindowBudget",
+    "conversation",
+]
+
+Counter = Callable[[str], int]
+
+
+class BudgetExceeded(PlaceboragError, ValueError):
+    """The current utterance and the answer reserve do not fit in the window together."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of a conversation: its role (user or assistant), text and token count."""
+
+    role: str
+    content: str
+    tokens: int
+
+    def as_message(self) -> ChatMessage:
+        return ChatMessage(self.role, self.content)
+
+
+def _checked_counter(counter: object) -> Counter:
+    if counter is None:
+        return count_tokens
+    if not callable(counter):
+        raise PlaceboragTypeError(f"counter={counter!r} must be a function of a str")
+    return counter  # type: ignore[return-value]
+
+
+def _turn(role: str, content: object, counter: Counter, position: int) -> Turn:
+    if role not in ("user", "assistant"):
+        raise PlaceboragValueError(
+            f"turns[{position}] has role={role!r}; a conversation holds user and assistant turns"
+        )
+    if not isinstance(content, str):
+        raise PlaceboragTypeError(f"turns[{position}]={content!r} must be a str")
+    tokens = counter(content)
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise PlaceboragTypeError(f"counter({content!r}) returned {tokens!r}; expected an int >= 0")
+    return Turn(role, content, tokens)
+
+
+class Conversation:
+    """A thread of turns owned by one user. ``add`` appends; the turns read oldest first."""
+
+    def __init__(
+        self, *, id: str, owner: str, turns: Iterable[Turn] = (), counter: Counter | None = None
+    ) -> None:
+        if not isinstance(id, str) or not id:
+            raise PlaceboragTypeError(f"id={id!r} must be a non-empty str")
+        if not isinstance(owner, str) or not owner:
+            raise PlaceboragTypeError(f"owner={owner!r} must be a non-empty str")
+        self._id = id
+        self._owner = owner
+        self._counter = _checked_counter(counter)
+        self._turns = list(turns)
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(self._turns)
+
+    @property
+    def tokens(self) -> int:
+        """The token count of the whole history."""
+        return sum(turn.tokens for turn in self._turns)
+
+    def add(self, role: str, content: str) -> Turn:
+        """Append a turn (role ``user`` or ``assistant``) and return it."""
+        turn = _turn(role, content, self._counter, len(self._turns))
+        self._turns.append(turn)
+        return turn
+
+    def messages(self) -> list[ChatMessage]:
+        """The turns as chat messages, oldest first."""
+        return [turn.as_message() for turn in self._turns]
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def __repr__(self) -> str:
+        return f"<Conversation id={self._id!r} owner={self._owner!r} turns={len(self._turns)}>"
+
+
+def conversation(
+    *utterances: str | tuple[str, str],
+    owner: str = "alice",
+    id: str = "conv-1",
+    counter: Counter | None = None,
+) -> Conversation:
+    """A conversation from its utterances, oldest first.
+
+    Plain strings alternate user, assistant, user, ...; a ``(role, text)`` pair sets the role
+    and the alternation continues after it.
+    """
+    counting = _checked_counter(counter)
+    turns = []
+    role = "user"
+    for position, item in enumerate(utterances):
+        if isinstance(item, tuple) and len(item) == 2:
+            role, text = item
+        else:
+            text = item
+        turns.append(_turn(role, text, counting, position))
+        role = "assistant" if role == "user" else "user"
+    return Conversation(id=id, owner=owner, turns=turns, counter=counting)
+
+
+@dataclass(frozen=True)
+class Session:
+    """A signed-in user: the identity a query engine passes on, and nothing a model can change."""
+
+    id: str
+    owner: str
+    identity: dict[str, Any]
+
+
+class Sessions:
+    """Sessions and conversations with deterministic ids, and ownership checks.
+
+    ``open(owner, **identity)`` gives ``Session("session-1", owner, {"user": owner, ...})``;
+    ``start(session)`` a new ``Conversation`` ``conv-1``, ``conv-2``, ...; ``find(session,
+    id)`` returns a conversation only to its owner (``None`` otherwise, as for an unknown id).
+    """
+
+    def __init__(self, *, counter: Counter | None = None) -> None:
+        self._counter = _checked_counter(counter)
+        self._sessions = 0
+        self._conversations: dict[str, Conversation] = {}
+        self._lock = threading.Lock()
+
+    def open(self, owner: str, **identity: Any) -> Session:
+        if not isinstance(owner, str) or not owner:
+            raise PlaceboragTypeError(f"owner={owner!r} must be a non-empty str")
+        with self._lock:
+            self._sessions += 1
+            number = self._sessions
+        return Session(f"session-{number}", owner, {"user": owner, **identity})
+
+    def start(self, session: Session, *utterances: str | tuple[str, str]) -> Conversation:
+        with self._lock:
+            id = f"conv-{len(self._conversations) + 1}"
+            thread = conversation(*utterances, owner=session.owner, id=id, counter=self._counter)
+            self._conversations[id] = thread
+        return thread
+
+    def find(self, session: Session, id: str) -> Conversation | None:
+        thread = self._conversations.get(id)
+        if thread is None or thread.owner != session.owner:
+            return None
+        return thread
+
+    @property
+    def conversations(self) -> tuple[Conversation, ...]:
+        return tuple(self._conversations.values())
+
+
+# -- the window budget --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Packing:
+    """What one model call holds, and what was left out, with every count in tokens."""
+
+    history: tuple[Turn, ...]
+    dropped_history: tuple[Turn, ...]
+    utterance: str
+    utterance_tokens: int
+    fragments: tuple[Any, ...]
+    cut_fragments: tuple[Any, ...]
+    history_tokens: int
+    fragment_tokens: int
+    reserve: int
+    window: int
+
+    @property
+    def used(self) -> int:
+        """Tokens taken by the prompt: history, utterance and fragments."""
+        return self.history_tokens + self.utterance_tokens + self.fragment_tokens
+
+    @property
+    def free(self) -> int:
+        """Tokens of the window neither used nor reserved."""
+        return self.window - self.reserve - self.used
+
+
+def _text_of(fragment: object, position: int) -> str:
+    if isinstance(fragment, str):
+        return fragment
+    text = getattr(fragment, "text", None)
+    if not isinstance(text, str):
+        raise PlaceboragTypeError(
+            f"fragments[{position}]={fragment!r} must be a str or have a str .text"
+        )
+    return text
+
+
+class WindowBudget:
+    """One model window shared by history, utterance, retrieved context and the answer reserve.
+
+    ``window`` is the model's context size and ``answer_reserve`` the tokens kept for the
+    answer; ``history_limit`` (optional) caps the history so retrieved context keeps room.
+    """
+
+    def __init__(
+        self,
+        *,
+        window: int,
+        answer_reserve: int,
+        history_limit: int | None = None,
+        counter: Counter | None = None,
+    ) -> None:
+        for name, value in (("window", window), ("answer_reserve", answer_reserve)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise PlaceboragTypeError(f"{name}={value!r} must be an int")
+        if window < 1:
+            raise PlaceboragValueError(f"window={window!r} must be >= 1")
+        if not 0 <= answer_reserve < window:
+            raise PlaceboragValueError(
+                f"answer_reserve={answer_reserve!r} must be >= 0 and < window={window}"
+            )
+        if history_limit is not None and (
+            isinstance(history_limit, bool)
+            or not isinstance(history_limit, int)
+            or history_limit < 0
+        ):
+            raise PlaceboragValueError(
+                f"history_limit={history_limit!r} must be None or an int >= 0"
+            )
+        self._window = window
+        self._reserve = answer_reserve
+        self._history_limit = history_limit
+        self._counter = _checked_counter(counter)
+
+    @property
+    def window(self) -> int:
+        return self._window
+
+    @property
+    def answer_reserve(self) -> int:
+        return self._reserve
+
+    def pack(
+        self,
+        history: Conversation | Sequence[Turn],
+        utterance: str,
+        fragments: Sequence[Any] = (),
+    ) -> Packing:
+        """Split the window (see the module docstring for the order of the rules)."""
+        turns = list(history.turns if isinstance(history, Conversation) else history)
+        for position, turn in enumerate(turns):
+            if not isinstance(turn, Turn):
+                raise PlaceboragTypeError(f"history[{position}]={turn!r} must be a Turn")
+        if not isinstance(utterance, str):
+            raise PlaceboragTypeError(f"utterance={utterance!r} must be a str")
+        texts = [_text_of(f, i) for i, f in enumerate(fragments)]
+        spoken = self._counter(utterance)
+        room = self._window - self._reserve - spoken
+        if room < 0:
+            raise BudgetExceeded(
+                f"the utterance takes {spoken} tokens and the answer reserve {self._reserve};"
+                f" together they exceed window={self._window}, and the utterance is never cut"
+            )
+        history_room = room if self._history_limit is None else min(room, self._history_limit)
+        kept: list[Turn] = []
+        used = 0
+        for turn in reversed(turns):
+            if used + turn.tokens > history_room:
+                break
+            kept.append(turn)
+            used += turn.tokens
+        kept.reverse()
+        dropped = turns[: len(turns) - len(kept)]
+        remainder = room - used
+        packed: list[Any] = []
+        fragment_tokens = 0
+        for fragment, text in zip(fragments, texts):
+            size = self._counter(text)
+            if fragment_tokens + size > remainder:
+                break
+            packed.append(fragment)
+            fragment_tokens += size
+        return Packing(
+            history=tuple(kept),
+            dropped_history=tuple(dropped),
+            utterance=utterance,
+            utterance_tokens=spoken,
+            fragments=tuple(packed),
+            cut_fragments=tuple(fragments[len(packed) :]),
+            history_tokens=used,
+            fragment_tokens=fragment_tokens,
+            reserve=self._reserve,
+            window=self._window,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"WindowBudget(window={self._window}, answer_reserve={self._reserve},"
+            f" history_limit={self._history_limit})"
+        )

@@ -1,0 +1,482 @@
+"""A stub knowledge store and a candidate cache: the retrieval seams of a query engine.
+
+``StubKnowledgeStore`` stands where a query engine calls its knowledge service. It returns
+scripted hybrid results per query, or computes them from a ``FakeVectorStore`` or a
+``HybridRetriever``; it records the identity and context of every call; an access rule splits
+what is relevant into what the caller may read and what is withheld, so a result tells
+"nothing relevant" (empty) from "relevant but withheld" (hidden), and a withheld record
+shows only the coordinates a hint may show: that it exists and its source system. Failures
+and timeouts are injected like ``FakeVectorStore.fail_next_query``.
+
+``CandidateCache`` is the cache gate's double: keyed on the exact (standalone query,
+identity) pair, never shared across identities, never semantic, every hit, miss and put
+recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import difflib
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from placeborag._errors import (
+    PlaceboragError,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    RetrievalTimeout,
+)
+from placeborag._filters import compile_filter
+
+__all__ = [
+    "CacheEvent",
+    "CandidateCache",
+    "KnowledgeCall",
+    "KnowledgeResult",
+    "StubKnowledgeStore",
+    "UnscriptedQuery",
+    "WithheldRecord",
+]
+
+OUTCOMES = ("found", "mixed", "hidden", "empty")
+
+
+class UnscriptedQuery(PlaceboragError, LookupError):
+    """A scripted knowledge store was asked a query it has no result for, and has no default."""
+
+
+def _checked_mapping(value: object, name: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise PlaceboragTypeError(
+            f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
+        )
+    return copy.deepcopy(dict(value))
+
+
+def identity_key(identity: object) -> str:
+    """The canonical text of an identity: equal identities give equal keys, and only they.
+
+    JSON with sorted keys; a value JSON cannot hold is refused rather than stringified, since
+    two different identities must never share a key.
+    """
+    if identity is not None and not isinstance(identity, (Mapping, str)):
+        raise PlaceboragTypeError(f"identity={identity!r} must be a dict, a str or None")
+    try:
+        return json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise PlaceboragTypeError(
+            f"identity={identity!r} must hold only JSON values (str, int, float, bool, None,"
+            f" lists and dicts of them): {error}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class KnowledgeCall:
+    """One search the store received: what was asked, for whom, with what context."""
+
+    query: str
+    identity: dict[str, Any] | str | None
+    k: int
+    where: dict[str, Any] | None
+    context: dict[str, Any] | None
+    index: int
+
+
+@dataclass(frozen=True)
+class WithheldRecord:
+    """A relevant record the caller may not read: only its existence and source system."""
+
+    source: str | None
+
+
+@dataclass(frozen=True)
+class KnowledgeResult:
+    """The answer to one search: the readable matches, best first, and what was withheld.
+
+    ``outcome`` is ``"found"`` (matches, nothing withheld), ``"mixed"`` (matches, and some
+    relevant records withheld), ``"hidden"`` (no readable match, but relevant records were
+    withheld) or ``"empty"`` (nothing relevant at all).
+    """
+
+    query: str
+    matches: tuple[Any, ...]
+    withheld: tuple[WithheldRecord, ...] = ()
+
+    @property
+    def outcome(self) -> str:
+        if self.matches:
+            return "mixed" if self.withheld else "found"
+        return "hidden" if self.withheld else "empty"
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing relevant exists: no match and nothing withheld."""
+        return not self.matches and not self.withheld
+
+    @property
+    def hidden_sources(self) -> tuple[str, ...]:
+        """The source systems of the withheld records, each once, in first-seen order."""
+        return tuple(dict.fromkeys(w.source for w in self.withheld if w.source is not None))
+
+
+def _as_match(item: object, position: int, query: str) -> Any:
+    from placeborag._store import Match
+
+    if isinstance(item, Match):
+        return item
+    if isinstance(item, str):
+        # Scripted results as bare texts: ids and fused scores follow the given order.
+        return Match(f"{query}#{position}", item, {}, 1.0 / (position + 1))
+    if isinstance(item, Mapping) and "id" in item:
+        return Match(
+            str(item["id"]),
+            str(item.get("text", "")),
+            dict(item.get("metadata") or {}),
+            float(item.get("score", 1.0 / (position + 1))),
+        )
+    if all(hasattr(item, name) for name in ("id", "text", "metadata", "score")):
+        return Match(item.id, item.text, dict(item.metadata), float(item.score))  # type: ignore[attr-defined]
+    raise PlaceboragTypeError(
+        f"results[{query!r}][{position}]={item!r} must be a Match, a dict with 'id' (and"
+        " 'text', 'metadata', 'score') or a str"
+    )
+
+
+class StubKnowledgeStore:
+    """A knowledge-store client for tests: scripted or computed hybrid results, all recorded.
+
+    Scripted: ``StubKnowledgeStore(results={"refund policy": [match, ...]})`` and
+    ``script(query, matches)``; a query without a script raises ``UnscriptedQuery`` listing
+    the scripted ones, unless ``default`` (a list of matches, ``[]`` for "nothing") is given.
+    A search's ``where`` filters the scripted matches by their metadata, in the filter
+    language of ``FakeVectorStore``.
+    Computed: ``StubKnowledgeStore(backend=store_or_hybrid_retriever)``; each search runs
+    ``backend.query(query, k, where, context=identity)``, so the backend records the identity
+    too. ``access(identity, match) -> bool`` decides what the caller may read (everything
+    when ``None``); a match it refuses becomes a ``WithheldRecord`` carrying only
+    ``match.metadata[source_key]``.
+    """
+
+    def __init__(
+        self,
+        *,
+        results: Mapping[str, Sequence[Any]] | None = None,
+        backend: Any = None,
+        default: Sequence[Any] | None = None,
+        access: Callable[[Any, Any], bool] | None = None,
+        source_key: str = "source",
+        k: int = 10,
+    ) -> None:
+        if results is not None and backend is not None:
+            raise PlaceboragValueError(
+                "results= and backend= were both given; a store is scripted or computed, not both"
+            )
+        if backend is not None and not callable(getattr(backend, "query", None)):
+            raise PlaceboragTypeError(
+                f"backend={backend!r} must have a query(text, k, where, context=) method, like"
+                " FakeVectorStore or HybridRetriever"
+            )
+        if results is not None and not isinstance(results, Mapping):
+            raise PlaceboragTypeError(f"results={results!r} must be a dict of query -> matches")
+        if access is not None and not callable(access):
+            raise PlaceboragTypeError(f"access={access!r} must be a function (identity, match)")
+        if not isinstance(source_key, str) or not source_key:
+            raise PlaceboragTypeError(f"source_key={source_key!r} must be a non-empty str")
+        self._k = _checked_k(k)
+        self._lock = threading.RLock()
+        self._scripted: dict[str, tuple[Any, ...]] = {}
+        for query, matches in (results or {}).items():
+            self._scripted[_checked_query(query)] = _checked_matches(query, matches)
+        self._default = None if default is None else _checked_matches("<default>", default)
+        self._backend = backend
+        self._access = access
+        self._source_key = source_key
+        self._calls: list[KnowledgeCall] = []
+        self._failures: list[list[Any]] = []
+
+    # -- scripting ----------------------------------------------------------------------------
+
+    def script(self, query: str, matches: Sequence[Any]) -> StubKnowledgeStore:
+        """Answer ``query`` (exactly this text) with ``matches``, best first; returns ``self``."""
+        if self._backend is not None:
+            raise PlaceboragValueError(
+                "script() scripts a result, but this store computes its results from a backend"
+            )
+        checked = _checked_matches(query, matches)
+        with self._lock:
+            self._scripted[_checked_query(query)] = checked
+        return self
+
+    def fail_next_search(
+        self, error: BaseException | type[BaseException] | None = None, *, times: int = 1
+    ) -> None:
+        """Make the next ``times`` searches raise ``error`` (default ``RetrievalTimeout``).
+
+        A failed search is still recorded, with its identity. Failures queue up.
+        """
+        if error is None:
+            error = RetrievalTimeout("injected by fail_next_search(): the search timed out")
+        elif not (
+            isinstance(error, BaseException)
+            or (isinstance(error, type) and issubclass(error, BaseException))
+        ):
+            raise PlaceboragTypeError(f"error={error!r} must be an exception instance or class")
+        if isinstance(times, bool) or not isinstance(times, int):
+            raise PlaceboragTypeError(f"times={times!r} must be an int")
+        if times < 1:
+            raise PlaceboragValueError(f"times={times!r} must be >= 1")
+        with self._lock:
+            self._failures.append([error, times])
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the base holds nothing at all (not "nothing relevant to one query").
+
+        Scripted: no scripted result (nor the default) holds a match. Computed: the backend's
+        store holds no record.
+        """
+        if self._backend is not None:
+            store = getattr(self._backend, "store", self._backend)
+            return len(store) == 0
+        with self._lock:
+            return not any(self._scripted.values()) and not self._default
+
+    @property
+    def calls(self) -> tuple[KnowledgeCall, ...]:
+        """Every search received, failed ones included, in order."""
+        with self._lock:
+            return tuple(self._calls)
+
+    @property
+    def identities(self) -> tuple[Any, ...]:
+        """The identity of every search, in order."""
+        return tuple(c.identity for c in self.calls)
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """The query text of every search, in order."""
+        return tuple(c.query for c in self.calls)
+
+    @property
+    def backend(self) -> Any:
+        return self._backend
+
+    # -- searching ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        identity: Mapping[str, Any] | str | None,
+        k: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> KnowledgeResult:
+        """The best ``k`` readable matches for ``query`` and what the access rule withheld.
+
+        ``identity`` is required (``None`` says "anonymous" explicitly); ``context`` is
+        anything else to record with the call (a session id, a trace id).
+        """
+        call = self._arrive(query, identity, k, where, context)
+        matches = self._matches(call)
+        return self._split(call, matches)
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        identity: Mapping[str, Any] | str | None,
+        k: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> KnowledgeResult:
+        """Like ``search``; the call is recorded when the coroutine starts running."""
+        call = self._arrive(query, identity, k, where, context)
+        await asyncio.sleep(0)
+        return self._split(call, self._matches(call))
+
+    def _arrive(
+        self, query: object, identity: object, k: object, where: object, context: object
+    ) -> KnowledgeCall:
+        text = _checked_query(query)
+        identity_key(identity)  # validates
+        size = self._k if k is None else _checked_k(k)
+        compile_filter(where)  # a malformed filter raises before the call is recorded
+        where_copy = _checked_mapping(where, "where")
+        context_copy = _checked_mapping(context, "context")
+        with self._lock:
+            call = KnowledgeCall(
+                text, copy.deepcopy(identity), size, where_copy, context_copy, len(self._calls)
+            )
+            self._calls.append(call)
+            if self._failures:
+                failure = self._failures[0]
+                failure[1] -= 1
+                if failure[1] == 0:
+                    self._failures.pop(0)
+                error = failure[0]
+                raise error.with_traceback(None) if isinstance(error, BaseException) else error
+        return call
+
+    def _matches(self, call: KnowledgeCall) -> tuple[Any, ...]:
+        if self._backend is not None:
+            found = self._backend.query(
+                call.query,
+                call.k,
+                call.where,
+                context=call.identity if isinstance(call.identity, Mapping) else None,
+            )
+            return tuple(m for m in found if m.id != "-1")
+        with self._lock:
+            scripted = self._scripted.get(call.query)
+            if scripted is None:
+                if self._default is None:
+                    raise UnscriptedQuery(self._unscripted_message(call.query))
+                scripted = self._default
+        # A scripted result goes through the store's filter language like a real result would.
+        predicate = compile_filter(call.where)
+        if predicate is None:
+            return scripted
+        return tuple(m for m in scripted if predicate.matches(m.metadata))
+
+    def _unscripted_message(self, query: str) -> str:
+        known = list(self._scripted)
+        close = difflib.get_close_matches(query, known, n=3, cutoff=0.4)
+        listed = ", ".join(map(repr, close or known[:5])) or "none"
+        label = "nearest scripted queries" if close else "scripted queries"
+        return (
+            f"no result scripted for query={query!r} (search {len(self._calls) - 1}); {label}:"
+            f" {listed}. The key is the exact query text; script it with script(query, matches)"
+            " or give default=[] to answer unscripted queries with nothing"
+        )
+
+    def _split(self, call: KnowledgeCall, matches: Iterable[Any]) -> KnowledgeResult:
+        readable, withheld = [], []
+        for match in matches:
+            if self._access is None or self._access(call.identity, match):
+                readable.append(match)
+            else:
+                source = match.metadata.get(self._source_key)
+                withheld.append(WithheldRecord(None if source is None else str(source)))
+        return KnowledgeResult(call.query, tuple(readable[: call.k]), tuple(withheld))
+
+    def __repr__(self) -> str:
+        how = (
+            f"backend={self._backend!r}"
+            if self._backend is not None
+            else (f"scripted={len(self._scripted)}")
+        )
+        return f"<StubKnowledgeStore {how} calls={len(self._calls)}>"
+
+
+def _checked_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise PlaceboragTypeError(f"query={query!r} must be a str")
+    return query
+
+
+def _checked_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise PlaceboragTypeError(f"k={k!r} must be an int")
+    if k < 1:
+        raise PlaceboragValueError(f"k={k!r} must be >= 1")
+    return k
+
+
+def _checked_matches(query: str, matches: object) -> tuple[Any, ...]:
+    if isinstance(matches, (str, bytes)) or not isinstance(matches, Iterable):
+        raise PlaceboragTypeError(f"results[{query!r}]={matches!r} must be a list of matches")
+    return tuple(_as_match(item, position, query) for position, item in enumerate(matches))
+
+
+# -- the candidate cache ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheEvent:
+    """One use of the cache: ``kind`` is ``"hit"``, ``"miss"`` or ``"put"``."""
+
+    kind: str
+    query: str
+    identity: Any
+
+
+class CandidateCache:
+    """A candidate cache keyed on the exact (standalone query, identity) pair.
+
+    Two queries share an entry only when their texts are equal character for character and
+    their identities are equal as JSON values: no normalising, no similarity, and no entry
+    ever reaches another identity. Every ``get`` (a hit or a miss) and ``put`` is recorded in
+    ``events``. Values are stored and returned as given.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str], Any] = {}
+        self._events: list[CacheEvent] = []
+        self._lock = threading.Lock()
+
+    def get(self, query: str, identity: Mapping[str, Any] | str | None) -> Any:
+        """The value stored under (query, identity), or ``None`` (recorded as a miss)."""
+        key = (_checked_query(query), identity_key(identity))
+        with self._lock:
+            found = key in self._entries
+            self._events.append(
+                CacheEvent("hit" if found else "miss", query, copy.deepcopy(identity))
+            )
+            return self._entries.get(key)
+
+    def put(self, query: str, identity: Mapping[str, Any] | str | None, value: Any) -> None:
+        """Store ``value`` under (query, identity), replacing an earlier one."""
+        key = (_checked_query(query), identity_key(identity))
+        if value is None:
+            raise PlaceboragValueError("value=None cannot be cached: get() returns None for a miss")
+        with self._lock:
+            self._entries[key] = value
+            self._events.append(CacheEvent("put", query, copy.deepcopy(identity)))
+
+    def clear(self) -> None:
+        """Drop every entry (the record of events stays)."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        if not (isinstance(key, tuple) and len(key) == 2):
+            return False
+        return (key[0], identity_key(key[1])) in self._entries
+
+    @property
+    def events(self) -> tuple[CacheEvent, ...]:
+        with self._lock:
+            return tuple(self._events)
+
+    def _count(self, kind: str) -> int:
+        return sum(1 for event in self.events if event.kind == kind)
+
+    @property
+    def hits(self) -> int:
+        return self._count("hit")
+
+    @property
+    def misses(self) -> int:
+        return self._count("miss")
+
+    @property
+    def puts(self) -> int:
+        return self._count("put")
+
+    def __repr__(self) -> str:
+        return (
+            f"<CandidateCache entries={len(self)} hits={self.hits} misses={self.misses}"
+            f" puts={self.puts}>"
+        )
