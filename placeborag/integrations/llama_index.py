@@ -503,7 +503,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             ("query", "context", "mmr_threshold", "mmr_prefetch_k"),
         )
         if query.mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
-            raise PlaceboragValueError(
+            raise NotImplementedError(
                 f"PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not "
                 f"{query.mode.value!r}; query with VectorStoreQueryMode.DEFAULT"
             )
@@ -540,8 +540,8 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         if query.doc_ids:
             by_doc: dict[str, Any] = {_REF_DOC_ID: {"$in": list(query.doc_ids)}}
             where = by_doc if where is None else {"$and": [where, by_doc]}
-        if filters is not None or query.node_ids is not None:
-            ids = [i for i, _ in self._select(query.node_ids, filters)]
+        if filters is not None or query.node_ids:
+            ids = [i for i, _ in self._select(query.node_ids or None, filters)]
         return where, ids
 
     def _mmr(
