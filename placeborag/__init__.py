@@ -30,6 +30,10 @@ _LAZY = {
     "Match": "placeborag._store",
     "QueryExplanation": "placeborag._store",
     "QueryRecord": "placeborag._store",
+    "QueryTrace": "placeborag._store",
+    "StoreRecords": "placeborag._store",
+    "TieInfo": "placeborag._store",
+    "STAGES": "placeborag._trace",
     "ScriptedScorer": "placeborag._scoring",
     "GeometryScorer": "placeborag._scoring",
     "ScoringRequest": "placeborag._scoring",
@@ -104,4 +108,13 @@ if TYPE_CHECKING:  # pragma: no cover
         ScriptError,
         ScriptExhausted,
     )
-    from placeborag._store import FakeVectorStore, Match, QueryExplanation, QueryRecord
+    from placeborag._store import (
+        FakeVectorStore,
+        Match,
+        QueryExplanation,
+        QueryRecord,
+        QueryTrace,
+        StoreRecords,
+        TieInfo,
+    )
+    from placeborag._trace import STAGES

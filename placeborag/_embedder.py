@@ -219,6 +219,30 @@ class FakeEmbedder:
             return None
         return self._jitter_magnitude(name, text)
 
+    def clusters_of(self, texts: Sequence[str]) -> list[str | None]:
+        """:meth:`cluster_of` of many texts, in one pass."""
+        return self._clusters_of(_check_texts(texts))
+
+    def jitters_of(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`jitter_of` of many texts: a float64 array, NaN for an undeclared text."""
+        checked = _check_texts(texts)
+        names = self._clusters_of(checked)
+        out = np.full(len(checked), np.nan)
+        members = [i for i, name in enumerate(names) if name is not None]
+        if members:
+            keys = [(names[i], checked[i]) for i in members]
+            out[members] = self._jitter_magnitudes(keys)  # type: ignore[arg-type]
+        return out
+
+    def cluster_anchors(self) -> np.ndarray:
+        """The unit anchor vectors of the declared clusters, one row each, in
+        :attr:`cluster_names` order (shape ``(len(cluster_names), dimensions)``)."""
+        if not self._clusters:
+            return np.zeros((0, self._dimensions))
+        rows = np.stack([self._anchors[n] for n in self._clusters]) / math.sqrt(self._dimensions)
+        rows.flags.writeable = False
+        return rows
+
     # -- internals shared with the store and the explorer --------------------------------
 
     def _clusters_of(self, texts: list[str]) -> list[str | None]:

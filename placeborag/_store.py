@@ -1,12 +1,11 @@
 """FakeVectorStore: an in-memory vector store that reproduces the quirks of real backends.
 
-Ranking is exact. Scores are screened in float32 (one matrix-vector product over every row),
-and any matches whose float scores are too close for float32 to order (closer than twice its
-proven error bound) are re-ranked from the embedder's exact integer vectors, comparing
-``sign(p) * p**2 / |d|**2`` (``p`` the exact dot product with the query) as fractions. Exact ties
-are then ordered by the profile's tie rule, never by floating-point noise, so the same store
-gives the same ranking on every machine. Reported scores are computed from the same exact
-rationals, so tied matches report identical numbers.
+This module owns the store's API: its options and their validation, writes and the quirks they
+can set off (rewrites, orphans, churn, late visibility), injected failures, the query log, and
+the inspection API (:meth:`FakeVectorStore.records`, :meth:`~FakeVectorStore.trace`,
+:meth:`~FakeVectorStore.with_options`, :meth:`~FakeVectorStore.reembedded`). Rows live in a
+:class:`~placeborag._records.RecordTable`; exact ranking and tie rules are
+:mod:`placeborag._ranking`'s; traces are built in :mod:`placeborag._trace`.
 
 The query path, in the order a real index takes it::
 
@@ -15,11 +14,7 @@ The query path, in the order a real index takes it::
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import heapq
 import math
-import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,13 +29,36 @@ from placeborag._errors import (
     PlaceboragValueError,
     RetrievalTimeout,
 )
-from placeborag._filters import Columns, Filter, compile_filter
+from placeborag._filters import compile_filter
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
 from placeborag._metadata import check_metadata as _check_metadata
 from placeborag._profiles import Profile, get_profile
+from placeborag._ranking import ExactScores, TieRule, float_to_exact, rank
+from placeborag._records import RecordTable, text_hash
+from placeborag._trace import (
+    Match,
+    QueryExplanation,
+    QueryPass,
+    QueryRecord,
+    QueryTrace,
+    StoreRecords,
+    TieInfo,
+    build_explanation,
+    build_trace,
+    copy_where,
+)
 
-__all__ = ["FakeVectorStore", "Match", "QueryExplanation", "QueryRecord"]
+__all__ = [
+    "STORE_OPTIONS",
+    "FakeVectorStore",
+    "Match",
+    "QueryExplanation",
+    "QueryRecord",
+    "QueryTrace",
+    "StoreRecords",
+    "TieInfo",
+]
 
 _VISIBILITY = ("immediate", "manual")
 _FILTER_SEMANTICS = ("strict", "engine")
@@ -48,53 +66,21 @@ _FILTER_SEMANTICS = ("strict", "engine")
 _ORPHAN_SALT = 0x6F727068616E2121
 _CHURN_SALT = 0x636875726E212121
 _SHUFFLE_SALT = 0x73687566666C6521
-_UNIT_ROUNDOFF = 2.0**-24  # float32
-_SCORE_BITS = 64
-
-
-@dataclass(frozen=True)
-class Match:
-    """One result of a query: the record and the score in the profile's convention."""
-
-    id: str
-    text: str
-    metadata: dict[str, Any]
-    score: float
-
-
-@dataclass(frozen=True)
-class QueryRecord:
-    """What a store was asked: kept for every query, including ones that failed."""
-
-    text: str
-    k: int
-    where: dict[str, Any] | None
-    context: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class QueryExplanation:
-    """Every stage of one query, for explaining (and drawing) why the matches are what they are.
-
-    Id lists are in ranking order where a ranking exists (``ranked``, ``top_k``, ``matches``)
-    and in insertion order otherwise.
-    """
-
-    text: str
-    k: int
-    where: dict[str, Any] | None
-    filter_mode: str
-    recall: float
-    candidates: tuple[str, ...]
-    filtered_out: tuple[str, ...]
-    recall_lost: tuple[str, ...]
-    ranked: tuple[str, ...]
-    top_k: tuple[str, ...]
-    post_filter_dropped: tuple[str, ...]
-    matches: tuple[Match, ...]
-    cosines: dict[str, float] = field(repr=False)
-    unreachable: tuple[str, ...] = ()  # live records churn has unlinked from the index
-    orphans: tuple[str, ...] = ()  # deleted ids the index still holds
+#: Every option a store is built with besides its embedder, in the constructor's order.
+STORE_OPTIONS = (
+    "profile",
+    "filter_mode",
+    "recall",
+    "visibility",
+    "metric",
+    "tie_order",
+    "seed",
+    "on_existing_id",
+    "pad_missing",
+    "filter_semantics",
+    "orphans",
+    "churn",
+)
 
 
 @dataclass
@@ -106,103 +92,20 @@ class _Pending:
     vectors: np.ndarray | None = None
 
 
-def _id_hashes(ids: Sequence[str]) -> np.ndarray:
-    return np.fromiter(
-        (
-            int.from_bytes(
-                hashlib.blake2b(i.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                "little",
-            )
-            for i in ids
-        ),
-        dtype=np.uint64,
-        count=len(ids),
-    )
-
-
-def _check_share(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+def _check_share(value: object, name: str) -> Fraction:
+    """A share between 0 and 1, as the decimal the user wrote (0.7 is 7/10, not 0.69999...)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise PlaceboragTypeError(f"{name}={value!r} must be a number, not {type(value).__name__}")
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise PlaceboragValueError(f"{name}={value!r} must be between 0.0 and 1.0")
-    return float(value)
+    # repr() of a float is the shortest decimal that reads back as the same float: the number
+    # as the user typed it.
+    return Fraction(repr(float(value)))
 
 
-def _below_share(key: int, share: float) -> bool:
+def _below_share(key: int, share: Fraction) -> bool:
     """Whether a 64-bit hash falls in the lowest ``share`` of its range (exactly)."""
-    return key < math.floor(Fraction(share) * 2**64)
-
-
-def _text_hash(text: str) -> int:
-    return int.from_bytes(
-        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
-    )
-
-
-def _float_to_exact(vectors: np.ndarray) -> np.ndarray:
-    """Exact integer forms of float64 rows: each row scaled by one power of two (object dtype)."""
-    rows = []
-    for row in np.asarray(vectors, dtype=np.float64):
-        ratios = [v.as_integer_ratio() for v in row.tolist()]
-        den = max(d for _, d in ratios)
-        rows.append([n * (den // d) for n, d in ratios])
-    return np.array(rows, dtype=object).reshape(len(rows), -1)
-
-
-def _exact_dot(a: np.ndarray, b: np.ndarray) -> list[int]:
-    """Rows of ``a`` dotted with ``b``, exactly (in Python integers where int64 could overflow)."""
-    return _exact_products(a, np.broadcast_to(b, a.shape))
-
-
-def _exact_products(a: np.ndarray, b: np.ndarray) -> list[int]:
-    """``sum(a[i] * b[i])`` for every row ``i`` of two same-shape integer arrays, exactly.
-
-    int64 sums when they cannot overflow; otherwise (a cluster member's ``2**52``-scaled
-    entries) each int64 entry is cut into three limbs of 20, 20 and 24 signed bits, so every
-    limb product is below ``2**46`` and a row of up to ``2**16`` of them below ``2**62``;
-    the nine limb sums are then put together in Python integers. Object arrays (exact forms
-    of arbitrary floats) are summed in Python integers directly.
-    """
-    if a.dtype != object and b.dtype != object:
-        bound = _magnitude(a) * _magnitude(b) * a.shape[1]
-        if bound < 2**62:
-            return [int(x) for x in np.einsum("ij,ij->i", a, b)]
-        if a.shape[1] <= 2**16:
-            la, lb = _limbs(a), _limbs(b)
-            sums = {
-                (i, j): np.einsum("ij,ij->i", la[i], lb[j]).tolist()
-                for i in range(3)
-                for j in range(3)
-            }
-            return [
-                sum(sums[i, j][row] << (20 * (i + j)) for i in range(3) for j in range(3))
-                for row in range(a.shape[0])
-            ]
-    return [sum(map(operator.mul, x, y)) for x, y in zip(a.tolist(), b.tolist())]
-
-
-def _magnitude(x: np.ndarray) -> int:
-    """The largest absolute value in ``x``, as a Python int (``abs`` of int64 min overflows)."""
-    if not x.size:
-        return 0
-    return max(int(x.max()), -int(x.min()))
-
-
-def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``x == l0 + l1 * 2**20 + l2 * 2**40`` with l0, l1 in [0, 2**20) and l2 signed."""
-    x = x.astype(np.int64, copy=False)
-    mask = np.int64(2**20 - 1)
-    return x & mask, (x >> 20) & mask, x >> 40
-
-
-def _sqrt_score(p: int, norm2_product: int) -> float:
-    """``p / sqrt(norm2_product)`` as a pure function of the reduced rational (so ties tie)."""
-    if p == 0:
-        return 0.0
-    r = Fraction(p * p, norm2_product)
-    root = math.isqrt(r.numerator * 4**_SCORE_BITS // r.denominator)
-    value = min(1.0, float(Fraction(root, 2**_SCORE_BITS)))
-    return value if p > 0 else -value
+    return key < math.floor(share * 2**64)
 
 
 class FakeVectorStore:
@@ -212,7 +115,8 @@ class FakeVectorStore:
     lower is better, ties by insertion order; ``"qdrant"``: cosine similarity, higher is better,
     ties by id). ``filter_mode="post"`` applies ``where`` after the top-k cut, as an approximate
     index does; ``recall`` below 1.0 loses a deterministic share of the candidates before the
-    cut; ``visibility="manual"`` keeps writes invisible until :meth:`refresh`.
+    cut (``floor(recall * n)`` of ``n`` are kept, counted in decimals: 0.7 of 10 keeps 7);
+    ``visibility="manual"`` keeps writes invisible until :meth:`refresh`.
 
     The other profiles (``"faiss"``, ``"lancedb"``, ``"pgvector"``, ``"langchain"``,
     ``"weaviate"``) and every option that overrides one behaviour of a profile (``metric``,
@@ -221,6 +125,9 @@ class FakeVectorStore:
     a record without the key where the profile's engine does. ``orphans`` keeps that share of
     deleted ids searchable; ``churn`` is the chance that a delete or rewrite unlinks another
     live record from queries. Both are chosen by hashing, so every run repeats exactly.
+
+    A store may be shared between threads and asyncio tasks: every write and query holds the
+    store's lock while it changes or reads the records (see ``docs/guarantees.md``).
     """
 
     def __init__(
@@ -240,6 +147,20 @@ class FakeVectorStore:
         orphans: float = 0.0,
         churn: float = 0.0,
     ) -> None:
+        self._options: dict[str, Any] = {
+            "profile": profile,
+            "filter_mode": filter_mode,
+            "recall": recall,
+            "visibility": visibility,
+            "metric": metric,
+            "tie_order": tie_order,
+            "seed": seed,
+            "on_existing_id": on_existing_id,
+            "pad_missing": pad_missing,
+            "filter_semantics": filter_semantics,
+            "orphans": orphans,
+            "churn": churn,
+        }
         overrides = {
             "metric": metric,
             "tie_order": tie_order,
@@ -251,7 +172,7 @@ class FakeVectorStore:
         prof = get_profile(profile).with_options(
             **{key: value for key, value in overrides.items() if value is not None}
         )
-        recall = _check_share(recall, "recall")
+        recall_share = _check_share(recall, "recall")
         if filter_semantics not in _FILTER_SEMANTICS:
             raise PlaceboragValueError(
                 f"filter_semantics={filter_semantics!r} must be one of 'strict', 'engine'"
@@ -270,40 +191,25 @@ class FakeVectorStore:
                 "(a FakeEmbedder, a ReplayEmbedder or a compatible object)"
             )
         self._embedder = embedder
+        self._fake = type(embedder) is FakeEmbedder
         self._profile = prof
         self._filter_mode = prof.filter_mode
         self._filter_semantics = filter_semantics
         self._negations_match_missing = (
             filter_semantics == "engine" and prof.negation_matches_missing
         )
+        self._recall_share = recall_share
         self._recall = float(recall)
         self._visibility = visibility
         self._lock = threading.RLock()
-        self._dimensions: int | None = getattr(embedder, "dimensions", None)
-        # Row storage: rows are appended; a deleted row is a hole until compaction.
-        self._vectors = np.zeros((0, self._dimensions or 0), dtype=np.float32)
-        self._count = 0  # rows in use (alive or holes)
-        self._alive = np.zeros(0, dtype=bool)
-        self._seq = np.zeros(0, dtype=np.int64)
-        self._id_hash = np.zeros(0, dtype=np.uint64)
-        self._ids: list[str | None] = []
-        self._texts: list[str | None] = []
-        self._metas: list[dict[str, Any] | None] = []
-        self._row_of: dict[str, int] = {}
-        self._next_seq = 0
-        self._holes = 0
-        self._columns: Columns | None = None
+        dims = getattr(embedder, "dimensions", None)
+        self._table = RecordTable(dims if isinstance(dims, int) and dims > 0 else None)
         self._pending: list[_Pending] = []
         self._written: set[str] = set()  # ids present once every pending write lands
         self._failures: list[list[Any]] = []  # [exception, remaining]
         self._queries: list[QueryRecord] = []
-        # Quirks: older copies of a duplicated id, deleted ids still in the index, live ids
-        # unlinked by churn, and the salt of the current query's shuffled tie order.
-        self._shadows: dict[str, list[int]] = {}
-        self._orphan_of: dict[str, int] = {}
-        self._unreachable: set[str] = set()
         self._churn_events = 0
-        self._tie_salt = 0
+        self._records_view: StoreRecords | None = None
 
     # -- configuration -------------------------------------------------------------------
 
@@ -332,16 +238,22 @@ class FakeVectorStore:
         return self._filter_semantics
 
     @property
+    def options(self) -> dict[str, Any]:
+        """The options this store was built with (``None``: the profile's own), a copy."""
+        return dict(self._options)
+
+    @property
     def orphaned_ids(self) -> tuple[str, ...]:
         """Deleted ids the index still holds (``orphans``), in the order they were deleted."""
         with self._lock:
-            return tuple(self._orphan_of)
+            return tuple(self._table.orphan_of)
 
     @property
     def unreachable_ids(self) -> tuple[str, ...]:
         """Live ids that ``churn`` unlinked: :meth:`get` finds them, queries do not."""
         with self._lock:
-            return tuple(sorted(self._unreachable, key=lambda i: self._seq[self._row_of[i]]))
+            table = self._table
+            return tuple(sorted(table.unreachable, key=lambda i: table.seq[table.row_of[i]]))
 
     def __repr__(self) -> str:
         return (
@@ -349,28 +261,154 @@ class FakeVectorStore:
             f"recall={self._recall!r}, visibility={self._visibility!r}, records={len(self)})"
         )
 
+    # -- twins -------------------------------------------------------------------------------
+
+    def with_options(self, **options: Any) -> FakeVectorStore:
+        """A new store over the same records with some options changed.
+
+        Takes the constructor's options (``profile``, ``metric``, ``filter_mode``, ``recall``,
+        ``filter_semantics``, ``tie_order``, ``seed``, ...; see :data:`STORE_OPTIONS`); the
+        rest are the ones this store was built with, so ``with_options(profile="faiss")`` is
+        ``FakeVectorStore(profile="faiss", <every other option as given here>)`` holding these
+        records. It shares the vectors (a write to either store copies first, so neither sees
+        the other's later writes), holds this store's visible and pending state as it is now
+        (pending writes stay pending in both), and has its own empty query log and failure
+        queue. The embedder is shared; use :meth:`reembedded` for another one.
+        """
+        unknown = sorted(set(options) - set(STORE_OPTIONS))
+        if unknown:
+            raise PlaceboragTypeError(
+                f"unknown store option(s) {', '.join(map(repr, unknown))}; "
+                f"expected some of {', '.join(STORE_OPTIONS)}"
+            )
+        twin = FakeVectorStore(embedder=self._embedder, **{**self._options, **options})
+        with self._lock:
+            twin._adopt(self, self._table.share())
+        return twin
+
+    def reembedded(
+        self,
+        embedder: Any,
+        *,
+        reuse: tuple[FakeVectorStore, Sequence[str]] | None = None,
+    ) -> FakeVectorStore:
+        """A new store with the same options and records, every vector made by ``embedder``.
+
+        What a new store built with ``embedder`` from the same writes would hold, row for row,
+        at the cost of one embedding call for the texts (pending writes are re-embedded too).
+        ``reuse=(other, ids)`` takes the vectors of ``ids`` from ``other`` (a store over the
+        same records under an embedder that gives those texts the same vectors: a FakeEmbedder
+        differing only in ``cluster_spread`` gives every text outside its clusters the same
+        vector) instead of embedding them.
+        """
+        twin = FakeVectorStore(embedder=embedder, **self._options)
+        with self._lock:
+            table = self._table
+            embed_rows = np.flatnonzero(table.alive[: table.count])
+            reused: dict[int, np.ndarray] = {}
+            if reuse is not None:
+                other, ids = reuse
+                if not isinstance(other, FakeVectorStore):
+                    raise PlaceboragTypeError(
+                        f"reuse={reuse!r} must be a (FakeVectorStore, ids) pair, "
+                        f"not {type(other).__name__}"
+                    )
+                other_records = other.records()
+                for doc_id in ids:
+                    row = table.row_of.get(doc_id)
+                    if row is None:
+                        raise PlaceboragValueError(self._unknown_id_message(doc_id, table.row_of))
+                    reused[row] = other_records.vectors[other_records.position(doc_id)]
+                embed_rows = np.array([r for r in embed_rows if r not in reused], dtype=np.int64)
+            dims = twin._table.dimensions
+            if reused:
+                dims = int(next(iter(reused.values())).shape[0])
+            if embed_rows.size:
+                embedded = twin._embed_documents([table.texts[r] for r in embed_rows])
+                dims = embedded.shape[1]
+            vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
+            if embed_rows.size:
+                vectors[embed_rows] = embedded
+            if reused:
+                reused_rows = list(reused)
+                vectors[reused_rows] = np.stack([reused[r] for r in reused_rows])
+            twin._adopt(self, table.with_vectors(vectors))
+            twin._pending = []
+            for op in self._pending:
+                vecs = twin._embed_documents(op.texts) if op.op == "upsert" else None
+                twin._pending.append(_Pending(op.op, op.ids, op.texts, op.metadatas, vecs))
+        return twin
+
+    def _adopt(self, source: FakeVectorStore, table: RecordTable) -> None:
+        """Take ``source``'s records (as ``table``) and write state; the query log stays empty."""
+        if table.dimensions is not None and self._table.dimensions not in (
+            None,
+            table.dimensions,
+        ):
+            raise PlaceboragValueError(
+                f"the embedder makes {self._table.dimensions}-dimensional vectors; "
+                f"the records hold {table.dimensions}-dimensional ones"
+            )
+        self._table = table
+        self._written = set(source._written)
+        self._pending = list(source._pending)
+        self._churn_events = source._churn_events
+
     # -- reads of the visible state ----------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._row_of)
+        return len(self._table.row_of)
 
     def __contains__(self, id: object) -> bool:
-        return id in self._row_of
+        return id in self._table.row_of
 
     @property
-    def ids(self) -> tuple[str, ...]:
-        """The visible ids, in insertion order."""
+    def ids(self) -> list[str]:
+        """The visible ids, in insertion order (a new list each time)."""
+        return list(self.records().ids)
+
+    def records(self) -> StoreRecords:
+        """A read-only view of the visible records, in insertion order.
+
+        The view is cached until the next write lands, so calling it on every redraw costs
+        nothing; its ``vectors`` is a read-only float32 array (the store's own rows where no
+        record was deleted, otherwise a copy of the visible ones).
+        """
         with self._lock:
-            rows = sorted(self._row_of.values(), key=lambda r: self._seq[r])
-            return tuple(self._ids[r] for r in rows)  # type: ignore[misc]
+            table = self._table
+            view = self._records_view
+            if view is not None and view.version == (id(table), table.version):
+                return view
+            rows = table.visible_rows()
+            if rows.size == table.count:
+                vectors = table.vectors[: table.count].view()
+                table.exported = True
+            else:
+                vectors = table.vectors[rows]
+            vectors.flags.writeable = False
+            seq = table.seq[rows]
+            seq.flags.writeable = False
+            ids = tuple(table.ids[r] for r in rows.tolist())
+            view = StoreRecords(
+                ids=ids,
+                texts=tuple(table.texts[r] for r in rows.tolist()),
+                metadata=tuple(_frozen_meta(table.metas[r]) for r in rows.tolist()),
+                vectors=vectors,
+                sequence=seq,
+                reachable=tuple(i not in table.unreachable for i in ids),
+                pending=self.pending_writes,
+                version=(id(table), table.version),
+            )
+            self._records_view = view
+            return view
 
     def get(self, id: str) -> Match:
         """The visible record with this id, as a Match whose score is NaN."""
         _check_id(id)
         with self._lock:
-            row = self._row_of.get(id)
+            row = self._table.row_of.get(id)
             if row is None:
-                raise PlaceboragValueError(self._unknown_id_message(id, self._row_of))
+                raise PlaceboragValueError(self._unknown_id_message(id, self._table.row_of))
             return self._match(row, math.nan)
 
     @property
@@ -449,41 +487,57 @@ class FakeVectorStore:
     ) -> None:
         if not ids:
             return
-        vectors = self._embed_documents(texts)
-        op = _Pending("upsert", ids, texts, metadatas, vectors)
+        if self._profile.on_existing_id == "error":
+            with self._lock:
+                self._refuse_existing(ids)
+        # Embedding runs outside the lock (a model may be slow); the dimension check and the
+        # write itself happen under it, so concurrent first writes cannot race.
+        vectors = self._embed_vectors(texts)
         with self._lock:
+            vectors = self._check_dimensions(vectors, texts)
             if self._profile.on_existing_id == "error":
-                for value in ids:
-                    if value in self._written:
-                        raise PlaceboragValueError(
-                            f"id {value!r} is already stored and on_existing_id='error' "
-                            "forbids writing it again"
-                        )
+                self._refuse_existing(ids)
+            op = _Pending("upsert", ids, texts, metadatas, vectors)
             self._written.update(ids)
             if self._visibility == "manual":
                 self._pending.append(op)
             else:
                 self._apply(op)
 
-    def delete(self, ids: str | Sequence[str], *, missing_ok: bool = False) -> None:
-        """Delete records by id. An unknown id raises unless ``missing_ok=True``."""
-        id_list = [ids] if isinstance(ids, str) else self._check_column(ids, "ids")
+    def _refuse_existing(self, ids: list[str]) -> None:
+        for value in ids:
+            if value in self._written:
+                raise PlaceboragValueError(
+                    f"id {value!r} is already stored and on_existing_id='error' "
+                    "forbids writing it again"
+                )
+
+    def delete(self, ids: str | Sequence[str], *, missing_ok: bool = False) -> bool | int:
+        """Delete records by id.
+
+        One id (a str): returns True when a record was removed and False when the id is not
+        stored, as 0.4.0 did. A list of ids: an unknown id raises (naming the nearest stored
+        ids) unless ``missing_ok=True``; returns how many records were removed. Nothing is
+        deleted when the call raises.
+        """
+        single = isinstance(ids, str)
+        id_list = [ids] if single else self._check_column(ids, "ids")
         for i, value in enumerate(id_list):
-            _check_id(value, "ids" if isinstance(ids, str) else f"ids[{i}]")
+            _check_id(value, "ids" if single else f"ids[{i}]")
         with self._lock:
-            if not missing_ok:
+            if not (missing_ok or single):
                 for value in id_list:
                     if value not in self._written:
                         raise PlaceboragValueError(self._unknown_id_message(value, self._written))
             present = [value for value in dict.fromkeys(id_list) if value in self._written]
-            if not present:
-                return
-            self._written.difference_update(present)
-            op = _Pending("delete", present)
-            if self._visibility == "manual":
-                self._pending.append(op)
-            else:
-                self._apply(op)
+            if present:
+                self._written.difference_update(present)
+                op = _Pending("delete", present)
+                if self._visibility == "manual":
+                    self._pending.append(op)
+                else:
+                    self._apply(op)
+            return bool(present) if single else len(present)
 
     def refresh(self) -> None:
         """Make every pending write visible (a no-op under ``visibility="immediate"``)."""
@@ -498,7 +552,8 @@ class FakeVectorStore:
         """Make the next ``times`` queries raise ``error`` (default :class:`RetrievalTimeout`).
 
         Failures queue up: a second call takes effect after the first one's queries are spent.
-        Writes are never affected.
+        Writes are never affected. An exception instance is raised afresh each time (a copy
+        with an empty traceback), so repeated failures never grow one traceback.
         """
         if error is None:
             error = RetrievalTimeout("injected by fail_next_query(): the query timed out")
@@ -525,25 +580,96 @@ class FakeVectorStore:
         k: int | None = None,
         where: Mapping[str, Any] | None = None,
         *,
+        ids: Iterable[str] | None = None,
         context: Mapping[str, Any] | None = None,
     ) -> list[Match]:
         """The top ``k`` visible records for ``text`` (``k`` defaults to the profile's).
 
-        ``context`` is anything the caller wants recorded with the query (an identity, a
-        tenant): the store does not read it, but :attr:`queries` keeps it for assertions.
+        ``ids`` restricts the candidates to those ids (unknown ones are skipped, as an
+        engine's id filter does). ``context`` is anything the caller wants recorded with the
+        query (an identity, a tenant): the store does not read it, but :attr:`queries` keeps
+        it for assertions.
         """
-        text, k, predicate = self._check_query(text, k, where)
+        return self._query(text, None, k, where, ids, context)
+
+    def query_by_vector(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        k: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        *,
+        ids: Iterable[str] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> list[Match]:
+        """Like :meth:`query`, ranking a query vector given by the caller (no embedding).
+
+        The vector needs the store's dimensions, finite entries and a nonzero norm; its
+        direction is what counts. The query log records it with ``text=""``.
+        """
+        return self._query(None, vector, k, where, ids, context)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit float64 vector the store ranks ``text`` with (read-only)."""
+        if not isinstance(text, str):
+            raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+        with self._lock:
+            out = self._query_vector(text)[0].copy()
+        out.flags.writeable = False
+        return out
+
+    def explain(
+        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+    ) -> QueryExplanation:
+        """Run a query and return every stage of it, every survivor ranked exactly.
+
+        Not recorded, never an injected failure. Its ``trace`` is :meth:`trace` of the same
+        query; :meth:`trace` alone is much cheaper (it ranks only what the cut needs).
+        """
+        with self._lock:
+            qpass = self._pass(text, None, k, where, None, full=True)
+            return build_explanation(qpass, build_trace(qpass, self.records()))
+
+    def trace(
+        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
+    ) -> QueryTrace:
+        """Where every visible record ended up for one query, and why.
+
+        For each record of :meth:`records` (same order): the stage it reached (filtered out,
+        lost to recall, unreachable, below the cut, tied at the cut, dropped by the post-filter,
+        returned), its score in the profile's convention, its rank; plus the tie groups the
+        ranking met with the rule that ordered them. Costs about what :meth:`query` costs; not
+        recorded, never an injected failure.
+        """
+        with self._lock:
+            return build_trace(self._pass(text, None, k, where, None, full=False), self.records())
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _query(
+        self,
+        text: str | None,
+        vector: object,
+        k: object,
+        where: Mapping[str, Any] | None,
+        ids: Iterable[str] | None,
+        context: Mapping[str, Any] | None,
+    ) -> list[Match]:
         if context is not None and not isinstance(context, Mapping):
             raise PlaceboragTypeError(
                 f"context={context!r} must be a dict or None, not {type(context).__name__}"
             )
+        id_tuple = self._check_ids_arg(ids)
         with self._lock:
+            # Validate first (nothing is logged for a call that raises on its arguments).
+            qpass = self._prepare(text, vector, k, where, id_tuple)
             self._queries.append(
                 QueryRecord(
-                    text,
-                    k,
-                    copy.deepcopy(dict(where)) if where is not None else None,
-                    copy.deepcopy(dict(context)) if context is not None else None,
+                    qpass.text,
+                    qpass.k,
+                    copy_where(where),
+                    copy_where(context),
+                    ids=id_tuple,
+                    vector=qpass.vector_given,
                 )
             )
             if self._failures:
@@ -551,31 +677,44 @@ class FakeVectorStore:
                 failure[1] -= 1
                 if failure[1] == 0:
                     self._failures.pop(0)
-                raise failure[0]
-            return list(self._run(text, k, predicate, where, explain=False))
-
-    def explain(
-        self, text: str, k: int | None = None, where: Mapping[str, Any] | None = None
-    ) -> QueryExplanation:
-        """Run a query and return every stage of it. Not recorded, never an injected failure."""
-        text, k, predicate = self._check_query(text, k, where)
-        with self._lock:
-            return self._run(text, k, predicate, where, explain=True)
-
-    # -- internals ---------------------------------------------------------------------------
+                raise _fresh(failure[0])
+            return list(self._run(qpass, full=False).matches)
 
     @staticmethod
-    def _check_column(values: object, name: str) -> list[Any]:
-        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+    def _check_ids_arg(ids: Iterable[str] | None) -> tuple[str, ...] | None:
+        if ids is None:
+            return None
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
             raise PlaceboragTypeError(
-                f"{name}={values!r} must be a list, not {type(values).__name__}"
+                f"ids={ids!r} must be a list of ids, not {type(ids).__name__}"
             )
-        return list(values)
+        out = tuple(ids)
+        for i, value in enumerate(out):
+            _check_id(value, f"ids[{i}]")
+        return out
 
-    def _check_query(
-        self, text: object, k: object, where: object
-    ) -> tuple[str, int, Filter | None]:
-        if not isinstance(text, str):
+    def _pass(
+        self,
+        text: str | None,
+        vector: object,
+        k: object,
+        where: Mapping[str, Any] | None,
+        ids: tuple[str, ...] | None,
+        *,
+        full: bool,
+    ) -> QueryPass:
+        return self._run(self._prepare(text, vector, k, where, ids), full=full)
+
+    def _prepare(
+        self,
+        text: str | None,
+        vector: object,
+        k: object,
+        where: object,
+        ids: tuple[str, ...] | None,
+    ) -> QueryPass:
+        """Check a query's arguments and embed it: a pass ready to run."""
+        if vector is None and not isinstance(text, str):
             raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
         if k is None:
             k = self._profile.default_k
@@ -587,7 +726,137 @@ class FakeVectorStore:
             where,  # type: ignore[arg-type]
             negations_match_missing=self._negations_match_missing,
         )
-        return text, int(k), predicate
+        vector_given: tuple[float, ...] | None = None
+        if vector is not None:
+            qfloat, qexact, salt_text = self._given_vector(vector)
+            vector_given = tuple(qfloat.tolist())
+            query_text = ""
+        else:
+            assert isinstance(text, str)
+            qfloat = qexact = None  # embedded lazily: an empty store never embeds
+            salt_text = query_text = text
+        return QueryPass(
+            store=self,
+            text=query_text,
+            k=int(k),
+            where=copy_where(where),
+            predicate=predicate,
+            ids=ids,
+            qfloat=qfloat,
+            qexact=qexact,
+            salt=text_hash(salt_text),
+            vector_given=vector_given,
+        )
+
+    def _given_vector(self, vector: object) -> tuple[np.ndarray, np.ndarray, str]:
+        try:
+            array = np.asarray(vector, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise PlaceboragTypeError(f"vector={vector!r} must be a sequence of numbers") from None
+        dims = self._table.dimensions
+        if array.ndim != 1 or (dims is not None and array.shape[0] != dims) or not array.size:
+            raise PlaceboragValueError(
+                f"vector of shape {array.shape} must be one-dimensional with "
+                f"{dims if dims is not None else 'the store'}'s dimensions"
+            )
+        norm = float(np.sqrt(np.dot(array, array))) if np.all(np.isfinite(array)) else math.nan
+        if not math.isfinite(norm) or norm == 0.0:
+            scaled = np.abs(array).max() if np.all(np.isfinite(array)) else math.nan
+            if math.isfinite(scaled) and scaled > 0:  # over/underflow of the norm: rescale
+                array = array / scaled
+                norm = float(np.sqrt(np.dot(array, array)))
+            else:
+                raise PlaceboragValueError("vector must have finite entries and a nonzero norm")
+        return array / norm, float_to_exact(array[None, :])[0], array.tobytes().hex()
+
+    def _run(
+        self, qpass: QueryPass, *, full: bool, recall_share: Fraction | None = None
+    ) -> QueryPass:
+        """Take ``qpass`` through every stage (ranking all survivors when ``full``)."""
+        if recall_share is None:
+            recall_share = self._recall_share
+        table = self._table
+        count = table.count
+        profile = self._profile
+        reachable = table.reachable()
+        if qpass.ids is not None:
+            restricted = np.zeros(count, dtype=bool)
+            rows = [table.row_of[i] for i in qpass.ids if i in table.row_of]
+            restricted[rows] = True
+            reachable = reachable & restricted
+        post = qpass.predicate is not None and self._filter_mode == "post"
+        # A post-filtering index filters a window of candidates (ef_search), not just the top k.
+        cut = max(qpass.k, profile.post_filter_candidates) if post else qpass.k
+        filter_mask = None
+        eligible: np.ndarray | None = reachable
+        if qpass.predicate is not None and count:
+            filter_mask = qpass.predicate.mask(table.columns()) & reachable
+            if not post:
+                eligible = filter_mask
+        passing = eligible
+        if recall_share < 1 and count:
+            rows = np.flatnonzero(eligible)
+            eligible = np.zeros(count, dtype=bool)
+            eligible[self._recall_survivors(qpass.salt, rows, recall_share)] = True
+        ranking = None
+        final: list[int] = []
+        window: list[int] = []
+        if count and np.any(eligible):
+            if qpass.qfloat is None:
+                qpass.qfloat, qpass.qexact = self._query_vector(qpass.text)
+            exact = ExactScores(table, qpass.qexact, self._exact_by_text())
+            salt = 0
+            if profile.tie_order == "shuffle":
+                salt = int(
+                    splitmix64(
+                        np.array([qpass.salt ^ profile.seed ^ _SHUFFLE_SALT], dtype=np.uint64)
+                    )[0]
+                )
+            ties = TieRule(table, profile.tie_order, salt)
+            mask = None if (eligible.all() and not table.holes) else eligible
+            ranking = rank(table, mask, qpass.qfloat, exact, count if full else cut, ties)
+            window = ranking.order[:cut]
+            final = window
+            if post:
+                assert filter_mask is not None
+                final = [r for r in window if filter_mask[r]][: qpass.k]
+            qpass.exact = exact
+        cosines = ranking.cosines if ranking is not None else {}
+        matches = tuple(self._match(r, profile.score(cosines[r])) for r in final)
+        if profile.pad_missing and len(matches) < qpass.k:  # FAISS fills every slot it cannot
+            matches += (Match("-1", "", {}, profile.pad_score),) * (qpass.k - len(matches))
+        qpass.table = table
+        qpass.profile = profile
+        qpass.filter_mode = self._filter_mode
+        qpass.recall = self._recall
+        qpass.post = post
+        qpass.reachable = reachable
+        qpass.filter_mask = filter_mask
+        qpass.passing = passing
+        qpass.survivors = eligible
+        qpass.ranking = ranking
+        qpass.window = window
+        qpass.final = final
+        qpass.matches = matches
+        return qpass
+
+    def _exact_by_text(self) -> Any:
+        if self._fake:
+            embed_exact = self._embedder._embed_exact
+            return lambda texts: embed_exact(texts)[1]
+        return None  # the stored float32 rows are exact: never call the user's model again
+
+    def _ideal(self, qpass: QueryPass) -> list[int]:
+        """The rows a perfect index (recall 1.0) would return for ``qpass``."""
+        return self._run(qpass.rerun(), full=False, recall_share=Fraction(1)).final
+
+    @staticmethod
+    def _check_column(values: object, name: str) -> list[Any]:
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise PlaceboragTypeError(
+                f"{name}={values!r} must be a list, not {type(values).__name__}"
+            )
+        return list(values)
 
     @staticmethod
     def _unknown_id_message(value: str, known: Iterable[str]) -> str:
@@ -597,412 +866,175 @@ class FakeVectorStore:
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         return f"unknown id {value!r}{hint}"
 
-    def _embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors of ``texts``, one row each: float32 from a FakeEmbedder (unit rows by
-        construction, finite and never zero: the same bits as its float64 rows cast), and
-        normalised float64 from any other embedder."""
-        fake = type(self._embedder) is FakeEmbedder
-        if fake:
-            vectors = self._embedder._embed_floats(texts, dtype=np.float32)
-        else:
-            returned = self._embedder.embed_batch(texts)
-            vectors = np.asarray(returned, dtype=np.float64)
+    def _embed_vectors(self, texts: list[str]) -> np.ndarray:
+        """The embedder's vectors of ``texts``, not yet checked against the store."""
+        if self._fake:
+            return self._embedder._embed_floats(texts, dtype=np.float32)
+        returned = self._embedder.embed_batch(texts)
+        try:
+            vectors = np.array(returned, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise PlaceboragValueError(
+                f"the embedder returned {type(returned).__name__} that is not a rectangular "
+                f"array of numbers for {len(texts)} texts"
+            ) from None
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise PlaceboragValueError(
                 f"the embedder returned an array of shape {vectors.shape} for {len(texts)} texts"
             )
-        if self._dimensions is None:
-            self._dimensions = vectors.shape[1]
-            self._vectors = np.zeros((0, self._dimensions), dtype=np.float32)
-        if vectors.shape[1] != self._dimensions:
-            raise PlaceboragValueError(
-                f"the embedder returned {vectors.shape[1]}-dimensional vectors; "
-                f"the store holds {self._dimensions}-dimensional ones"
-            )
-        if fake:
-            return vectors
         norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
         if bad.size:
             raise PlaceboragValueError(
                 f"the embedder returned a zero or non-finite vector for {texts[bad[0]]!r}"
             )
-        # In place only where the array is a copy made here: an embedder may keep its own.
-        return np.divide(vectors, norms[:, None], out=vectors if vectors is not returned else None)
+        return np.divide(vectors, norms[:, None], out=vectors)
 
-    def _grow(self, needed: int) -> None:
-        capacity = self._vectors.shape[0]
-        if needed <= capacity:
-            return
-        # Grow by an eighth, not double: the memory target is 1.5x the raw float32 matrix.
-        new_capacity = max(needed, capacity + capacity // 8, 64)
-        vectors = np.zeros((new_capacity, self._dimensions or 0), dtype=np.float32)
-        vectors[: self._count] = self._vectors[: self._count]
-        self._vectors = vectors
-        for name, dtype in (("_alive", bool), ("_seq", np.int64), ("_id_hash", np.uint64)):
-            grown = np.zeros(new_capacity, dtype=dtype)
-            grown[: self._count] = getattr(self, name)[: self._count]
-            setattr(self, name, grown)
+    def _check_dimensions(self, vectors: np.ndarray, texts: list[str]) -> np.ndarray:
+        """Fix the store's dimensions on its first write (under the lock) or check them."""
+        table = self._table
+        if table.dimensions is None:
+            if vectors.shape[1] == 0:
+                raise PlaceboragValueError(
+                    f"the embedder returned 0-dimensional vectors for {len(texts)} texts"
+                )
+            table.mutable()
+            table.set_dimensions(vectors.shape[1])
+        if vectors.shape[1] != table.dimensions:
+            raise PlaceboragValueError(
+                f"the embedder returned {vectors.shape[1]}-dimensional vectors; "
+                f"the store holds {table.dimensions}-dimensional ones"
+            )
+        return vectors
+
+    def _embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts``, checked against the store's dimensions (under the lock)."""
+        with self._lock:
+            return self._check_dimensions(self._embed_vectors(texts), texts)
 
     def _apply(self, op: _Pending) -> None:
-        self._columns = None
+        table = self._table
+        table.mutable()
+        self._records_view = None
         if op.op == "delete":
             for value in op.ids:
-                row = self._row_of.pop(value, None)
+                row = table.row_of.pop(value, None)
                 if row is None:
                     continue
-                self._unreachable.discard(value)
-                for shadow in self._shadows.pop(value, ()):
-                    self._kill(shadow)
+                table.unreachable.discard(value)
+                for shadow in table.shadows.pop(value, ()):
+                    table.kill(shadow)
                 if self._orphans and _below_share(
-                    int(splitmix64(self._id_hash[row : row + 1] ^ np.uint64(_ORPHAN_SALT))[0]),
+                    int(splitmix64(table.id_hash[row : row + 1] ^ np.uint64(_ORPHAN_SALT))[0]),
                     self._orphans,
                 ):
-                    self._orphan_of[value] = row  # gone for get(), still in the index
+                    table.orphan_of[value] = row  # gone for get(), still in the index
                 else:
-                    self._kill(row)
+                    table.kill(row)
                 self._churn_event(op.ids)
-            if self._holes > max(1024, self._count // 2):
-                self._compact()
+            table.compact_if_needed()
             return
         assert op.vectors is not None
-        if not self._orphan_of and self._row_of.keys().isdisjoint(op.ids):
-            self._append(op)
+        if not table.orphan_of and table.row_of.keys().isdisjoint(op.ids):
+            table.append(op.ids, op.texts, op.metadatas, op.vectors)
             return
         mode = self._profile.on_existing_id
         fresh = mode in ("duplicate", "move_to_end")  # a rewrite takes a new row
-        new = [i for i, value in enumerate(op.ids) if fresh or value not in self._row_of]
-        self._grow(self._count + len(new))
+        new = [i for i, value in enumerate(op.ids) if fresh or value not in table.row_of]
+        table.grow(table.count + len(new))
         rows: list[int] = []
         written: list[int] = []
         for i, value in enumerate(op.ids):
-            row = self._row_of.get(value)
-            if row is None and value in self._orphan_of:  # writing it again reuses the slot
-                row = self._row_of[value] = self._orphan_of.pop(value)
+            row = table.row_of.get(value)
+            if row is None and value in table.orphan_of:  # writing it again reuses the slot
+                row = table.row_of[value] = table.orphan_of.pop(value)
             if row is not None:
                 if mode == "ignore":
                     continue
-                self._unreachable.discard(value)
+                table.unreachable.discard(value)
                 if mode == "duplicate":
-                    self._shadows.setdefault(value, []).append(row)
+                    table.shadows.setdefault(value, []).append(row)
                     row = None
                 elif mode == "move_to_end":
-                    self._kill(row)
+                    table.kill(row)
                     row = None
                 self._churn_event(op.ids)
             if row is None:
-                row = self._count
-                self._count += 1
-                self._row_of[value] = row
-                self._ids.append(value)
-                self._texts.append(op.texts[i])
-                self._metas.append(op.metadatas[i])
-                self._seq[row] = self._next_seq
-                self._next_seq += 1
-                self._alive[row] = True
+                row = table.new_row(value, op.texts[i], op.metadatas[i])
             else:
-                self._texts[row] = op.texts[i]
-                self._metas[row] = op.metadatas[i]
+                table.rewrite(row, op.texts[i], op.metadatas[i])
             rows.append(row)
             written.append(i)
-        self._vectors[rows] = op.vectors[written].astype(np.float32)
-        self._id_hash[rows] = _id_hashes([op.ids[i] for i in written])
-        if self._holes > max(1024, self._count // 2):
-            self._compact()
-
-    def _append(self, op: _Pending) -> None:
-        """Every id of ``op`` is new: its records take the next rows, in order, in one pass."""
-        assert op.vectors is not None
-        n = len(op.ids)
-        start = self._count
-        self._grow(start + n)
-        stop = start + n
-        self._row_of.update(zip(op.ids, range(start, stop)))
-        self._ids.extend(op.ids)
-        self._texts.extend(op.texts)
-        self._metas.extend(op.metadatas)
-        self._seq[start:stop] = np.arange(self._next_seq, self._next_seq + n)
-        self._next_seq += n
-        self._alive[start:stop] = True
-        self._vectors[start:stop] = op.vectors
-        self._id_hash[start:stop] = _id_hashes(op.ids)
-        self._count = stop
-
-    def _kill(self, row: int) -> None:
-        """Turn a row into a hole (compaction reclaims it)."""
-        self._alive[row] = False
-        self._ids[row] = self._texts[row] = self._metas[row] = None
-        self._holes += 1
+        table.set_vectors(rows, [op.ids[i] for i in written], op.vectors[written])
+        table.compact_if_needed()
 
     def _churn_event(self, batch: list[str]) -> None:
         """A delete or rewrite: with chance ``churn``, unlink a live record outside the batch."""
         if not self._churn:
             return
+        table = self._table
         skip = set(batch)
         self._churn_events += 1
         event = splitmix64(np.array([self._churn_events ^ _CHURN_SALT], dtype=np.uint64))
         if not _below_share(int(event[0]), self._churn):
             return
         rows = np.array(
-            [r for i, r in self._row_of.items() if i not in skip and i not in self._unreachable],
+            [r for i, r in table.row_of.items() if i not in skip and i not in table.unreachable],
             dtype=np.int64,
         )
         if rows.size:
-            victim = rows[np.argmin(splitmix64(self._id_hash[rows] ^ event[0]))]
-            self._unreachable.add(self._ids[victim])  # type: ignore[arg-type]
-
-    def _compact(self) -> None:
-        keep = np.flatnonzero(self._alive[: self._count])
-        self._vectors = np.ascontiguousarray(self._vectors[keep])
-        self._alive = self._alive[keep]
-        self._seq = self._seq[keep]
-        self._id_hash = self._id_hash[keep]
-        self._ids = [self._ids[r] for r in keep]
-        self._texts = [self._texts[r] for r in keep]
-        self._metas = [self._metas[r] for r in keep]
-        remap = np.full(self._count, -1, dtype=np.int64)
-        remap[keep] = np.arange(keep.size)
-        self._row_of = {value: int(remap[row]) for value, row in self._row_of.items()}
-        self._orphan_of = {value: int(remap[row]) for value, row in self._orphan_of.items()}
-        self._shadows = {
-            value: [int(remap[row]) for row in rows] for value, rows in self._shadows.items()
-        }
-        self._count = len(keep)
-        self._holes = 0
+            victim = rows[np.argmin(splitmix64(table.id_hash[rows] ^ event[0]))]
+            table.unreachable.add(table.ids[victim])
 
     def _match(self, row: int, score: float) -> Match:
-        meta = self._metas[row]
+        table = self._table
+        meta = table.metas[row]
         return Match(
-            id=self._ids[row],  # type: ignore[arg-type]
-            text=self._texts[row],  # type: ignore[arg-type]
+            id=table.ids[row],
+            text=table.texts[row],
             metadata=dict(meta) if meta else {},
             score=score,
         )
 
-    def _filter_mask(self, predicate: Filter) -> np.ndarray:
-        if self._columns is None:
-            self._columns = Columns(self._metas)
-        return predicate.mask(self._columns)
-
-    def _recall_survivors(self, text: str, rows: np.ndarray) -> np.ndarray:
+    def _recall_survivors(self, salt: int, rows: np.ndarray, share: Fraction) -> np.ndarray:
         """Exactly floor(recall * n) of the n candidate rows, chosen by hashing (query, id)."""
-        keep = math.floor(Fraction(self._recall) * rows.size)
+        keep = math.floor(share * rows.size)
         if keep >= rows.size:
             return rows
         if keep == 0:
             return rows[:0]
-        keys = splitmix64(self._id_hash[rows] ^ np.uint64(_text_hash(text)))
+        table = self._table
+        keys = splitmix64(table.id_hash[rows] ^ np.uint64(salt))
         # Order by (hash, insertion sequence): the sequence only matters on a 64-bit collision.
-        order = np.lexsort((self._seq[rows], keys))
+        order = np.lexsort((table.seq[rows], keys))
         return np.sort(rows[order[:keep]])
 
-    def _exact(self, texts: list[str]) -> np.ndarray:
-        exact = getattr(self._embedder, "_embed_exact", None)
-        if exact is not None:
-            return exact(texts)[1]
-        return _float_to_exact(np.asarray(self._embedder.embed_batch(texts), dtype=np.float64))
-
     def _query_vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        exact = getattr(self._embedder, "_embed_exact", None)
-        if exact is not None:
-            floats, ints = exact([text])
+        if self._fake:
+            floats, ints = self._embedder._embed_exact([text])
             return floats[0], ints[0]
         embed_query = getattr(self._embedder, "embed_queries", None)
         floats = np.asarray((embed_query or self._embedder.embed_batch)([text]), dtype=np.float64)
-        if floats.shape != (1, self._dimensions):
+        if floats.shape != (1, self._table.dimensions):
             raise PlaceboragValueError(
                 f"the embedder returned an array of shape {floats.shape} for the query {text!r}"
             )
-        return floats[0], _float_to_exact(floats)[0]
+        if not np.all(np.isfinite(floats)) or not np.any(floats):
+            raise PlaceboragValueError(
+                f"the embedder returned a zero or non-finite vector for the query {text!r}"
+            )
+        return floats[0], float_to_exact(floats)[0]
 
-    def _rank(
-        self, mask: np.ndarray | None, qfloat: np.ndarray, qexact: np.ndarray, k: int
-    ) -> tuple[list[int], dict[int, float]]:
-        """The best k eligible rows in exact order, and the exact cosine of each one returned.
 
-        ``mask`` marks the eligible rows among ``[0, count)``; None means every alive row.
-        """
-        count = self._count
-        if mask is None:
-            mask = self._alive[:count] if self._holes else None
-        elif mask.dtype != bool:  # row indices (the explorer's trace passes those)
-            rows, mask = mask, np.zeros(count, dtype=bool)
-            mask[rows] = True
-        eligible = count if mask is None else int(np.count_nonzero(mask))
-        if eligible == 0 or k == 0:
-            return [], {}
-        d = self._vectors.shape[1]
-        scores = self._vectors[:count] @ qfloat.astype(np.float32)
-        if mask is not None:
-            scores = np.where(mask, scores, np.float32(-np.inf))
-        # Proven bound on |float32 score - exact cosine| for unit vectors, doubled for safety.
-        tol = 2.0 * (d + 8) * _UNIT_ROUNDOFF
-        take = min(k, eligible)
-        if eligible > take:
-            threshold = float(scores[np.argpartition(scores, count - take)[count - take :]].min())
-        else:
-            threshold = float(scores[scores > -np.inf].min())
-        low = np.nextafter(np.float32(threshold - 2 * tol), np.float32(-np.inf))
-        contenders = np.flatnonzero(scores >= low)
-        contenders = contenders[np.argsort(-scores[contenders], kind="stable")]
-        values = scores[contenders].astype(np.float64)
-        chains = np.split(contenders, np.flatnonzero(values[:-1] - values[1:] > 2 * tol) + 1)
-        cache: dict[str, tuple[int, int]] = {}
-        order: list[int] = []
-        for chain in chains:
-            if len(order) >= take:
-                break
-            if chain.size == 1:
-                order.append(int(chain[0]))
-            else:
-                order.extend(self._exact_order(chain, qexact, take - len(order), cache))
-        order = order[:take]
-        return order, self._exact_cosines(order, qexact, cache)
+def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:
+    from types import MappingProxyType
 
-    def _exact_keys(
-        self, texts: list[str], qexact: np.ndarray, cache: dict[str, tuple[int, int]]
-    ) -> None:
-        """Fill ``cache`` with (exact dot with the query, exact squared norm) per distinct text."""
-        missing = [t for t in dict.fromkeys(texts) if t not in cache]
-        if not missing:
-            return
-        exact = self._exact(missing)
-        dots = _exact_dot(exact, qexact)
-        norms = _exact_products(exact, exact)
-        for text, dot, norm in zip(missing, dots, norms):
-            cache[text] = (dot, norm)
+    return MappingProxyType(dict(meta) if meta else {})
 
-    def _exact_order(
-        self,
-        chain: np.ndarray,
-        qexact: np.ndarray,
-        need: int,
-        cache: dict[str, tuple[int, int]],
-    ) -> list[int]:
-        """The best ``need`` rows of a chain of near-equal float scores, in exact order.
 
-        Rows are grouped by their exact key ``sign(p) * p**2 / |d|**2``; groups are taken best
-        first, and within a group (an exact tie) the profile's tie rule decides.
-        """
-        texts = [self._texts[r] for r in chain]
-        self._exact_keys(texts, qexact, cache)  # type: ignore[arg-type]
-        key_of = {t: Fraction(cache[t][0] * abs(cache[t][0]), cache[t][1]) for t in set(texts)}  # type: ignore[index]
-        groups: dict[Fraction, list[int]] = {}
-        for row, text in zip(chain.tolist(), texts):
-            groups.setdefault(key_of[text], []).append(row)  # type: ignore[index]
-        out: list[int] = []
-        for key in sorted(groups, reverse=True):
-            out.extend(self._tie_order(groups[key], need - len(out)))
-            if len(out) >= need:
-                break
-        return out
-
-    def _tie_order(self, rows: list[int], need: int) -> list[int]:
-        """Exactly tied rows ordered by the profile's tie rule; only the first ``need`` kept."""
-        if len(rows) == 1:
-            return rows
-        rule = self._profile.tie_order
-        if rule == "id":
-            return heapq.nsmallest(need, rows, key=self._ids.__getitem__)
-        if rule == "shuffle":
-            keys = splitmix64(self._id_hash[rows] ^ np.uint64(self._tie_salt))
-            order = np.lexsort((self._seq[rows], keys))[:need]
-            return [rows[i] for i in order]
-        seq = self._seq[rows] if rule == "insertion" else -self._seq[rows]
-        if need < len(rows):
-            part = np.argpartition(seq, need - 1)[:need]
-            return [rows[i] for i in part[np.argsort(seq[part])]]
-        return [rows[i] for i in np.argsort(seq)]
-
-    def _exact_cosines(
-        self, rows: list[int], qexact: np.ndarray, cache: dict[str, tuple[int, int]]
-    ) -> dict[int, float]:
-        if not rows:
-            return {}
-        texts = [self._texts[r] for r in rows]
-        self._exact_keys(texts, qexact, cache)  # type: ignore[arg-type]
-        qnorm = _exact_dot(qexact[None, :], qexact)[0]
-        return {
-            r: _sqrt_score(cache[t][0], cache[t][1] * qnorm)  # type: ignore[index]
-            for r, t in zip(rows, texts)
-        }
-
-    def _run(
-        self,
-        text: str,
-        k: int,
-        predicate: Filter | None,
-        where: Mapping[str, Any] | None,
-        *,
-        explain: bool,
-    ) -> Any:
-        count = self._count
-        alive_mask = self._alive[:count]
-        if self._unreachable:  # churn: live records the index can no longer reach
-            alive_mask = alive_mask.copy()
-            alive_mask[[self._row_of[i] for i in self._unreachable]] = False
-        profile = self._profile
-        if profile.tie_order == "shuffle":
-            self._tie_salt = splitmix64(
-                np.array([_text_hash(text) ^ profile.seed ^ _SHUFFLE_SALT], dtype=np.uint64)
-            )[0]
-        post = predicate is not None and self._filter_mode == "post"
-        # A post-filtering index filters a window of candidates (ef_search), not just the top k.
-        cut = max(k, profile.post_filter_candidates) if post else k
-        ranked: list[int] = []
-        order: list[int] = []
-        final: list[int] = []
-        cosines: dict[int, float] = {}
-        eligible = alive_mask if self._unreachable else None  # None: every alive row
-        filter_mask = None
-        if predicate is not None and count:
-            filter_mask = self._filter_mask(predicate) & alive_mask
-            if self._filter_mode == "pre":
-                eligible = filter_mask
-        passing = eligible
-        if self._recall < 1.0 and count:
-            rows = np.flatnonzero(alive_mask if eligible is None else eligible)
-            eligible = np.zeros(count, dtype=bool)
-            eligible[self._recall_survivors(text, rows)] = True
-        if len(self._row_of) or self._orphan_of:
-            qfloat, qexact = self._query_vector(text)
-            # explain() ranks every survivor, so a view can show where the lost ones stood.
-            order, cosines = self._rank(eligible, qfloat, qexact, count if explain else cut)
-            if explain:
-                ranked, order = order, order[:cut]
-            final = order
-            if post:
-                assert filter_mask is not None
-                final = [r for r in order if filter_mask[r]][:k]
-        matches = tuple(self._match(r, profile.score(cosines[r])) for r in final)
-        if profile.pad_missing and len(matches) < k:  # FAISS fills every slot it cannot fill
-            matches += (Match("-1", "", {}, profile.pad_score),) * (k - len(matches))
-        if not explain:
-            return matches
-        ids = self._ids
-        alive = np.flatnonzero(alive_mask)
-        passing_rows = alive if passing is None else np.flatnonzero(passing)
-        survivor_rows = passing_rows if eligible is passing else np.flatnonzero(eligible)
-        passing_set = set(passing_rows.tolist())
-        survivor_set = set(survivor_rows.tolist())
-        return QueryExplanation(
-            text=text,
-            k=k,
-            where=copy.deepcopy(dict(where)) if where is not None else None,
-            filter_mode=self._filter_mode,
-            recall=self._recall,
-            candidates=tuple(ids[r] for r in alive),  # type: ignore[misc]
-            filtered_out=tuple(ids[r] for r in alive if r not in passing_set),  # type: ignore[misc]
-            recall_lost=tuple(ids[r] for r in passing_rows if r not in survivor_set),  # type: ignore[misc]
-            ranked=tuple(ids[r] for r in ranked),  # type: ignore[misc]
-            top_k=tuple(ids[r] for r in order),  # type: ignore[misc]
-            post_filter_dropped=tuple(  # type: ignore[misc]
-                ids[r]
-                for r in order
-                if post and not filter_mask[r]  # type: ignore[index]
-            ),
-            matches=matches,
-            cosines={ids[r]: c for r, c in cosines.items()},  # type: ignore[misc]
-            unreachable=self.unreachable_ids,
-            orphans=tuple(self._orphan_of),
-        )
+def _fresh(error: BaseException | type[BaseException]) -> BaseException:
+    """A failure to raise: a class is instantiated; an instance is raised again with its
+    traceback reset, so a failure injected many times never grows one traceback."""
+    if isinstance(error, type):
+        return error()
+    return error.with_traceback(None)

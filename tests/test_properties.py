@@ -161,7 +161,7 @@ _INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 )
 def test_exact_dot_products_equal_python_integer_sums(case):
     """The store's exact ranking rests on these sums: int64 limbs must never overflow."""
-    from placeborag._store import _exact_dot
+    from placeborag._ranking import exact_dot as _exact_dot
 
     rows, query = case
     a = np.array(rows, dtype=np.int64)

@@ -306,11 +306,13 @@ class Explorer:
                 store = s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
                 self._origin = (store, store_rows(store))
                 return self._origin
+            origin, rows = self._origin
             hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
             if hashing is not None:
-                keep = self._membership(s, self._origin[1]) == UNCLUSTERED
-                return reembedded(*self._origin, embedder, unchanged=(hashing[1], keep))
-            return reembedded(*self._origin, embedder)
+                keep = self._membership(s, rows) == UNCLUSTERED
+                same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
+                return reembedded(origin, embedder, reuse=(hashing[0], same))
+            return reembedded(origin, embedder)
 
         key = self._embedder_key(s)
         built = self._stores.get_or(key, build)

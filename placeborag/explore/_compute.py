@@ -134,7 +134,7 @@ def categories(store: FakeVectorStore, rows: StoreRows, color_by: str) -> np.nda
     if color_by == "cluster":
         embedder = store.embedder
         if isinstance(embedder, FakeEmbedder):
-            names = embedder._clusters_of(rows.texts)
+            names = embedder.clusters_of(rows.texts)
         elif callable(getattr(embedder, "cluster_of", None)):
             names = [embedder.cluster_of(t) for t in rows.texts]
         else:
@@ -318,14 +318,14 @@ def anchor_geometry(
             order = sorted(range(len(picked)), key=lambda i: (emb.cluster_names.index(names[i]), i))
             selected = [picked[i] for i in order]
             member_of = [names[i] for i in order]
-            jitter = emb._jitter_magnitudes(list(zip(member_of, selected)))
+            jitter = emb.jitters_of(selected)
             label = np.array([emb.cluster_names.index(n) for n in member_of], dtype=np.intp)
             own = [set(clusters[n]) for n in emb.cluster_names]
             is_declared = np.array([t in own[c] for t, c in zip(selected, label.tolist())])
             expected = 1.0 / np.sqrt(1.0 + jitter * jitter)
             starts = np.searchsorted(label, np.arange(len(emb.cluster_names)))
         vectors = emb.embed_batch(selected)
-        anchors = np.stack([emb._anchors[n] for n in emb.cluster_names]) / np.sqrt(d)
+        anchors = emb.cluster_anchors()
         cos = np.einsum("ij,ij->i", vectors, anchors[label])
         # 1 = nearest its anchor, within each cluster (ties keep the members' order).
         by_cos = np.lexsort((-cos, label))
@@ -380,7 +380,7 @@ def _pick_members(
     taken: dict[str, int] = {}
     out: list[str] = []
     names: list[str] = []
-    for text, name in zip(texts, emb._clusters_of(texts)):
+    for text, name in zip(texts, emb.clusters_of(texts)):
         if name is not None and taken.get(name, 0) < max_members:
             taken[name] = taken.get(name, 0) + 1
             out.append(text)

@@ -21,6 +21,8 @@ from placeborag.explore._access import (
     LOST,
     RETURNED,
     STATUSES,
+    TIED,
+    UNREACHABLE,
     QueryTrace,
     StoreRows,
     store_rows,
@@ -66,9 +68,11 @@ PALETTE = (
 STATUS_COLOURS = {
     RETURNED: "#009E73",
     DROPPED: "#D55E00",
+    TIED: "#E69F00",
+    BELOW: "#56B4E9",
     LOST: "#CC79A7",
     FILTERED: "#BBBBBB",
-    BELOW: "#56B4E9",
+    UNREACHABLE: "#8C564B",
 }
 WEBGL_FROM = 3000  # Scattergl past a few thousand points: SVG slows down well before 10k
 LOW_VARIANCE = 0.20

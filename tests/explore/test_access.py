@@ -91,7 +91,7 @@ def test_reembedded_matches_a_store_built_with_the_new_embedder(demo, embedder_o
     origin = demo.scaled(300).store()
     scenario = demo.scaled(300).replace(**embedder_options)
     fresh = scenario.store()
-    twin, rows = reembedded(origin, store_rows(origin), scenario.embedder())
+    twin, rows = reembedded(origin, scenario.embedder())
     expected = store_rows(fresh)
     assert rows.ids == expected.ids
     np.testing.assert_array_equal(rows.vectors, expected.vectors)
@@ -105,4 +105,4 @@ def test_reembedded_matches_a_store_built_with_the_new_embedder(demo, embedder_o
 def test_reembedded_checks_the_embedder(demo):
     origin = demo.store()
     with pytest.raises(TypeError, match="embed_batch"):
-        reembedded(origin, store_rows(origin), object())
+        reembedded(origin, object())

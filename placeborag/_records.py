@@ -1,0 +1,234 @@
+"""Record storage for FakeVectorStore: rows, holes, compaction, and copy-on-write sharing.
+
+A :class:`RecordTable` keeps every record in a row: a float32 vector, an id, a text, metadata,
+an insertion sequence number and a 64-bit id hash. Rows are appended; deleting a record clears
+its bit in ``alive`` and leaves a hole (its id, text and metadata stay in place, unread) until
+:meth:`RecordTable.compact` reclaims the holes. Row order is insertion order, before and after
+compaction.
+
+Tables are shared copy-on-write: :meth:`RecordTable.share` gives a second table over the same
+arrays and lists (a store made by ``with_options`` holds one), and the first write to either
+table copies what it is about to change. Queries only read, so twins never copy.
+
+The quirk state that names rows (older copies of a duplicated id, deleted ids still in the
+index, live ids unlinked by churn) lives here too, because compaction must renumber it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from placeborag._filters import Columns
+
+__all__ = ["RecordTable", "id_hashes", "text_hash"]
+
+
+def id_hashes(ids: Sequence[str]) -> np.ndarray:
+    """64-bit blake2b hashes of ids (uint64), the seed of every per-record hash stream."""
+    return np.fromiter(
+        (text_hash(i) for i in ids),
+        dtype=np.uint64,
+        count=len(ids),
+    )
+
+
+def text_hash(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+    )
+
+
+class RecordTable:
+    """Rows of records, grown by an eighth at a time; see the module docstring."""
+
+    def __init__(self, dimensions: int | None) -> None:
+        self.dimensions = dimensions
+        self.vectors = np.zeros((0, dimensions or 0), dtype=np.float32)
+        self.count = 0  # rows in use (alive or holes)
+        self.alive = np.zeros(0, dtype=bool)
+        self.seq = np.zeros(0, dtype=np.int64)
+        self.id_hash = np.zeros(0, dtype=np.uint64)
+        self.ids: list[str] = []
+        self.texts: list[str] = []
+        self.metas: list[dict[str, Any] | None] = []
+        self.row_of: dict[str, int] = {}  # visible id -> row
+        self.next_seq = 0
+        self.holes = 0
+        self.shadows: dict[str, list[int]] = {}  # older copies of a duplicated id
+        self.orphan_of: dict[str, int] = {}  # deleted ids the index still holds
+        self.unreachable: set[str] = set()  # live ids churn unlinked from queries
+        self.version = 0  # bumped by every change, so views can be cached per version
+        self._columns: Columns | None = None
+        self._shared = False
+        # Set when a read-only view of ``vectors`` was handed out: a rewrite in place then
+        # copies the matrix first, so the view never changes under its holder.
+        self.exported = False
+
+    # -- sharing -------------------------------------------------------------------------
+
+    def share(self) -> RecordTable:
+        """A second table over the same rows; a write to either one copies first."""
+        twin = RecordTable.__new__(RecordTable)
+        twin.__dict__.update(self.__dict__)
+        self.columns()  # built once here, so every twin's filtered query shares it
+        twin._columns = self._columns
+        self._shared = twin._shared = True
+        return twin
+
+    def with_vectors(self, vectors: np.ndarray) -> RecordTable:
+        """A shared table whose rows hold ``vectors`` (``count`` rows, holes included)."""
+        twin = self.share()
+        twin.vectors = vectors
+        twin.dimensions = int(vectors.shape[1]) or None
+        twin.exported = False
+        return twin
+
+    def mutable(self) -> None:
+        """Call before any change: a shared table takes its own copy of everything first."""
+        self.version += 1
+        self._columns = None
+        if not self._shared:
+            return
+        self.vectors = self.vectors.copy()
+        self.alive = self.alive.copy()
+        self.seq = self.seq.copy()
+        self.id_hash = self.id_hash.copy()
+        self.ids = list(self.ids)
+        self.texts = list(self.texts)
+        self.metas = list(self.metas)
+        self.row_of = dict(self.row_of)
+        self.shadows = {key: list(rows) for key, rows in self.shadows.items()}
+        self.orphan_of = dict(self.orphan_of)
+        self.unreachable = set(self.unreachable)
+        self._shared = False
+        self.exported = False
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def columns(self) -> Columns:
+        """The metadata as filter columns, built on first use after each change."""
+        if self._columns is None:
+            self._columns = Columns(self.metas)
+        return self._columns
+
+    def visible_rows(self) -> np.ndarray:
+        """The rows of visible records, in insertion order."""
+        if self.holes == 0 and len(self.row_of) == self.count:
+            return np.arange(self.count)
+        rows = np.fromiter(self.row_of.values(), dtype=np.int64, count=len(self.row_of))
+        rows.sort()  # row order is insertion order
+        return rows
+
+    def reachable(self) -> np.ndarray:
+        """Rows a query can reach: alive, and not unlinked by churn."""
+        mask = self.alive[: self.count]
+        if self.unreachable:
+            mask = mask.copy()
+            mask[[self.row_of[i] for i in self.unreachable]] = False
+        return mask
+
+    # -- writes (after mutable()) --------------------------------------------------------
+
+    def set_dimensions(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+        self.vectors = np.zeros((self.vectors.shape[0], dimensions), dtype=np.float32)
+
+    def grow(self, needed: int) -> None:
+        capacity = self.vectors.shape[0]
+        if needed <= capacity:
+            return
+        # Grow by an eighth, not double: the memory target is 1.5x the raw float32 matrix.
+        new_capacity = max(needed, capacity + capacity // 8, 64)
+        vectors = np.zeros((new_capacity, self.dimensions or 0), dtype=np.float32)
+        vectors[: self.count] = self.vectors[: self.count]
+        self.vectors = vectors
+        self.exported = False
+        self.alive = _grown(self.alive, new_capacity, self.count)
+        self.seq = _grown(self.seq, new_capacity, self.count)
+        self.id_hash = _grown(self.id_hash, new_capacity, self.count)
+
+    def append(
+        self,
+        ids: list[str],
+        texts: list[str],
+        metas: list[dict[str, Any] | None],
+        vectors: np.ndarray,
+    ) -> None:
+        """New ids only: their records take the next rows, in order, in one pass."""
+        n = len(ids)
+        start = self.count
+        self.grow(start + n)
+        stop = start + n
+        self.row_of.update(zip(ids, range(start, stop)))
+        self.ids.extend(ids)
+        self.texts.extend(texts)
+        self.metas.extend(metas)
+        self.seq[start:stop] = np.arange(self.next_seq, self.next_seq + n)
+        self.next_seq += n
+        self.alive[start:stop] = True
+        self.vectors[start:stop] = vectors
+        self.id_hash[start:stop] = id_hashes(ids)
+        self.count = stop
+
+    def new_row(self, id: str, text: str, meta: dict[str, Any] | None) -> int:
+        """A new row for one record (``grow`` first); its vector is set by :meth:`set_vectors`."""
+        row = self.count
+        self.count += 1
+        self.row_of[id] = row
+        self.ids.append(id)
+        self.texts.append(text)
+        self.metas.append(meta)
+        self.seq[row] = self.next_seq
+        self.next_seq += 1
+        self.alive[row] = True
+        return row
+
+    def rewrite(self, row: int, text: str, meta: dict[str, Any] | None) -> None:
+        self.texts[row] = text
+        self.metas[row] = meta
+
+    def set_vectors(self, rows: list[int], ids: list[str], vectors: np.ndarray) -> None:
+        if self.exported:
+            self.vectors = self.vectors.copy()
+            self.exported = False
+        self.vectors[rows] = vectors
+        self.id_hash[rows] = id_hashes(ids)
+
+    def kill(self, row: int) -> None:
+        """Turn a row into a hole (compaction reclaims it)."""
+        self.alive[row] = False
+        self.metas[row] = None  # nothing else reads a hole; let its metadata go
+        self.holes += 1
+
+    def compact_if_needed(self) -> None:
+        if self.holes > max(1024, self.count // 2):
+            self.compact()
+
+    def compact(self) -> None:
+        keep = np.flatnonzero(self.alive[: self.count])
+        self.vectors = np.ascontiguousarray(self.vectors[keep])
+        self.alive = self.alive[keep]
+        self.seq = self.seq[keep]
+        self.id_hash = self.id_hash[keep]
+        self.ids = [self.ids[r] for r in keep]
+        self.texts = [self.texts[r] for r in keep]
+        self.metas = [self.metas[r] for r in keep]
+        remap = np.full(self.count, -1, dtype=np.int64)
+        remap[keep] = np.arange(keep.size)
+        self.row_of = {value: int(remap[row]) for value, row in self.row_of.items()}
+        self.orphan_of = {value: int(remap[row]) for value, row in self.orphan_of.items()}
+        self.shadows = {
+            value: [int(remap[row]) for row in rows] for value, rows in self.shadows.items()
+        }
+        self.count = len(keep)
+        self.holes = 0
+
+
+def _grown(array: np.ndarray, capacity: int, count: int) -> np.ndarray:
+    grown = np.zeros(capacity, dtype=array.dtype)
+    grown[:count] = array[:count]
+    return grown
