@@ -241,13 +241,21 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return math.fsum((a * b).tolist())
 
 
-def mmr_order(query: np.ndarray, vectors: np.ndarray, k: int, lambda_mult: float) -> list[int]:
+def mmr_order(
+    query: np.ndarray,
+    vectors: np.ndarray,
+    k: int,
+    lambda_mult: float,
+    tiebreak: Sequence[int] | None = None,
+) -> list[int]:
     """Positions of up to ``k`` of ``vectors`` chosen by maximal marginal relevance, in order.
 
-    Each step takes the candidate maximising ``lambda_mult * cos(query, d) - (1 - lambda_mult)
-    * max cos(d, chosen)``. Cosines are computed in float64 from correctly rounded sums, so
-    the choice is the same on every machine; equal values go to the earlier candidate (the
-    store's rank order), never to float noise.
+    The first pick is the candidate closest to the query; each next one maximises
+    ``lambda_mult * cos(query, d) - (1 - lambda_mult) * max cos(d, chosen)``, as LangChain's
+    ``maximal_marginal_relevance`` does. Cosines are computed in float64 from correctly rounded sums, so
+    the choice is the same on every machine; equal values go to the candidate with the
+    smaller ``tiebreak`` key (its insertion number; by default its position), never to float
+    noise.
     """
     if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
         raise PlaceboragTypeError(
@@ -267,12 +275,16 @@ def mmr_order(query: np.ndarray, vectors: np.ndarray, k: int, lambda_mult: float
     redundancy = [-math.inf] * count
     chosen: list[int] = []
     left = list(range(count))
+    keys = list(range(count)) if tiebreak is None else [int(key) for key in tiebreak]
     while left and len(chosen) < k:
         best, best_value = left[0], -math.inf
         for i in left:
-            penalty = redundancy[i] if chosen else 0.0
-            value = lambda_mult * relevance[i] - (1.0 - lambda_mult) * penalty
-            if value > best_value:
+            # The first pick is the most relevant candidate, whatever lambda_mult is.
+            if chosen:
+                value = lambda_mult * relevance[i] - (1.0 - lambda_mult) * redundancy[i]
+            else:
+                value = relevance[i]
+            if value > best_value or (value == best_value and keys[i] < keys[best]):
                 best, best_value = i, value
         chosen.append(best)
         left.remove(best)

@@ -415,9 +415,13 @@ class PlaceboVectorStore(VectorStore):
             if match.id in self._store
         ]
         records = self._store.records()
-        vectors = records.vectors[[records.position(match.id) for match in matches]]
+        rows = [records.position(match.id) for match in matches]
         chosen = _shared.mmr_order(
-            np.asarray(embedding, dtype=np.float64), vectors, count, lambda_mult
+            np.asarray(embedding, dtype=np.float64),
+            records.vectors[rows],
+            count,
+            lambda_mult,
+            records.sequence[rows].tolist(),
         )
         return [_document(matches[i]) for i in chosen]
 

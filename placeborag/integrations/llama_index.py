@@ -568,9 +568,15 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             if m.id in store
         ]
         records = store.records()
-        vectors = records.vectors[[records.position(m.id) for m in matches]]
+        rows = [records.position(m.id) for m in matches]
         weight = 0.5 if threshold is None else threshold
-        chosen = _shared.mmr_order(vector, vectors, k, weight)  # type: ignore[arg-type]
+        chosen = _shared.mmr_order(
+            vector,
+            records.vectors[rows],
+            k,
+            weight,  # type: ignore[arg-type]
+            records.sequence[rows].tolist(),
+        )
         return [matches[i] for i in chosen]
 
 

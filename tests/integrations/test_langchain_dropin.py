@@ -204,7 +204,7 @@ def test_int_ids_are_kept_as_their_decimal_text() -> None:
     assert written == ["1", "2"]
     assert ids(vector_store.get_by_ids([1, "2"])) == ["1", "2"]
     vector_store.delete([1])
-    assert vector_store.store.ids == ("2",)
+    assert vector_store.store.ids == ["2"]
 
 
 def test_an_id_repeated_in_one_batch_keeps_its_first_place_and_last_text() -> None:
@@ -215,7 +215,7 @@ def test_an_id_repeated_in_one_batch_keeps_its_first_place_and_last_text() -> No
         vector_store.add_texts(["a", "b", "c"], ids=["x", "y", "x"])
 
     assert ours.get_by_ids(["x", "y"]) == theirs.get_by_ids(["x", "y"])
-    assert ours.store.ids == ("x", "y")
+    assert ours.store.ids == ["x", "y"]
     assert ours.get_by_ids(["x"])[0].page_content == "c"
 
 
