@@ -252,10 +252,10 @@ def mmr_order(
 
     The first pick is the candidate closest to the query; each next one maximises
     ``lambda_mult * cos(query, d) - (1 - lambda_mult) * max cos(d, chosen)``, as LangChain's
-    ``maximal_marginal_relevance`` does. Cosines are computed in float64 from correctly rounded sums, so
-    the choice is the same on every machine; equal values go to the candidate with the
-    smaller ``tiebreak`` key (its insertion number; by default its position), never to float
-    noise.
+    ``maximal_marginal_relevance`` does. Cosines are computed in float64 from correctly
+    rounded sums, so the choice is the same on every machine; equal values go to the
+    candidate with the smaller ``tiebreak`` key (its insertion number; by default its
+    position), never to float noise.
     """
     if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
         raise PlaceboragTypeError(

@@ -23,7 +23,7 @@ import itertools
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -125,6 +125,45 @@ def _check_batch_size(batch_size: object) -> int | None:
     return batch_size
 
 
+class _InMemoryShapedStore(FakeVectorStore):
+    """A ``FakeVectorStore`` that also reads like ``InMemoryVectorStore.store``.
+
+    Iterating gives the visible ids in insertion order; ``keys()``, ``values()``, ``items()``
+    and ``store[id]`` give ``InMemoryVectorStore``'s record dicts (``id``, ``vector``,
+    ``text``, ``metadata``), so a test that inspects ``vector_store.store`` keeps working.
+    ``get(id)`` stays the ``FakeVectorStore`` method (a ``Match``; an unknown id raises).
+    """
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.records().ids)
+
+    def keys(self) -> list[str]:
+        return list(self.records().ids)
+
+    def values(self) -> list[dict[str, Any]]:
+        records = self.records()
+        return [_record_dict(records, i) for i in range(len(records))]
+
+    def items(self) -> list[tuple[str, dict[str, Any]]]:
+        records = self.records()
+        return [(records.ids[i], _record_dict(records, i)) for i in range(len(records))]
+
+    def __getitem__(self, id: str) -> dict[str, Any]:
+        records = self.records()
+        if id not in self:
+            raise KeyError(id)
+        return _record_dict(records, records.position(id))
+
+
+def _record_dict(records: Any, i: int) -> dict[str, Any]:
+    return {
+        "id": records.ids[i],
+        "vector": records.vectors[i].tolist(),
+        "text": records.texts[i],
+        "metadata": dict(records.metadata[i]),
+    }
+
+
 class PlaceboVectorStore(VectorStore):
     """A LangChain ``VectorStore`` over a :class:`~placeborag.FakeVectorStore`.
 
@@ -151,6 +190,10 @@ class PlaceboVectorStore(VectorStore):
       ``InMemoryVectorStore``, a callable taking a ``Document`` (id included) and returning
       a bool; the callable chooses the candidates before ranking.
     * ``max_marginal_relevance_search`` runs MMR over the stored vectors, deterministically.
+    * ``store`` is the ``FakeVectorStore``. One the adapter builds also reads like
+      ``InMemoryVectorStore.store``: ``for id in vector_store.store``, ``.keys()``,
+      ``.values()``, ``.items()`` and ``store[id]`` give its record dicts (``id``, ``vector``,
+      ``text``, ``metadata``).
     * ``k=0`` returns no documents. ``delete`` ignores unknown ids; ``delete()`` with no ids
       empties the store. ``dump(path)``/``load(path, embedding)`` save and restore the
       records as JSON (``load`` embeds the texts again).
@@ -177,7 +220,7 @@ class PlaceboVectorStore(VectorStore):
         else:
             embedder = _shared.store_embedder(embedding, PlaceboEmbeddings, Embeddings, _METHODS)
             store_options.setdefault("profile", "langchain")
-            store = FakeVectorStore(embedder=embedder, **store_options)
+            store = _InMemoryShapedStore(embedder=embedder, **store_options)
         self._store = store
         self._embedding = (
             embedding if embedding is not None and not _is_placebo(embedding) else None

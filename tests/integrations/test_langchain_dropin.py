@@ -390,3 +390,20 @@ def test_metadata_loaders_and_retrievers_write_is_stored_and_returned() -> None:
     vector_store.add_texts(["a", "b", "c", "d"], WIDE_METADATA, ids=list("abcd"))
 
     assert [doc.metadata for doc in vector_store.get_by_ids(list("abcd"))] == WIDE_METADATA
+
+
+def test_the_store_the_adapter_builds_also_reads_like_in_memory_vector_stores_dict() -> None:
+    embeddings = PlaceboEmbeddings(FakeEmbedder(dimensions=8))
+    theirs = InMemoryVectorStore(embeddings)
+    ours = PlaceboVectorStore(embeddings)
+    for vector_store in (theirs, ours):
+        vector_store.add_texts(["refund", "shipping"], [{"n": 1}, {}], ids=["r", "s"])
+
+    assert list(ours.store) == list(theirs.store) == ["r", "s"]
+    assert list(ours.store.keys()) == list(theirs.store.keys())
+    assert ours.store["r"]["text"] == theirs.store["r"]["text"] == "refund"
+    assert ours.store["r"]["metadata"] == {"n": 1}
+    assert ours.store["r"]["vector"] == pytest.approx(theirs.store["r"]["vector"], abs=1e-7)
+    assert [key for key, _ in ours.store.items()] == ["r", "s"]
+    with pytest.raises(KeyError):
+        ours.store["absent"]

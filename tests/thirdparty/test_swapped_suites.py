@@ -1,7 +1,7 @@
 """LangChain's own published unit tests pass with placeborag's doubles swapped in.
 
 ``run_suites.py`` fetches the sdists of the installed langchain-core and langchain-classic
-from the package index and runs their vector-store, indexing and retriever tests twice: as
+from the package index and runs their vector-store, embedding, indexing and retriever tests twice: as
 published, and with ``placebo_swap.py`` rebinding ``DeterministicFakeEmbedding`` /
 ``FakeEmbeddings`` and ``InMemoryVectorStore`` to placeborag's. This asserts that the
 published run is green, that at least 95% of the swapped run passes, and that the tests that
@@ -31,8 +31,6 @@ HERE = Path(__file__).resolve().parent
 _LISTED = re.compile(r"^\| `(?P<suite>[a-z-]+) (?P<test>tests/[^`]+)` \| (?P<reason>.+) \|$")
 _FAILED = ("failed", "error")
 TARGET_PASS_RATIO = 0.95
-# What passes today (170 of 204): a fall below it is a regression.
-FLOOR_PASS_RATIO = 0.83
 
 
 def listed_failures() -> dict[tuple[str, str], str]:
@@ -65,7 +63,7 @@ def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dic
 def test_the_published_suites_pass_as_published(summary: dict) -> None:
     for suite, runs in summary.items():
         published = runs["published"]
-        assert len(published) >= 50, f"{suite}: only {len(published)} tests ran"
+        assert len(published) >= 30, f"{suite}: only {len(published)} tests ran"
         failed = sorted(test for test, outcome in published.items() if outcome in _FAILED)
         assert failed == [], f"{suite} fails as published, before any swap: {failed}"
 
@@ -84,21 +82,10 @@ def pass_ratio(summary: dict) -> tuple[int, int]:
     return passed, ran
 
 
-def test_the_pass_ratio_after_the_swap_never_falls_below_todays(summary: dict) -> None:
-    passed, ran = pass_ratio(summary)
-
-    assert ran >= 150
-    assert passed / ran >= FLOOR_PASS_RATIO, f"{passed} of {ran} passed after the swap"
-
-
-@pytest.mark.xfail(
-    reason="waiting on the core: 25 of the failures read vector_store.store as a dict "
-    "(iteration, keys(), values()), and FakeVectorStore is not iterable; see README.md",
-    strict=True,
-)
 def test_at_least_95_percent_pass_after_the_swap(summary: dict) -> None:
     passed, ran = pass_ratio(summary)
 
+    assert ran >= 150
     assert passed / ran >= TARGET_PASS_RATIO, f"{passed} of {ran} passed after the swap"
 
 
