@@ -36,7 +36,6 @@ try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
     from langchain_core.documents import BaseDocumentCompressor, Document
     from langchain_core.embeddings import Embeddings
-    from langchain_core.load import dumpd, load
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.vectorstores import VectorStore
     from pydantic import ConfigDict
@@ -47,6 +46,7 @@ __all__ = ["PlaceboEmbeddings", "PlaceboReranker", "PlaceboRetriever", "PlaceboV
 
 # The LangChain model's document and query methods, in that order.
 _METHODS = ("embed_documents", "embed_query")
+_DUMP_FORMAT = "placeborag.langchain/1"
 # Generated ids are uuid5s in this namespace: the same writes give the same ids on every run.
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://placeborag.invalid/langchain/ids")
 
@@ -327,32 +327,48 @@ class PlaceboVectorStore(VectorStore):
     # -- persistence ------------------------------------------------------------------------
 
     def dump(self, path: str | os.PathLike[str]) -> None:
-        """Write the visible records (ids, texts, metadata) to ``path`` as JSON, atomically."""
+        """Write the visible records (ids, texts, metadata) to ``path`` as JSON, atomically.
+
+        The file is written next to ``path`` and moved into place, so ``path`` holds either
+        the old file or the new one. Metadata must be JSON values.
+        """
         records = self._store.records()
         payload = {
-            "format": "placeborag.langchain/1",
+            "format": _DUMP_FORMAT,
             "records": [
-                dumpd(Document(id=i, page_content=t, metadata=dict(m)))
+                {"id": i, "text": t, "metadata": dict(m)}
                 for i, t, m in zip(records.ids, records.texts, records.metadata)
             ],
         }
-        _shared.write_atomically(path, json.dumps(payload, ensure_ascii=False, indent=2))
+        try:
+            text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise PlaceboragTypeError(
+                f"PlaceboVectorStore.dump writes JSON, and a record's metadata is not JSON: {exc}"
+            ) from None
+        _shared.write_atomically(path, text)
 
     @classmethod
     def load(
         cls, path: str | os.PathLike[str], embedding: Any = None, **kwargs: Any
     ) -> PlaceboVectorStore:
-        """A new store over ``embedding`` (and store options) holding the records of ``dump``."""
+        """A new store over ``embedding`` (and store options) holding the records of ``dump``.
+
+        The texts are embedded again, in one call.
+        """
         with open(path, encoding="utf-8") as stream:
             payload = json.load(stream)
-        if not isinstance(payload, dict) or payload.get("format") != "placeborag.langchain/1":
+        if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
             raise PlaceboragValueError(
                 f"{os.fspath(path)!r} is not a file written by PlaceboVectorStore.dump"
             )
-        documents = [load(item, allowed_objects=[Document]) for item in payload["records"]]
+        records = payload["records"]
         vector_store = cls(embedding, **kwargs)
-        if documents:
-            vector_store.add_documents(documents, ids=[doc.id for doc in documents])
+        vector_store.add_texts(
+            [r["text"] for r in records],
+            [r["metadata"] for r in records],
+            ids=[r["id"] for r in records],
+        )
         return vector_store
 
     # -- reads ----------------------------------------------------------------------------
