@@ -5,10 +5,12 @@ It imports no framework, so each adapter module stays the only place its framewo
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +100,10 @@ class VectorFunctions:
     A ``FakeVectorStore`` calls ``embed_batch`` for documents and ``embed_queries`` for
     queries; this forwards them to the framework's document and query functions, so the
     store ranks in the framework model's space and keeps its two namespaces apart.
+
+    Inside ``with functions.supplying({text: vector})`` (on the same thread) ``embed_batch``
+    answers those texts with the given vectors and asks the model only for the others: a
+    LlamaIndex node that arrives with its embedding is not embedded a second time.
     """
 
     def __init__(
@@ -109,10 +115,25 @@ class VectorFunctions:
     ) -> None:
         self._documents = documents
         self._query = query
+        self._supplied = threading.local()
         self.model_name = model_name
 
+    @contextlib.contextmanager
+    def supplying(self, vectors: Mapping[str, Sequence[float]]) -> Iterator[None]:
+        previous = getattr(self._supplied, "vectors", None)
+        self._supplied.vectors = dict(vectors)
+        try:
+            yield
+        finally:
+            self._supplied.vectors = previous
+
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(list(self._documents(list(texts))), dtype=np.float64)
+        texts = list(texts)
+        supplied = getattr(self._supplied, "vectors", None) or {}
+        missing = [text for text in dict.fromkeys(texts) if text not in supplied]
+        computed = dict(zip(missing, self._documents(missing))) if missing else {}
+        rows = [supplied[t] if t in supplied else computed[t] for t in texts]
+        return np.asarray([list(row) for row in rows], dtype=np.float64)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray([list(self._query(text)) for text in texts], dtype=np.float64)

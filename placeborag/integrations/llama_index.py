@@ -334,9 +334,11 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     The store embeds for itself: each node is written as its
     ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once, and a query is
     embedded once from ``query_str`` on the query side of the embedder (a query with only a
-    ``query_embedding`` is ranked by that vector). Give the index an ``embed_model`` in the
-    same space (``PlaceboEmbedding(store.embedder)``); a node arriving with an ``embedding``
-    in another space raises a ``UserWarning``.
+    ``query_embedding`` is ranked by that vector). Over a LlamaIndex model (``embedder=``), a
+    node that arrives with its ``embedding`` is stored with that vector, not embedded again.
+    Over a placeborag embedder, give the index an ``embed_model`` in the same space
+    (``PlaceboEmbedding(store.embedder)``); a node arriving with an ``embedding`` in another
+    space raises a ``UserWarning``.
 
     Like every vector store that keeps text (``stores_text=True``), the index leaves its
     docstore empty unless ``VectorStoreIndex(..., store_nodes_override=True)``: pass it when
@@ -403,12 +405,21 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         nodes = list(nodes)
         ids = [node.node_id for node in nodes]
         metadatas = [_record_metadata(node) for node in nodes]
-        self._store.upsert_many(
-            ids,
-            [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes],
-            metadatas,
-        )
-        self._check_space(nodes)
+        texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
+        embedder = self._store.embedder
+        if isinstance(embedder, _shared.VectorFunctions):
+            # The store ranks in a LlamaIndex model's space: a node's own embedding is the
+            # vector that model gave its text, so it is stored instead of asking again.
+            given = {
+                text: node.embedding
+                for text, node in reversed(list(zip(texts, nodes)))
+                if node.embedding is not None
+            }
+            with embedder.supplying(given):
+                self._store.upsert_many(ids, texts, metadatas)
+        else:
+            self._store.upsert_many(ids, texts, metadatas)
+            self._check_space(nodes)
         return ids
 
     def _check_space(self, nodes: Sequence[BaseNode]) -> None:

@@ -361,3 +361,30 @@ def test_list_metadata_is_stored_and_contains_any_all_test_membership() -> None:
     assert select("contains", "policy") == ["a"]
     assert select("any", ["ship", "x"]) == ["b"]
     assert select("all", ["refund", "policy"]) == ["a"]
+
+
+def test_a_node_arriving_with_its_embedding_is_stored_with_it_over_a_llama_index_model() -> None:
+    model = CountingEmbedding(embed_dim=8, texts=[], queries=[])
+    vector_store = PlaceboLlamaVectorStore(embedder=model)
+    own = [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    given, plain = nodes()[:2]
+    given.embedding = own
+
+    vector_store.add([given, plain])
+
+    records = vector_store.store.records()
+    assert records.vectors[records.position("a")].tolist() == own
+    assert model.texts == [ROWS[1][1]]  # only the node without an embedding was embedded
+
+
+def test_an_index_over_a_llama_index_model_embeds_each_node_once() -> None:
+    model = CountingEmbedding(embed_dim=8, texts=[], queries=[])
+    vector_store = PlaceboLlamaVectorStore(embedder=model)
+
+    VectorStoreIndex(
+        nodes(),
+        storage_context=StorageContext.from_defaults(vector_store=vector_store),
+        embed_model=model,
+    )
+
+    assert sorted(model.texts) == sorted(text for _, text, _ in ROWS)
