@@ -77,7 +77,10 @@ def unpack_tests(sdist: Path, target: Path) -> Path:
                     continue  # no links or devices from an archive
                 member.name = relative
                 members.append(member)
-        archive.extractall(target, members=members, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+
+            archive.extractall(target, members=members, filter="data")
+        else:  # pragma: no cover - older interpreters; members are plain files and folders
+            archive.extractall(target, members=members)
     return target
 
 
