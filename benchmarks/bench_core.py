@@ -114,6 +114,44 @@ def bench_query() -> list[tuple[str, str, str, str]]:
     ]
 
 
+def bench_trace() -> list[tuple[str, str, str, str]]:
+    """trace() against query() on the same store: the trace should cost about a query."""
+    n = 2_000
+    texts = corpus(n, seed=17)
+    ids = [f"doc-{i:05d}" for i in range(n)]
+    metas = [{"lang": ("en", "hu", "de")[i % 3]} for i in range(n)]
+    rows = []
+    for label, options in (
+        ("pre-filter", {}),
+        ("post-filter", {"filter_mode": "post"}),
+        ("recall=0.5", {"recall": 0.5}),
+    ):
+        store = FakeVectorStore(**options)
+        store.upsert_many(ids, texts, metas)
+        where = {"lang": "hu"}
+        store.query("refund policy for parcels", 5, where)  # build the filter columns once
+        query = best_of(lambda s=store: s.query("refund policy for parcels", 5, where), 15)
+        trace = best_of(lambda s=store: s.trace("refund policy for parcels", 5, where), 15)
+        explain = best_of(lambda s=store: s.explain("refund policy for parcels", 5, where), 3)
+        ratio = trace / query
+        rows += [
+            (f"{label}: query(k=5), 2,000 records", f"{query * 1e3:.2f} ms", "", ""),
+            (
+                f"{label}: trace(k=5)",
+                f"{trace * 1e3:.2f} ms ({ratio:.1f}x query)",
+                "about a query (<= 5x)",
+                verdict(ratio <= 5),
+            ),
+            (
+                f"{label}: explain(k=5), every survivor ranked",
+                f"{explain * 1e3:.1f} ms",
+                "report",
+                "",
+            ),
+        ]
+    return rows
+
+
 def bench_memory() -> list[tuple[str, str, str, str]]:
     n, d = 100_000, 256
     texts = corpus(n, seed=13)
@@ -161,6 +199,7 @@ def bench_import() -> list[tuple[str, str, str, str]]:
 def main() -> None:
     print_table("Embedding (ratios against scikit-learn in this run)", bench_embedding())
     print_table("Query over 100,000 records", bench_query())
+    print_table("Trace against query, 2,000 records", bench_trace())
     print_table("Memory", bench_memory())
     print_table("Import", bench_import())
 

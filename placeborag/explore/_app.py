@@ -13,40 +13,26 @@ from __future__ import annotations
 import html
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore
-from placeborag.explore._access import (
-    StoreRows,
-    reembedded,
-    store_rows,
-    trace_query,
-    with_options,
-)
 from placeborag.explore._compute import (
-    UNCLUSTERED,
-    Projector,
-    anchor_geometry,
-    categories,
-    fit_projector,
-    hover_labels,
     one_blas_thread,
-    project,
 )
 from placeborag.explore._deps import optional
 from placeborag.explore._displays import (
-    AnchorsDisplay,
-    FilterModesDisplay,
     ProjectionDisplay,
     RankingDisplay,
     draw,
+    remember_sent,
+    sent_to,
 )
 from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
+from placeborag.explore._state import ExplorerState
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -72,19 +58,6 @@ CSS_CLASSES = {
 }
 FIGURES = ("projection", "ranking", "funnel", "anchors")
 _EMBEDDER_CONTROLS = ("dimensions", "cluster_spread", "model_name")
-_CACHE = 6
-ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
-
-
-class _LRU(OrderedDict):
-    def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
-        value = self[key] = make()
-        while len(self) > _CACHE:
-            self.popitem(last=False)
-        return value
 
 
 def _same_key(a: Any, b: Any) -> bool:
@@ -118,11 +91,11 @@ class Explorer:
             raise ValueError(f"mode={mode!r} must be one of 'widget', 'output'")
         if store is not None and scenario is not None:
             raise TypeError("pass a scenario or a store, not both")
-        self._fixed_embedder: Any = None
+        fixed_embedder: Any = None
         if store is not None:
             scenario = Scenario.from_store(store, query or "")
             if not isinstance(store.embedder, FakeEmbedder):
-                self._fixed_embedder = store.embedder
+                fixed_embedder = store.embedder
         scenario = scenario or demo_scenario()
         if query is not None:
             scenario = scenario.replace(query=query)
@@ -132,16 +105,8 @@ class Explorer:
         self.exported = ""
         self.error = ""
         self.timings: dict[str, float] = {}
-        self._stores = _LRU()
-        self._origin: tuple[FakeVectorStore, StoreRows] | None = None
-        self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
+        self.state = ExplorerState(fixed_embedder)
         self.phases: dict[str, float] = {}
-        self._projectors = _LRU()
-        self._traces = _LRU()
-        self._labels = _LRU()
-        self._coords = _LRU()
-        self._anchors = _LRU()
-        self._hover: np.ndarray | None = None
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
         self._drawn: dict[str, Any] = {}
         self._build_widgets(dimension_choices, max_k)
@@ -207,7 +172,7 @@ class Explorer:
             )
             control.add_class(CSS_CLASSES[name])
             control.observe(self._on_change, names="value")
-            if self._fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
+            if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
                 control.disabled = True
         self.controls["where"].layout = w.Layout(width="420px", height="56px")
         self.controls["query"].layout = w.Layout(width="420px")
@@ -286,69 +251,13 @@ class Explorer:
             model_name=c["model_name"].value,
         )
 
-    def _embedder_key(self, s: Scenario) -> str:
-        if self._fixed_embedder is not None:
-            return "fixed"
-        return json.dumps(s.embedder_options, sort_keys=True, ensure_ascii=False)
-
-    def _base_store(self, s: Scenario) -> tuple[FakeVectorStore, StoreRows]:
-        """The scenario's documents in a store (and its rows) under ``s``'s embedder options.
-
-        The first store is written record by record; a later embedder setting re-embeds the
-        same records (:func:`reembedded`): the documents do not change with the embedder.
-        A setting that differs from one already built only in ``cluster_spread`` re-embeds
-        just the cluster members: every other text keeps its hashed vector.
-        """
-
-        def build() -> tuple[FakeVectorStore, StoreRows]:
-            embedder = self._fixed_embedder or s.embedder()
-            if self._origin is None:
-                store = s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
-                self._origin = (store, store_rows(store))
-                return self._origin
-            origin, rows = self._origin
-            hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
-            if hashing is not None:
-                keep = self._membership(s, rows) == UNCLUSTERED
-                same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
-                return reembedded(origin, embedder, reuse=(hashing[0], same))
-            return reembedded(origin, embedder)
-
-        key = self._embedder_key(s)
-        built = self._stores.get_or(key, build)
-        if self._fixed_embedder is None:
-            # The latest setting of this model, dimension and declaration (spreads aside),
-            # by key: a store the cache has let go of is not kept alive from here.
-            self._hashing[self._hashing_key(s)] = key
-            while len(self._hashing) > _CACHE:
-                del self._hashing[next(iter(self._hashing))]
-        return built
-
-    def _hashing_key(self, s: Scenario) -> str:
-        return json.dumps(
-            [s.model_name, s.dimensions, s.clusters, s.cluster_match], ensure_ascii=False
-        )
-
-    def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
-        """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration: the colour-by-
-        cluster labels, which do not depend on the model, dimension or spread."""
-        return self._labels.get_or(
-            self._labels_key(s, "cluster"),
-            lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
-        )
-
-    def _labels_key(self, s: Scenario, color_by: str) -> tuple[str, str]:
-        if self._fixed_embedder is not None:
-            return ("fixed", color_by)
-        return (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
-
     def _on_change(self, change: dict[str, Any]) -> None:
         self.refresh(changed=change["owner"].description)
 
     def refresh(self, changed: str | None = None) -> None:
         """Recompute and redraw every view from the controls; errors are shown, not raised."""
         start = time.perf_counter()
-        self.phases = {}
+        self.state.phases = self.phases = {}
         try:
             scenario = self._scenario_from_controls()
             with one_blas_thread():  # small products: threads only add contention
@@ -364,121 +273,26 @@ class Explorer:
             self.error_html.value = ""
         self.timings[changed or "initial"] = (time.perf_counter() - start) * 1000
 
-    def _timed(self, phase: str, make: Callable[[], Any]) -> Any:
-        """``make()``, its milliseconds added to ``self.phases[phase]`` (for the benchmarks)."""
-        start = time.perf_counter()
-        try:
-            return make()
-        finally:
-            ms = (time.perf_counter() - start) * 1000
-            self.phases[phase] = self.phases.get(phase, 0.0) + ms
-
     def _redraw(self, s: Scenario) -> None:
-        key = self._embedder_key(s)
-        # A new embedder setting embeds every document: the one cost a first visit cannot skip.
-        base, rows = self._timed("embed", lambda: self._base_store(s))
-        if self._hover is None or len(self._hover) != len(rows.ids):
-            self._hover = hover_labels(rows)
-        where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
-        stores = {
-            m: with_options(base, profile=s.profile, filter_mode=m, recall=s.recall)
-            for m in ("pre", "post")
-        }
-        traces = {
-            m: self._timed(
-                "trace",
-                lambda m=m: self._traces.get_or(
-                    (key, s.profile, m, s.recall, s.query, s.k, where),
-                    lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
-                ),
-            )
-            for m in ("pre", "post")
-        }
-        trace = traces[s.filter_mode]
         n_components = 3 if self.controls["projection"].value == "3-D" else 2
-        # One three-component fit serves both views: PCA components are nested.
-        projector: Projector = self._timed(
-            "pca", lambda: self._projectors.get_or(key, lambda: fit_projector(rows.vectors, 3))
-        ).head(n_components)
-        color_by = self.controls["color_by"].value
-        projection = self._timed(
-            "project",
-            lambda: project(
-                stores[s.filter_mode],
-                s.query,
-                s.k,
-                s.where,
-                rows=rows,
-                projector=projector,
-                hover=self._hover,
-                trace=trace,
-                n_components=n_components,
-                color_by=color_by,
-                # Cluster membership and metadata do not change with the model, the dimension
-                # or the spread: one labelling serves every embedder setting.
-                labels=self._labels.get_or(
-                    self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
-                ),
-                coords=self._coords.get_or(
-                    (key, n_components), lambda: projector.transform(rows.vectors)
-                ),
-            ),
-        )
-        tables_key = (traces["pre"], traces["post"])
+        views = self.state.views(s, n_components, self.controls["color_by"].value)
+        self.phases = self.state.phases
+        tables_key = views.tables_key
         if not _same_key(self._drawn.get("tables"), tables_key):
-            filters = self._timed(
-                "tables",
-                lambda: FilterModesDisplay.from_stores(
-                    stores, s.query, s.k, s.where, rows=rows, traces=traces
-                ),
-            )
+            filters = self.state.filter_modes(views)
             self.tables = filters.tables
-            self.results_html.value = self._timed("tables", filters.to_html)
+            self.results_html.value = self.state.timed("tables", filters.to_html)
             self._draw("funnel", filters, tables_key)
-        self._draw("projection", ProjectionDisplay(projection), (trace, n_components, color_by))
-        self._draw("ranking", RankingDisplay(projection), (trace, color_by))
-        if s.clusters and self._fixed_embedder is None:
-            anchor_key = json.dumps(
-                [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
-            )
-            display = self._timed(
-                "anchors",
-                lambda: self._anchors.get_or(
-                    anchor_key,
-                    lambda: AnchorsDisplay(
-                        anchor_geometry(
-                            s.clusters,
-                            texts=self._anchor_texts(s, rows),
-                            model_name=s.model_name,
-                            cluster_spread=s.cluster_spread,
-                            cluster_match=s.cluster_match,
-                            max_members=ANCHOR_MEMBERS,
-                        )
-                    ),
-                ),
-            )
-            self._draw("anchors", display, anchor_key)
-
-    def _anchor_texts(self, s: Scenario, rows: StoreRows) -> list[str]:
-        """The documents the anchors view shows: the first members of each cluster (worked
-        out once per declaration, as the labels are)."""
-
-        def pick() -> list[str]:
-            taken: dict[str, int] = {}
-            texts = []
-            for text, name in zip(rows.texts, self._membership(s, rows).tolist()):
-                if name != UNCLUSTERED and taken.get(name, 0) < ANCHOR_MEMBERS:
-                    taken[name] = taken.get(name, 0) + 1
-                    texts.append(text)
-            return texts
-
-        return self._labels.get_or((*self._labels_key(s, "cluster"), "anchor texts"), pick)
+        self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
+        self._draw("ranking", RankingDisplay(views.projection), views.ranking_key)
+        if views.anchors is not None:
+            self._draw("anchors", views.anchors, views.anchors_key)
 
     def _draw(self, name: str, display: Any, key: Any) -> None:
         """Draw ``display`` unless what is on screen was drawn from the same inputs (``key``)."""
         if name in self._drawn and _same_key(self._drawn[name], key):
             return
-        self._timed(f"draw {name}", lambda: self._draw_now(name, display, key))
+        self.state.timed(f"draw {name}", lambda: self._draw_now(name, display, key))
 
     def _draw_now(self, name: str, display: Any, key: Any) -> None:
         self._drawn[name] = key
@@ -488,7 +302,7 @@ class Explorer:
             if self.figures[name] is None:
                 first = display.plot().figure_
                 widget = optional("plotly.graph_objects").FigureWidget(first)
-                widget._placeborag_sent = first._placeborag_sent
+                remember_sent(widget, *sent_to(first))
                 widget.observe(self._replay_on_new_view, names="_view_count")
                 self.figures[name] = widget
                 self.views[name].children = (widget,)
@@ -517,10 +331,10 @@ class Explorer:
         if (change["new"] or 0) <= (change["old"] or 0):
             return
         figure = change["owner"]
-        traces, layout = figure._placeborag_sent
+        traces, layout = sent_to(figure)
         figure.data = ()
         figure.layout = {}
-        figure._placeborag_sent = ((), {})
+        remember_sent(figure, (), {})
         draw(figure, traces, layout)
 
     # -- selection and export --------------------------------------------------------------

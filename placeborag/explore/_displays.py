@@ -8,6 +8,7 @@ app): when the traces keep their kinds and names, only their arrays are replaced
 from __future__ import annotations
 
 import html
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -94,22 +95,22 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
         figure = go.Figure(
             data=traces, layout={"template": "plotly_white", "meta": _META, **layout}
         )
-        figure._placeborag_sent = (traces, layout)
+        remember_sent(figure, traces, layout)
         return figure
     if figure.layout.meta != _META:
         # Validating a template costs ~40 ms: apply it once per long-lived figure.
         figure.update_layout(template="plotly_white", meta=_META)
-    sent_traces, sent_layout = getattr(figure, "_placeborag_sent", ((), {}))
+    sent_traces, sent_layout = sent_to(figure)
     same = len(figure.data) == len(traces) == len(sent_traces) and all(
         t.type == s["type"] and t.name == s.get("name") for t, s in zip(figure.data, traces)
     )
     if not same:
         figure.data = ()
-    raw = same and hasattr(figure, "_send_update_msg")
+    raw = same and isinstance(figure, go.FigureWidget)
     changed = _changes(sent_layout, layout)
     if raw and _same_shape(sent_layout, changed):
         _update(figure, sent_traces, traces, changed)
-        figure._placeborag_sent = (traces, layout)
+        remember_sent(figure, traces, layout)
         return figure
     if raw:
         _update(figure, sent_traces, traces, {})
@@ -124,8 +125,25 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
             figure.add_traces(traces)
         if changed:
             figure.update_layout(changed, overwrite=True)
-    figure._placeborag_sent = (traces, layout)
+    remember_sent(figure, traces, layout)
     return figure
+
+
+# What was last sent to each figure, kept here (not on the figure): the next draw sends only
+# what differs. Entries go with their figures.
+_SENT: dict[int, tuple[Sequence[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def remember_sent(figure: Any, traces: Sequence[dict[str, Any]], layout: dict[str, Any]) -> None:
+    key = id(figure)
+    if key not in _SENT:
+        weakref.finalize(figure, _SENT.pop, key, None)
+    _SENT[key] = (traces, layout)
+
+
+def sent_to(figure: Any) -> tuple[Sequence[dict[str, Any]], dict[str, Any]]:
+    """The traces and layout last drawn into ``figure`` (nothing for a new figure)."""
+    return _SENT.get(id(figure), ((), {}))
 
 
 def _same_shape(before: dict[str, Any], changed: dict[str, Any]) -> bool:

@@ -297,3 +297,17 @@ def test_every_message_to_the_front_end_can_be_sent_by_the_kernel():
         app.controls[control].value = value
         assert app.error == "", (control, app.error)
     assert "_py2js_restyle" in sent
+
+
+def test_the_state_computes_every_view_without_a_widget(demo):
+    from placeborag.explore._state import ExplorerState
+
+    state = ExplorerState()
+    views = state.views(demo, n_components=3, color_by="lang")
+    assert views.trace.ids == views.rows.ids
+    assert views.projection.coords.shape == (len(demo.documents), 3)
+    assert [m.id for m in views.trace.matches] == [
+        m.id for m in demo.store().query(demo.query, demo.k, demo.where)
+    ]
+    assert views.anchors is not None  # the demo declares clusters
+    assert state.views(demo, 3, "lang").trace is views.trace  # cached per configuration

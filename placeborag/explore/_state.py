@@ -1,0 +1,287 @@
+"""The explorer's state: every view computed from a scenario, with no widget in sight.
+
+:class:`ExplorerState` owns the caches (stores per embedder setting, traces, PCA fits, labels,
+coordinates, the anchors view) and turns a :class:`Scenario` plus the two view choices (2-D or
+3-D, what to colour by) into :class:`Views`: the displays the app draws and the keys that say
+when a view is unchanged. The widget app (:mod:`placeborag.explore._app`) only builds controls,
+observes them and draws what this returns; a test or a script can use this alone.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from placeborag import FakeVectorStore
+from placeborag.explore._access import (
+    QueryTrace,
+    StoreRows,
+    reembedded,
+    store_rows,
+    trace_query,
+    with_options,
+)
+from placeborag.explore._compute import (
+    UNCLUSTERED,
+    Projection,
+    Projector,
+    anchor_geometry,
+    categories,
+    fit_projector,
+    hover_labels,
+    one_blas_thread,
+    project,
+)
+from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay
+from placeborag.explore._scenario import Scenario
+
+__all__ = ["ANCHOR_MEMBERS", "ExplorerState", "Views"]
+
+_CACHE = 6
+ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
+
+
+class LRU(OrderedDict):  # type: ignore[type-arg]
+    """A small least-recently-used cache of the last few configurations."""
+
+    def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = self[key] = make()
+        while len(self) > _CACHE:
+            self.popitem(last=False)
+        return value
+
+
+@dataclass(frozen=True)
+class Views:
+    """Everything the app draws for one scenario, and the keys that identify each view."""
+
+    scenario: Scenario
+    base: FakeVectorStore
+    rows: StoreRows
+    stores: dict[str, FakeVectorStore]  # filter mode -> store with the scenario's options
+    traces: dict[str, QueryTrace]  # filter mode -> its trace
+    projection: Projection
+    anchors: AnchorsDisplay | None
+    n_components: int
+    color_by: str
+
+    @property
+    def trace(self) -> QueryTrace:
+        return self.traces[self.scenario.filter_mode]
+
+    @property
+    def tables_key(self) -> tuple[QueryTrace, QueryTrace]:
+        return (self.traces["pre"], self.traces["post"])
+
+    @property
+    def projection_key(self) -> tuple[Any, ...]:
+        return (self.trace, self.n_components, self.color_by)
+
+    @property
+    def ranking_key(self) -> tuple[Any, ...]:
+        return (self.trace, self.color_by)
+
+    @property
+    def anchors_key(self) -> str:
+        s = self.scenario
+        return json.dumps(
+            [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
+        )
+
+
+class ExplorerState:
+    """Computes every view of a scenario, caching what a control change does not invalidate.
+
+    ``fixed_embedder`` is the embedder of a store over the user's own vectors (the embedder
+    controls then do nothing). ``phases`` holds the milliseconds of the last computation by
+    phase (for the benchmarks).
+    """
+
+    def __init__(self, fixed_embedder: Any = None) -> None:
+        self.fixed_embedder = fixed_embedder
+        self.phases: dict[str, float] = {}
+        self._stores = LRU()
+        self._origin: tuple[FakeVectorStore, StoreRows] | None = None
+        self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
+        self._projectors = LRU()
+        self._traces = LRU()
+        self._labels = LRU()
+        self._coords = LRU()
+        self._anchors = LRU()
+        self._hover: np.ndarray | None = None
+
+    def timed(self, phase: str, make: Callable[[], Any]) -> Any:
+        """``make()``, its milliseconds added to ``self.phases[phase]`` (for the benchmarks)."""
+        start = time.perf_counter()
+        try:
+            return make()
+        finally:
+            ms = (time.perf_counter() - start) * 1000
+            self.phases[phase] = self.phases.get(phase, 0.0) + ms
+
+    def views(self, s: Scenario, n_components: int = 2, color_by: str = "cluster") -> Views:
+        """Every view of ``s`` (on one BLAS thread: small products only lose to threads)."""
+        with one_blas_thread():
+            return self._views(s, n_components, color_by)
+
+    def _views(self, s: Scenario, n_components: int, color_by: str) -> Views:
+        key = self._embedder_key(s)
+        # A new embedder setting embeds every document: the one cost a first visit cannot skip.
+        base, rows = self.timed("embed", lambda: self._base_store(s))
+        if self._hover is None or len(self._hover) != len(rows.ids):
+            self._hover = hover_labels(rows)
+        where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
+        stores = {
+            m: with_options(base, profile=s.profile, filter_mode=m, recall=s.recall)
+            for m in ("pre", "post")
+        }
+        traces = {
+            m: self.timed(
+                "trace",
+                lambda m=m: self._traces.get_or(
+                    (key, s.profile, m, s.recall, s.query, s.k, where),
+                    lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
+                ),
+            )
+            for m in ("pre", "post")
+        }
+        trace = traces[s.filter_mode]
+        # One three-component fit serves both views: PCA components are nested.
+        projector: Projector = self.timed(
+            "pca", lambda: self._projectors.get_or(key, lambda: fit_projector(rows.vectors, 3))
+        ).head(n_components)
+        projection = self.timed(
+            "project",
+            lambda: project(
+                stores[s.filter_mode],
+                s.query,
+                s.k,
+                s.where,
+                rows=rows,
+                projector=projector,
+                hover=self._hover,
+                trace=trace,
+                n_components=n_components,
+                color_by=color_by,
+                # Cluster membership and metadata do not change with the model, the dimension
+                # or the spread: one labelling serves every embedder setting.
+                labels=self._labels.get_or(
+                    self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
+                ),
+                coords=self._coords.get_or(
+                    (key, n_components), lambda: projector.transform(rows.vectors)
+                ),
+            ),
+        )
+        anchors = None
+        if s.clusters and self.fixed_embedder is None:
+            anchor_key = json.dumps(
+                [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
+            )
+            anchors = self.timed(
+                "anchors",
+                lambda: self._anchors.get_or(
+                    anchor_key,
+                    lambda: AnchorsDisplay(
+                        anchor_geometry(
+                            s.clusters,
+                            texts=self._anchor_texts(s, rows),
+                            model_name=s.model_name,
+                            cluster_spread=s.cluster_spread,
+                            cluster_match=s.cluster_match,
+                            max_members=ANCHOR_MEMBERS,
+                        )
+                    ),
+                ),
+            )
+        return Views(s, base, rows, stores, traces, projection, anchors, n_components, color_by)
+
+    def filter_modes(self, views: Views) -> FilterModesDisplay:
+        """The pre- versus post-filter tables of ``views``."""
+        s = views.scenario
+        return self.timed(
+            "tables",
+            lambda: FilterModesDisplay.from_stores(
+                views.stores, s.query, s.k, s.where, rows=views.rows, traces=views.traces
+            ),
+        )
+
+    def _embedder_key(self, s: Scenario) -> str:
+        if self.fixed_embedder is not None:
+            return "fixed"
+        return json.dumps(s.embedder_options, sort_keys=True, ensure_ascii=False)
+
+    def _base_store(self, s: Scenario) -> tuple[FakeVectorStore, StoreRows]:
+        """The scenario's documents in a store (and its rows) under ``s``'s embedder options.
+
+        The first store is written record by record; a later embedder setting re-embeds the
+        same records (:func:`reembedded`): the documents do not change with the embedder.
+        A setting that differs from one already built only in ``cluster_spread`` re-embeds
+        just the cluster members: every other text keeps its hashed vector.
+        """
+
+        def build() -> tuple[FakeVectorStore, StoreRows]:
+            embedder = self.fixed_embedder or s.embedder()
+            if self._origin is None:
+                store = s.store(embedder=embedder, profile="chroma", filter_mode="pre", recall=1.0)
+                self._origin = (store, store_rows(store))
+                return self._origin
+            origin, rows = self._origin
+            hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
+            if hashing is not None:
+                keep = self._membership(s, rows) == UNCLUSTERED
+                same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
+                return reembedded(origin, embedder, reuse=(hashing[0], same))
+            return reembedded(origin, embedder)
+
+        key = self._embedder_key(s)
+        built = self._stores.get_or(key, build)
+        if self.fixed_embedder is None:
+            # The latest setting of this model, dimension and declaration (spreads aside),
+            # by key: a store the cache has let go of is not kept alive from here.
+            self._hashing[self._hashing_key(s)] = key
+            while len(self._hashing) > _CACHE:
+                del self._hashing[next(iter(self._hashing))]
+        return built
+
+    def _hashing_key(self, s: Scenario) -> str:
+        return json.dumps(
+            [s.model_name, s.dimensions, s.clusters, s.cluster_match], ensure_ascii=False
+        )
+
+    def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
+        """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration: the colour-by-
+        cluster labels, which do not depend on the model, dimension or spread."""
+        return self._labels.get_or(
+            self._labels_key(s, "cluster"),
+            lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
+        )
+
+    def _labels_key(self, s: Scenario, color_by: str) -> tuple[str, str]:
+        if self.fixed_embedder is not None:
+            return ("fixed", color_by)
+        return (json.dumps([s.clusters, s.cluster_match], ensure_ascii=False), color_by)
+
+    def _anchor_texts(self, s: Scenario, rows: StoreRows) -> list[str]:
+        """The documents the anchors view shows: the first members of each cluster (worked
+        out once per declaration, as the labels are)."""
+
+        def pick() -> list[str]:
+            taken: dict[str, int] = {}
+            texts = []
+            for text, name in zip(rows.texts, self._membership(s, rows).tolist()):
+                if name != UNCLUSTERED and taken.get(name, 0) < ANCHOR_MEMBERS:
+                    taken[name] = taken.get(name, 0) + 1
+                    texts.append(text)
+            return texts
+
+        return self._labels.get_or((*self._labels_key(s, "cluster"), "anchor texts"), pick)
