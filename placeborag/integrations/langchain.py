@@ -406,7 +406,7 @@ class PlaceboVectorStore(VectorStore):
         )
         count = _shared.check_k(k)
         where, ids = self._candidates(filter)
-        if count == 0 or ids == []:
+        if count == 0:
             return []
         return _shared.run_query(self._store, query, vector, count, where, ids, context)
 

@@ -524,7 +524,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             )
         k = _shared.check_k(query.similarity_top_k, "similarity_top_k")
         where, ids = self._where_and_ids(query)
-        if k == 0 or ids == []:
+        if k == 0:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         if query.mode == VectorStoreQueryMode.MMR:
             matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)

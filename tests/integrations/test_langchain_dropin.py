@@ -407,3 +407,11 @@ def test_the_store_the_adapter_builds_also_reads_like_in_memory_vector_stores_di
     assert [key for key, _ in ours.store.items()] == ["r", "s"]
     with pytest.raises(KeyError):
         ours.store["absent"]
+
+
+def test_a_callable_filter_that_accepts_nothing_still_reaches_the_query_log() -> None:
+    vector_store = filled()
+
+    assert vector_store.similarity_search("refund", k=2, filter=lambda doc: False) == []
+    assert vector_store.store.last_query.text == "refund"
+    assert vector_store.store.last_query.ids == ()

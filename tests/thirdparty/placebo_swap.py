@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import json
+import os
 import sys
 from typing import Any
 
@@ -49,6 +51,9 @@ class SwappedToyStore(PlaceboVectorStore):
         self.permit_upserts = permit_upserts
 
 
+# The names of the doubles the swap rebinds (in LangChain's modules and in classic's tests).
+_ORIGINALS = ("DeterministicFakeEmbedding", "FakeEmbeddings", "InMemoryVectorStore")
+
 for _module in (_embeddings, _fake):
     _module.DeterministicFakeEmbedding = SwappedFakeEmbedding  # type: ignore[attr-defined]
     _module.FakeEmbeddings = SwappedFakeEmbedding  # type: ignore[attr-defined]
@@ -80,3 +85,26 @@ class _ToyStoreSwap(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _ToyStoreSwap())
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    """Write which test modules saw the swapped names (``PLACEBO_SWAP_REPORT``, if set).
+
+    A test module whose name for a double is not one of ours at the end of the run was not
+    swapped; the test that runs this plugin asserts there is none.
+    """
+    path = os.environ.get("PLACEBO_SWAP_REPORT")
+    if not path:
+        return
+    swapped, original = [], []
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith(("tests.", "langchain_tests.")):
+            continue
+        for attribute in _ORIGINALS:
+            bound = getattr(module, attribute, None)
+            if not isinstance(bound, type):
+                continue
+            ours = issubclass(bound, (SwappedFakeEmbedding, PlaceboVectorStore))
+            (swapped if ours else original).append(f"{name}.{attribute}")
+    with open(path, "w", encoding="utf-8") as stream:
+        json.dump({"swapped": swapped, "original": original}, stream)

@@ -11,7 +11,9 @@ this script), which rebinds LangChain's fake embedding and in-memory store to pl
 Nothing of LangChain's is edited or kept.
 
 The summary (JSON, on stdout or in ``--json OUT``) gives, per suite and run, every test id
-with its outcome: ``passed``, ``failed``, ``error`` or ``skipped``.
+with its outcome: ``passed``, ``failed``, ``error`` or ``skipped``; and, under ``bindings``,
+which test modules held the swapped names (``swapped``) or still LangChain's own
+(``original``) at the end of the swapped run.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ def unpack_tests(sdist: Path, target: Path) -> Path:
 
 def run_pytest(folder: Path, paths: list[str], swapped: bool, report: Path) -> dict[str, str]:
     env = dict(os.environ)
+    env["PLACEBO_SWAP_REPORT"] = str(report.with_suffix(".bindings.json"))
     # This checkout's placeborag and the swap plugin come first; LangChain's own packages are
     # the installed ones (the sdist's copy of the package is not unpacked).
     env["PYTHONPATH"] = os.pathsep.join(
@@ -137,6 +140,10 @@ def run(sdists: Path) -> dict[str, dict[str, dict[str, str]]]:
                 )
                 for run_name in ("published", "swapped")
             }
+            bindings = folder / "swapped.bindings.json"
+            summary[package]["bindings"] = (
+                json.loads(bindings.read_text(encoding="utf-8")) if bindings.exists() else {}
+            )
     return summary
 
 

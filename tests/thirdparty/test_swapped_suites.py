@@ -68,6 +68,13 @@ def test_the_published_suites_pass_as_published(summary: dict) -> None:
         assert failed == [], f"{suite} fails as published, before any swap: {failed}"
 
 
+def test_the_swap_reached_every_test_module_that_names_a_double(summary: dict) -> None:
+    for suite, runs in summary.items():
+        bindings = runs["bindings"]
+        assert bindings["original"] == [], f"{suite}: not swapped"
+        assert bindings["swapped"], f"{suite}: no test module names a swapped double"
+
+
 def test_the_swapped_run_collects_the_same_tests(summary: dict) -> None:
     for suite, runs in summary.items():
         assert set(runs["swapped"]) == set(runs["published"]), suite
