@@ -7,5 +7,5 @@ framework and says which extra to install when the framework is missing:
   ``PlaceboEmbeddings``, ``PlaceboVectorStore``, ``PlaceboRetriever``, ``PlaceboReranker``.
 * ``placeborag.integrations.llama_index`` (``pip install 'placeborag[llamaindex]'``):
   ``PlaceboEmbedding``, ``PlaceboLlamaVectorStore``, ``PlaceboNodePostprocessor``,
-  ``metadata_filters_to_where``.
+  ``metadata_filters_to_where``, ``metadata_filter_function``.
 """

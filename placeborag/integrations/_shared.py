@@ -5,8 +5,13 @@ It imports no framework, so each adapter module stays the only place its framewo
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Iterable, Sequence
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,15 +20,21 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 
 __all__ = [
     "VectorFunctions",
+    "check_k",
     "check_options",
     "check_scorer",
+    "check_texts",
     "check_top_n",
+    "cosine_of_score",
     "document_vectors",
     "framework_missing",
+    "mmr_order",
     "query_vectors",
     "rerank_order",
     "resolve_embedder",
+    "run_query",
     "store_embedder",
+    "write_atomically",
 ]
 
 
@@ -49,9 +60,32 @@ def resolve_embedder(embedder: Any) -> Any:
     return embedder
 
 
+def check_texts(texts: object, name: str = "texts") -> list[str]:
+    """``texts`` as a list; a bare ``str`` is refused rather than split into its characters."""
+    if isinstance(texts, (str, bytes)):
+        raise PlaceboragTypeError(
+            f"{name}={texts!r} is a single {type(texts).__name__}; pass a list of texts, "
+            f"such as [{texts!r}]"
+        )
+    if not isinstance(texts, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={texts!r} must be a list of str, not {type(texts).__name__}"
+        )
+    return list(texts)
+
+
+def check_k(k: object, name: str = "k") -> int:
+    """A result count: an int >= 0 (0 gives no results, as the frameworks' in-memory stores do)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise PlaceboragTypeError(f"{name}={k!r} must be an int, not {type(k).__name__}")
+    if k < 0:
+        raise PlaceboragValueError(f"{name}={k!r} must be >= 0")
+    return int(k)
+
+
 def document_vectors(embedder: Any, texts: Sequence[str]) -> np.ndarray:
     """Vectors of documents: ``embed_batch`` is the document side of every placeborag embedder."""
-    return np.asarray(embedder.embed_batch(list(texts)), dtype=np.float64)
+    return np.asarray(embedder.embed_batch(check_texts(texts)), dtype=np.float64)
 
 
 def query_vectors(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -66,6 +100,10 @@ class VectorFunctions:
     A ``FakeVectorStore`` calls ``embed_batch`` for documents and ``embed_queries`` for
     queries; this forwards them to the framework's document and query functions, so the
     store ranks in the framework model's space and keeps its two namespaces apart.
+
+    Inside ``with functions.supplying({text: vector})`` (on the same thread) ``embed_batch``
+    answers those texts with the given vectors and asks the model only for the others: a
+    LlamaIndex node that arrives with its embedding is not embedded a second time.
     """
 
     def __init__(
@@ -77,10 +115,25 @@ class VectorFunctions:
     ) -> None:
         self._documents = documents
         self._query = query
+        self._supplied = threading.local()
         self.model_name = model_name
 
+    @contextlib.contextmanager
+    def supplying(self, vectors: Mapping[str, Sequence[float]]) -> Iterator[None]:
+        previous = getattr(self._supplied, "vectors", None)
+        self._supplied.vectors = dict(vectors)
+        try:
+            yield
+        finally:
+            self._supplied.vectors = previous
+
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(list(self._documents(list(texts))), dtype=np.float64)
+        texts = list(texts)
+        supplied = getattr(self._supplied, "vectors", None) or {}
+        missing = [text for text in dict.fromkeys(texts) if text not in supplied]
+        computed = dict(zip(missing, self._documents(missing))) if missing else {}
+        rows = [supplied[t] if t in supplied else computed[t] for t in texts]
+        return np.asarray([list(row) for row in rows], dtype=np.float64)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray([list(self._query(text)) for text in texts], dtype=np.float64)
@@ -99,7 +152,10 @@ def store_embedder(model: Any, wrapper: type, framework: type, methods: tuple[st
     """
     if isinstance(model, wrapper):
         return model.embedder
-    if isinstance(model, framework):
+    # Duck typing, not isinstance alone: a Mock(wraps=model) records calls and has the methods.
+    if isinstance(model, framework) or all(
+        callable(getattr(model, name, None)) for name in methods
+    ):
         return VectorFunctions(
             getattr(model, methods[0]),
             getattr(model, methods[1]),
@@ -157,3 +213,140 @@ def rerank_order(scores: Sequence[float], count: int, top_n: int | None) -> list
             )
     order = sorted(range(count), key=lambda i: (-scores[i], i))
     return [(i, float(scores[i])) for i in order[:top_n]]
+
+
+# -- relevance: the cosine behind a profile's score ----------------------------------------------
+
+# Each metric a profile reports is one of these functions of the cosine of two unit vectors;
+# the inverse recovers the cosine from the reported number.
+_INVERSES: tuple[tuple[Callable[[float], float], Callable[[float], float]], ...] = (
+    (lambda c: c, lambda s: s),  # cosine similarity, dot product
+    (lambda c: 1.0 - c, lambda s: 1.0 - s),  # cosine distance, 1 - dot
+    (lambda c: -c, lambda s: -s),  # negative inner product
+    (lambda c: 2.0 - 2.0 * c, lambda s: 1.0 - s / 2.0),  # squared L2
+    (lambda c: math.sqrt(2.0 - 2.0 * c), lambda s: 1.0 - s * s / 2.0),  # L2
+)
+_PROBES = (-0.5, 0.0, 0.25, 0.75, 1.0)
+
+
+def cosine_of_score(score: Callable[[float], float]) -> Callable[[float], float]:
+    """The function mapping a profile's reported number back to the cosine it came from.
+
+    The profile's ``score`` is recognised by its values at a few cosines; a custom profile with
+    another monotone function is inverted by bisection over ``[-1, 1]``.
+    """
+    for forward, inverse in _INVERSES:
+        if all(score(c) == forward(c) for c in _PROBES):
+            return inverse
+    increasing = score(1.0) > score(-1.0)
+
+    def bisect(value: float) -> float:
+        low, high = -1.0, 1.0
+        for _ in range(64):
+            middle = (low + high) / 2.0
+            if (score(middle) < value) == increasing:
+                low = middle
+            else:
+                high = middle
+        return (low + high) / 2.0
+
+    return bisect
+
+
+# -- maximal marginal relevance ----------------------------------------------------------------
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    # Elementwise IEEE products and a correctly rounded sum (fsum): the same bits on every
+    # machine, unlike a BLAS dot whose summation order depends on the CPU.
+    return math.fsum((a * b).tolist())
+
+
+def mmr_order(
+    query: np.ndarray,
+    vectors: np.ndarray,
+    k: int,
+    lambda_mult: float,
+    tiebreak: Sequence[int] | None = None,
+) -> list[int]:
+    """Positions of up to ``k`` of ``vectors`` chosen by maximal marginal relevance, in order.
+
+    The first pick is the candidate closest to the query; each next one maximises
+    ``lambda_mult * cos(query, d) - (1 - lambda_mult) * max cos(d, chosen)``, as LangChain's
+    ``maximal_marginal_relevance`` does. Cosines are computed in float64 from correctly
+    rounded sums, so the choice is the same on every machine; equal values go to the
+    candidate with the smaller ``tiebreak`` key (its insertion number; by default its
+    position), never to float noise.
+    """
+    if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
+        raise PlaceboragTypeError(
+            f"lambda_mult={lambda_mult!r} must be a number between 0 and 1, "
+            f"not {type(lambda_mult).__name__}"
+        )
+    if not 0.0 <= lambda_mult <= 1.0:
+        raise PlaceboragValueError(f"lambda_mult={lambda_mult!r} must be between 0 and 1")
+    count = len(vectors)
+    if k == 0 or count == 0:
+        return []
+    rows = np.asarray(vectors, dtype=np.float64)
+    q = np.asarray(query, dtype=np.float64)
+    norms = [math.sqrt(_dot(row, row)) for row in rows]
+    q_norm = math.sqrt(_dot(q, q))
+    relevance = [_dot(q, row) / (q_norm * norm) for row, norm in zip(rows, norms)]
+    redundancy = [-math.inf] * count
+    chosen: list[int] = []
+    left = list(range(count))
+    keys = list(range(count)) if tiebreak is None else [int(key) for key in tiebreak]
+    while left and len(chosen) < k:
+        best, best_value = left[0], -math.inf
+        for i in left:
+            # The first pick is the most relevant candidate, whatever lambda_mult is.
+            if chosen:
+                value = lambda_mult * relevance[i] - (1.0 - lambda_mult) * redundancy[i]
+            else:
+                value = relevance[i]
+            if value > best_value or (value == best_value and keys[i] < keys[best]):
+                best, best_value = i, value
+        chosen.append(best)
+        left.remove(best)
+        for i in left:
+            similarity = _dot(rows[i], rows[best]) / (norms[i] * norms[best])
+            redundancy[i] = max(redundancy[i], similarity)
+    return chosen
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, then replace."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def run_query(
+    store: Any,
+    text: str | None,
+    vector: Any,
+    k: int,
+    where: Any,
+    ids: Sequence[str] | None,
+    context: Any,
+) -> list[Any]:
+    """``store.query`` for a text, ``store.query_by_vector`` for a vector; ``ids`` if given."""
+    options: dict[str, Any] = {"context": context}
+    if ids is not None:
+        options["ids"] = list(ids)
+    if text is None:
+        return list(store.query_by_vector(vector, k, where, **options))
+    return list(store.query(text, k, where, **options))

@@ -12,20 +12,23 @@
 * :class:`PlaceboReranker` is a ``BaseDocumentCompressor`` over a ``ScriptedScorer`` or a
   ``GeometryScorer``, for ``ContextualCompressionRetriever`` and any chain that reranks.
 
-Metadata: a ``FakeVectorStore`` holds str, int, float and bool values, the kinds its filter
-language compares. A document whose metadata holds anything else (None, a list, a dict) is
-refused with an error naming the document and the key, before anything is written: silently
-dropping or stringifying the value would make a filter on that key quietly wrong.
+``PlaceboVectorStore`` is a drop-in for ``InMemoryVectorStore``: the ``"langchain"`` profile
+by default, callable filters, MMR, ``k=0``, int ids, ``dump``/``load``. ``docs/integrations.md``
+lists what changes when a test swaps LangChain's doubles for these.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+import numpy as np
+
+from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
 from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
 
@@ -52,6 +55,7 @@ __all__ = [
 
 # The LangChain model's document and query methods, in that order.
 _METHODS = ("embed_documents", "embed_query")
+_DUMP_FORMAT = "placeborag.langchain/1"
 # Generated ids are uuid5s in this namespace: the same writes give the same ids on every run.
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://placeborag.invalid/langchain/ids")
 
@@ -86,35 +90,122 @@ def _document(match: Match) -> Document:
     return Document(id=match.id, page_content=match.text, metadata=match.metadata)
 
 
+# Keys of a Qdrant filter: a dict built from them is not a placeborag where dict.
+_QDRANT_KEYS = frozenset({"must", "should", "must_not", "min_should"})
+
+
 def _checked_where(where: object, name: str) -> Mapping[str, Any] | None:
-    if where is None or isinstance(where, Mapping):
+    if where is None:
+        return None
+    if isinstance(where, Mapping):
+        if where and _QDRANT_KEYS.issuperset(where):
+            raise FilterError(
+                f"{name}={where!r} is a Qdrant filter; PlaceboVectorStore takes a placeborag "
+                "where dict (such as {'lang': 'hu'} or {'$and': [...]}) or a callable "
+                "filter(document) -> bool"
+            )
         return where
     raise PlaceboragTypeError(
-        f"{name}={where!r} must be a placeborag where dict such as {{'lang': 'hu'}} or None, "
-        f"not {type(where).__name__}"
+        f"{name}={where!r} must be a placeborag where dict such as {{'lang': 'hu'}}, a callable "
+        f"filter(document) -> bool, or None, not {type(where).__name__}"
     )
+
+
+def _stored_id(value: object, name: str) -> str | None:
+    """An id as the store keeps it: a str, an int as its decimal text; None or '' for a new one."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise PlaceboragTypeError(f"{name}={value!r} must be a str, an int or None")
+
+
+def _check_batch_size(batch_size: object) -> int | None:
+    if batch_size is None:
+        return None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+        raise PlaceboragTypeError(
+            f"batch_size={batch_size!r} must be an int or None, not {type(batch_size).__name__}"
+        )
+    if batch_size < 1:
+        raise PlaceboragValueError(f"batch_size={batch_size!r} must be >= 1")
+    return batch_size
+
+
+class _InMemoryShapedStore(FakeVectorStore):
+    """A ``FakeVectorStore`` that also reads like ``InMemoryVectorStore.store``.
+
+    Iterating gives the visible ids in insertion order; ``keys()``, ``values()``, ``items()``
+    and ``store[id]`` give ``InMemoryVectorStore``'s record dicts (``id``, ``vector``,
+    ``text``, ``metadata``), so a test that inspects ``vector_store.store`` keeps working.
+    ``get(id)`` stays the ``FakeVectorStore`` method (a ``Match``; an unknown id raises).
+    """
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.records().ids)
+
+    def keys(self) -> list[str]:
+        return list(self.records().ids)
+
+    def values(self) -> list[dict[str, Any]]:
+        records = self.records()
+        return [_record_dict(records, i) for i in range(len(records))]
+
+    def items(self) -> list[tuple[str, dict[str, Any]]]:
+        records = self.records()
+        return [(records.ids[i], _record_dict(records, i)) for i in range(len(records))]
+
+    def __getitem__(self, id: str) -> dict[str, Any]:
+        records = self.records()
+        if id not in self:
+            raise KeyError(id)
+        return _record_dict(records, records.position(id))
+
+
+def _record_dict(records: Any, i: int) -> dict[str, Any]:
+    return {
+        "id": records.ids[i],
+        "vector": records.vectors[i].tolist(),
+        "text": records.texts[i],
+        "metadata": dict(records.metadata[i]),
+    }
 
 
 class PlaceboVectorStore(VectorStore):
     """A LangChain ``VectorStore`` over a :class:`~placeborag.FakeVectorStore`.
 
-    Give either ``store=`` (a configured ``FakeVectorStore``, quirks and all) or an
-    ``embedding`` plus ``FakeVectorStore`` options (``profile=``, ``filter_mode=``, ``recall=``,
-    ``visibility=``, ...). ``embedding`` may be a :class:`PlaceboEmbeddings`, a placeborag
-    embedder, or any LangChain ``Embeddings`` (its vectors are then ranked by the store);
-    it defaults to a ``FakeEmbedder()``.
+    A drop-in for ``InMemoryVectorStore``: by default the store uses the ``"langchain"``
+    profile (cosine similarity, higher is better, ``k=4``, pre-filtering, writing an existing id
+    replaces it in place). Give ``store=`` (a configured ``FakeVectorStore``, quirks and all) or
+    an ``embedding`` plus ``FakeVectorStore`` options (``profile=``, ``filter_mode=``,
+    ``recall=``, ``visibility=``, ...). ``embedding`` may be a :class:`PlaceboEmbeddings`, a
+    placeborag embedder, or any LangChain ``Embeddings`` (a ``Mock(wraps=...)`` of one too);
+    it defaults to a ``FakeEmbedder()``. A LangChain model is called once per written
+    document and once per query; scores come from the vectors stored at write time.
 
-    * ``add_texts``/``add_documents`` write with the given ids; a missing id is generated as a
-      uuid5 of a per-adapter counter and the text, so the same writes give the same ids on every
-      run while equal texts written twice still become two records, as in a real store.
-      Writing an existing id replaces that record.
-    * ``similarity_search_with_score`` reports the score in the store profile's convention:
-      ``"chroma"`` a cosine distance (lower is better), ``"qdrant"`` a cosine similarity
-      (higher is better). ``similarity_search_with_relevance_scores`` maps both to the cosine.
-    * ``filter=`` is a placeborag ``where`` dict (``{"year": {"$gte": 2024}}``); a callable is
-      refused, as a real backend's query language would refuse it.
-    * ``delete`` ignores unknown ids, as LangChain expects; ``delete()`` with no ids empties
-      the store.
+    * ``add_texts``/``add_documents`` write with the given ids (an int id is kept as its
+      decimal text); a missing id is generated as a uuid5 of a per-adapter counter and the
+      text, so the same writes give the same ids on every run. An id repeated in one batch
+      keeps its first position and its last text, as in ``InMemoryVectorStore``.
+      ``batch_size`` (what ``langchain_core.indexing.index`` passes) splits the writes into
+      that many records per embedding call.
+    * ``similarity_search_with_score`` reports the profile's number: a cosine similarity under
+      ``"langchain"``/``"qdrant"``, a distance under ``"chroma"``.
+      ``similarity_search_with_relevance_scores`` reports the cosine recovered from that
+      number, for every profile and metric (see ``docs/integrations.md``).
+    * ``filter=`` is a placeborag ``where`` dict (``{"year": {"$gte": 2024}}``) or, as in
+      ``InMemoryVectorStore``, a callable taking a ``Document`` (id included) and returning
+      a bool; the callable chooses the candidates before ranking.
+    * ``max_marginal_relevance_search`` runs MMR over the stored vectors, deterministically.
+    * ``store`` is the ``FakeVectorStore``. One the adapter builds also reads like
+      ``InMemoryVectorStore.store``: ``for id in vector_store.store``, ``.keys()``,
+      ``.values()``, ``.items()`` and ``store[id]`` give its record dicts (``id``, ``vector``,
+      ``text``, ``metadata``).
+    * ``k=0`` returns no documents. ``delete`` ignores unknown ids; ``delete()`` with no ids
+      empties the store. ``dump(path)``/``load(path, embedding)`` save and restore the
+      records as JSON (``load`` embeds the texts again).
     """
 
     def __init__(
@@ -137,9 +228,12 @@ class PlaceboVectorStore(VectorStore):
                 )
         else:
             embedder = _shared.store_embedder(embedding, PlaceboEmbeddings, Embeddings, _METHODS)
-            store = FakeVectorStore(embedder=embedder, **store_options)
+            store_options.setdefault("profile", "langchain")
+            store = _InMemoryShapedStore(embedder=embedder, **store_options)
         self._store = store
-        self._embedding = embedding if isinstance(embedding, Embeddings) else None
+        self._embedding = (
+            embedding if embedding is not None and not _is_placebo(embedding) else None
+        )
         # next() on a count is atomic, so concurrent async writes never share a number.
         self._generated = itertools.count()
 
@@ -165,21 +259,46 @@ class PlaceboVectorStore(VectorStore):
         metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str | None] | None = None,
+        batch_size: int | None = None,
         **kwargs: Any,
     ) -> list[str]:
-        _shared.check_options(kwargs, "PlaceboVectorStore.add_texts", ("metadatas", "ids"))
-        text_list = list(texts)
-        if ids is not None and len(ids) != len(text_list):
-            raise PlaceboragValueError(
-                f"ids has {len(ids)} items and texts has {len(text_list)}; "
-                "they must have the same length"
-            )
+        _shared.check_options(
+            kwargs, "PlaceboVectorStore.add_texts", ("metadatas", "ids", "batch_size")
+        )
+        text_list = _shared.check_texts(texts)
+        batch = _check_batch_size(batch_size)
+        if ids is not None:
+            ids = _shared.check_texts(ids, "ids")
+            if len(ids) != len(text_list):
+                raise PlaceboragValueError(
+                    f"ids has {len(ids)} items and texts has {len(text_list)}; "
+                    "they must have the same length"
+                )
+        if metadatas is not None:
+            metadatas = _shared.check_texts(metadatas, "metadatas")
+            if len(metadatas) != len(text_list):
+                raise PlaceboragValueError(
+                    f"metadatas has {len(metadatas)} items and texts has {len(text_list)}; "
+                    "they must have the same length"
+                )
         given = ids if ids is not None else [None] * len(text_list)
+        checked = [_stored_id(value, f"ids[{i}]") for i, value in enumerate(given)]
         id_list = [
             value if value is not None else self._new_id(text)
-            for value, text in zip(given, text_list)
+            for value, text in zip(checked, text_list)
         ]
-        self._store.upsert_many(id_list, text_list, metadatas)
+        # An id repeated in one batch: its first position, its last text and metadata.
+        last = {value: i for i, value in enumerate(id_list)}
+        order = list(dict.fromkeys(id_list))
+        rows = [last[value] for value in order]
+        step = batch or max(len(rows), 1)
+        for start in range(0, len(rows), step):
+            chunk = rows[start : start + step]
+            self._store.upsert_many(
+                [id_list[i] for i in chunk],
+                [text_list[i] for i in chunk],
+                None if metadatas is None else [metadatas[i] for i in chunk],
+            )
         return id_list
 
     def _new_id(self, text: str) -> str:
@@ -191,7 +310,11 @@ class PlaceboVectorStore(VectorStore):
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
         _shared.check_options(kwargs, "PlaceboVectorStore.delete", ("ids",))
-        self._store.delete(list(self._store.ids) if ids is None else ids, missing_ok=True)
+        if ids is None:
+            self._store.delete(list(self._store.ids), missing_ok=True)
+            return True
+        wanted = [_stored_id(value, f"ids[{i}]") for i, value in enumerate(ids)]
+        self._store.delete([value for value in wanted if value is not None], missing_ok=True)
         return True
 
     @classmethod
@@ -202,81 +325,230 @@ class PlaceboVectorStore(VectorStore):
         metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
+        batch_size: int | None = None,
         **kwargs: Any,
     ) -> PlaceboVectorStore:
         """A new store over ``embedding`` holding ``texts``; ``kwargs`` are store options."""
         vector_store = cls(embedding, **kwargs)
-        vector_store.add_texts(texts, metadatas, ids=ids)
+        vector_store.add_texts(texts, metadatas, ids=ids, batch_size=batch_size)
+        return vector_store
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def dump(self, path: str | os.PathLike[str]) -> None:
+        """Write the visible records (ids, texts, metadata) to ``path`` as JSON, atomically.
+
+        The file is written next to ``path`` and moved into place, so ``path`` holds either
+        the old file or the new one. Metadata must be JSON values.
+        """
+        records = self._store.records()
+        payload = {
+            "format": _DUMP_FORMAT,
+            "records": [
+                {"id": i, "text": t, "metadata": dict(m)}
+                for i, t, m in zip(records.ids, records.texts, records.metadata)
+            ],
+        }
+        try:
+            text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise PlaceboragTypeError(
+                f"PlaceboVectorStore.dump writes JSON, and a record's metadata is not JSON: {exc}"
+            ) from None
+        _shared.write_atomically(path, text)
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], embedding: Any = None, **kwargs: Any
+    ) -> PlaceboVectorStore:
+        """A new store over ``embedding`` (and store options) holding the records of ``dump``.
+
+        The texts are embedded again, in one call.
+        """
+        with open(path, encoding="utf-8") as stream:
+            payload = json.load(stream)
+        if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
+            raise PlaceboragValueError(
+                f"{os.fspath(path)!r} is not a file written by PlaceboVectorStore.dump"
+            )
+        records = payload["records"]
+        vector_store = cls(embedding, **kwargs)
+        vector_store.add_texts(
+            [r["text"] for r in records],
+            [r["metadata"] for r in records],
+            ids=[r["id"] for r in records],
+        )
         return vector_store
 
     # -- reads ----------------------------------------------------------------------------
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        found = [value for value in dict.fromkeys(ids) if value in self._store]
-        return [_document(self._store.get(value)) for value in found]
+        wanted = [_stored_id(value, f"ids[{i}]") for i, value in enumerate(ids)]
+        found = [value for value in dict.fromkeys(wanted) if value is not None]
+        return [_document(self._store.get(value)) for value in found if value in self._store]
+
+    def _candidates(self, filter: object) -> tuple[Mapping[str, Any] | None, list[str] | None]:
+        """A dict filter as the store's ``where``; a callable as the ids it accepts."""
+        if filter is None or not callable(filter):
+            return _checked_where(filter, "filter"), None
+        records = self._store.records()
+        accepted = [
+            value
+            for value, text, metadata in zip(records.ids, records.texts, records.metadata)
+            if filter(Document(id=value, page_content=text, metadata=dict(metadata)))
+        ]
+        return None, accepted
+
+    def _search(
+        self,
+        query: str | None,
+        vector: Sequence[float] | None,
+        k: object,
+        options: dict[str, Any],
+        method: str,
+        extra: tuple[str, ...] = (),
+    ) -> list[Match]:
+        filter = options.pop("filter", None)
+        context = options.pop("context", None)
+        _shared.check_options(
+            options, f"PlaceboVectorStore.{method}", ("k", "filter", "context", *extra)
+        )
+        count = _shared.check_k(k)
+        where, ids = self._candidates(filter)
+        if count == 0:
+            return []
+        return _shared.run_query(self._store, query, vector, count, where, ids, context)
 
     def similarity_search_with_score(
-        self,
-        query: str,
-        k: int = 4,
-        filter: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """The top ``k`` documents and their scores in the store profile's convention.
 
-        ``context`` (a dict) is passed to ``FakeVectorStore.query``, which records it.
+        ``filter`` is a where dict or a callable on the ``Document``; ``context`` (a dict) is
+        passed to ``FakeVectorStore.query``, which records it.
         """
-        context = kwargs.pop("context", None)
-        _shared.check_options(
-            kwargs, "PlaceboVectorStore.similarity_search", ("k", "filter", "context")
-        )
-        where = _checked_where(filter, "filter")
-        matches = self._store.query(query, k, where, context=context)
+        matches = self._search(query, None, k, kwargs, "similarity_search")
         return [(_document(match), match.score) for match in matches]
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
         return [doc for doc, _ in self.similarity_search_with_score(query, k, **kwargs)]
 
+    def similarity_search_with_score_by_vector(
+        self, embedding: list[float], k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The top ``k`` documents for a query vector (in the store's space), with scores."""
+        matches = self._search(None, embedding, k, kwargs, "similarity_search_by_vector")
+        return [(_document(match), match.score) for match in matches]
+
     def similarity_search_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[Document]:
-        raise NotImplementedError(
-            "PlaceboVectorStore searches by query text only: a FakeVectorStore embeds the "
-            "query itself, on the query side of its embedder, so that replay, profiles and "
-            "injected failures apply; call similarity_search(text) instead"
+        return [
+            doc for doc, _ in self.similarity_search_with_score_by_vector(embedding, k, **kwargs)
+        ]
+
+    def max_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """``k`` documents chosen by MMR among the best ``fetch_k``, over the stored vectors.
+
+        The query is embedded once; candidates come from the store (filter, profile and quirks
+        apply), then MMR picks from them in exact order (see ``docs/integrations.md``).
+        """
+        vector = self._store.embed_query(_check_query(query))
+        return self.max_marginal_relevance_search_by_vector(
+            vector, k, fetch_k, lambda_mult, **kwargs
         )
 
+    def max_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        **kwargs: Any,
+    ) -> list[Document]:
+        count = _shared.check_k(k)
+        fetch = _shared.check_k(fetch_k, "fetch_k")
+        matches = [
+            match
+            for match in self._search(
+                None, embedding, fetch, kwargs, "max_marginal_relevance_search"
+            )
+            if match.id in self._store
+        ]
+        records = self._store.records()
+        rows = [records.position(match.id) for match in matches]
+        chosen = _shared.mmr_order(
+            np.asarray(embedding, dtype=np.float64),
+            records.vectors[rows],
+            count,
+            lambda_mult,
+            records.sequence[rows].tolist(),
+        )
+        return [_document(matches[i]) for i in chosen]
+
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        if self._store.profile.higher_is_better:
-            return _identity
-        return self._cosine_relevance_score_fn
+        return _shared.cosine_of_score(self._store.profile.score)
 
 
-def _identity(score: float) -> float:
-    return score
+def _is_placebo(embedding: Any) -> bool:
+    """True unless ``embedding`` is a LangChain model (an ``Embeddings`` or a duck-typed one)."""
+    if isinstance(embedding, PlaceboEmbeddings):
+        return True
+    return not (
+        isinstance(embedding, Embeddings)
+        or all(callable(getattr(embedding, name, None)) for name in _METHODS)
+    )
+
+
+def _check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise PlaceboragTypeError(f"query={query!r} must be a str, not {type(query).__name__}")
+    return query
+
+
+_SEARCH_TYPES = ("similarity", "mmr", "similarity_score_threshold")
+_SEARCH_KWARGS = {
+    "similarity": ("k", "filter", "where"),
+    "mmr": ("k", "filter", "where", "fetch_k", "lambda_mult"),
+    "similarity_score_threshold": ("k", "filter", "where", "score_threshold"),
+}
 
 
 class PlaceboRetriever(BaseRetriever):
     """A LangChain retriever over a ``FakeVectorStore`` (or a :class:`PlaceboVectorStore`).
 
-    ``k`` (default: the store profile's ``default_k``) and ``where`` (a placeborag filter) are
-    set at construction and may be replaced per call: ``invoke(query, k=2, where={...})``.
-    ``context`` passed to ``invoke`` is recorded by the store with the query. Failures the
-    store was told to inject (``fail_next_query``) propagate unchanged.
+    ``k`` (default: the store profile's ``default_k``) and ``where`` (a placeborag filter, or a
+    callable on the ``Document``) are set at construction and may be replaced per call:
+    ``invoke(query, k=2, where={...})``. Like LangChain's ``VectorStoreRetriever`` it also
+    takes ``search_type`` (``"similarity"``, ``"mmr"``, ``"similarity_score_threshold"``) and
+    ``search_kwargs`` (``k``, ``filter``, ``fetch_k``, ``lambda_mult``, ``score_threshold``);
+    an unknown key or keyword is refused. ``context`` passed to ``invoke`` is recorded by the
+    store with the query. Failures the store was told to inject propagate unchanged.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     store: FakeVectorStore
     k: int | None = None
-    where: dict[str, Any] | None = None
+    where: Any = None
+    search_type: str = "similarity"
+    search_kwargs: dict[str, Any] = {}
 
     def __init__(
         self,
         store: FakeVectorStore | PlaceboVectorStore,
         *,
         k: int | None = None,
-        where: Mapping[str, Any] | None = None,
+        where: Mapping[str, Any] | Callable[[Document], bool] | None = None,
+        search_type: str = "similarity",
+        search_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(store, PlaceboVectorStore):
@@ -286,9 +558,50 @@ class PlaceboRetriever(BaseRetriever):
                 f"store={store!r} must be a FakeVectorStore or a PlaceboVectorStore, "
                 f"not {type(store).__name__}"
             )
-        where = _checked_where(where, "where")
+        unknown = {name: value for name, value in kwargs.items() if name not in _RETRIEVER_FIELDS}
+        _shared.check_options(
+            unknown,
+            "PlaceboRetriever",
+            ("store", "k", "where", "search_type", "search_kwargs", *sorted(_RETRIEVER_FIELDS)),
+        )
+        if search_type not in _SEARCH_TYPES:
+            raise PlaceboragValueError(
+                f"search_type={search_type!r} must be one of "
+                f"{', '.join(repr(name) for name in _SEARCH_TYPES)}"
+            )
+        search = dict(search_kwargs or {})
+        _shared.check_options(
+            {name: v for name, v in search.items() if name not in _SEARCH_KWARGS[search_type]},
+            f"PlaceboRetriever search_kwargs (search_type={search_type!r})",
+            _SEARCH_KWARGS[search_type],
+        )
+        if "filter" in search and "where" in search:
+            raise PlaceboragTypeError("search_kwargs has both 'filter' and 'where'; give one")
+        if "where" in search:
+            search["filter"] = search.pop("where")
+        if search_type == "similarity_score_threshold" and "score_threshold" not in search:
+            raise PlaceboragValueError(
+                "search_type='similarity_score_threshold' needs search_kwargs['score_threshold']"
+            )
+        if k is not None and "k" in search:
+            raise PlaceboragTypeError("k= and search_kwargs['k'] both given; give one")
+        if where is not None and "filter" in search:
+            raise PlaceboragTypeError("where= and search_kwargs['filter'] both given; give one")
+        if k is None:
+            k = search.pop("k", None)
+        if where is None:
+            where = search.pop("filter", None)
+        if k is not None:
+            _shared.check_k(k)
+        if where is not None and not callable(where):
+            where = dict(_checked_where(where, "where"))  # type: ignore[arg-type]
         super().__init__(
-            store=store, k=k, where=dict(where) if where is not None else None, **kwargs
+            store=store,
+            k=k,
+            where=where,
+            search_type=search_type,
+            search_kwargs=search,
+            **kwargs,
         )
 
     def _get_relevant_documents(
@@ -297,12 +610,31 @@ class PlaceboRetriever(BaseRetriever):
         *,
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
-        where: Mapping[str, Any] | None = None,
+        where: Mapping[str, Any] | Callable[[Document], bool] | None = None,
         context: Mapping[str, Any] | None = None,
     ) -> list[Document]:
-        where = _checked_where(where, "where") if where is not None else self.where
-        matches = self.store.query(query, k if k is not None else self.k, where, context=context)
-        return [_document(match) for match in matches]
+        vector_store = PlaceboVectorStore(store=self.store)
+        where = where if where is not None else self.where
+        count = k if k is not None else self.k
+        if count is None:
+            count = self.store.profile.default_k
+        options: dict[str, Any] = {"filter": where, "context": context}
+        if self.search_type == "mmr":
+            return vector_store.max_marginal_relevance_search(
+                query,
+                count,
+                self.search_kwargs.get("fetch_k", 20),
+                self.search_kwargs.get("lambda_mult", 0.5),
+                **options,
+            )
+        if self.search_type == "similarity_score_threshold":
+            threshold = self.search_kwargs["score_threshold"]
+            pairs = vector_store.similarity_search_with_relevance_scores(query, count, **options)
+            return [doc for doc, score in pairs if score >= threshold]
+        return vector_store.similarity_search(query, count, **options)
+
+
+_RETRIEVER_FIELDS = frozenset(BaseRetriever.model_fields)
 
 
 class PlaceboReranker(BaseDocumentCompressor):

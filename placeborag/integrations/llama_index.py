@@ -9,16 +9,21 @@
 * :class:`PlaceboNodePostprocessor` is a ``BaseNodePostprocessor`` that reranks with a
   ``ScriptedScorer`` or a ``GeometryScorer``.
 * :func:`metadata_filters_to_where` translates LlamaIndex ``MetadataFilters`` into a placeborag
-  ``where`` dict.
+  ``where`` dict where one exists; :func:`metadata_filter_function` evaluates any of them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._filters import compile_filter
 from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
 
@@ -52,6 +57,7 @@ __all__ = [
     "PlaceboLlamaKnowledgeRetriever",
     "PlaceboLlamaVectorStore",
     "PlaceboNodePostprocessor",
+    "metadata_filter_function",
     "metadata_filters_to_where",
 ]
 
@@ -72,7 +78,10 @@ _CONDITIONS = {FilterCondition.AND: "$and", FilterCondition.OR: "$or"}
 # Keys the adapter adds to each record's metadata, beside the node's own.
 _NODE_CONTENT = "_node_content"
 _NODE_TYPE = "_node_type"
-_REF_DOC_ID = "ref_doc_id"
+# The source document of a node, under a key of the adapter's own: a user's "ref_doc_id"
+# metadata stays as the user wrote it.
+_REF_DOC_ID = "_ref_doc_id"
+_RESERVED = (_NODE_CONTENT, _NODE_TYPE, _REF_DOC_ID)
 
 
 class PlaceboEmbedding(BaseEmbedding):
@@ -119,11 +128,21 @@ def metadata_filters_to_where(filters: MetadataFilters | None) -> dict[str, Any]
     """The placeborag ``where`` dict equivalent to LlamaIndex ``filters`` (None for no filter).
 
     ``==``, ``!=``, ``>``, ``>=``, ``<``, ``<=``, ``in`` and ``nin`` become ``$eq`` ... ``$nin``;
-    the ``and``/``or`` conditions become ``$and``/``$or``, nested filters included. Any other
-    operator or condition raises :class:`~placeborag.FilterError`. The result keeps
-    placeborag's rules: in particular a key a record does not carry never matches, so
-    ``!=`` and ``nin`` skip records without the key (LlamaIndex's in-memory store keeps them).
+    the ``and``/``or`` conditions become ``$and``/``$or``, nested filters included. The other
+    operators (``contains``, ``any``, ``all``, ``text_match``, ``text_match_insensitive``,
+    ``is_empty``) and the ``not`` condition have no ``where`` form: this raises
+    :class:`~placeborag.FilterError` for them, and ``PlaceboLlamaVectorStore`` evaluates such
+    filters itself (see :func:`metadata_filter_function`). The result keeps placeborag's rules:
+    in particular a key a record does not carry never matches, so ``!=`` and ``nin`` skip
+    records without the key (LlamaIndex's in-memory store keeps them).
     """
+    filters = _checked_filters(filters)
+    if filters is None:
+        return None
+    return _translate(filters)
+
+
+def _checked_filters(filters: object) -> MetadataFilters | None:
     if filters is None:
         return None
     if not isinstance(filters, MetadataFilters):
@@ -132,15 +151,15 @@ def metadata_filters_to_where(filters: MetadataFilters | None) -> dict[str, Any]
         )
     if not filters.filters:
         return None
-    return _translate(filters)
+    return filters
 
 
 def _translate(filters: MetadataFilters) -> dict[str, Any]:
     condition = filters.condition or FilterCondition.AND
     if condition not in _CONDITIONS:
         raise FilterError(
-            f"condition {condition.value!r} has no placeborag equivalent; "
-            "expected one of 'and', 'or'"
+            f"condition {condition.value!r} has no placeborag where equivalent; "
+            "expected one of 'and', 'or' (PlaceboLlamaVectorStore evaluates 'not' itself)"
         )
     if not filters.filters:
         raise FilterError("a nested MetadataFilters has no filters; give at least one")
@@ -158,17 +177,138 @@ def _clause(item: MetadataFilter) -> dict[str, Any]:
     if operator is None:
         supported = ", ".join(repr(op.value) for op in _OPERATORS)
         raise FilterError(
-            f"operator {item.operator.value!r} on key {item.key!r} has no placeborag "
-            f"equivalent; expected one of {supported}"
+            f"operator {item.operator.value!r} on key {item.key!r} has no placeborag where "
+            f"equivalent; expected one of {supported} (PlaceboLlamaVectorStore evaluates the "
+            "others itself)"
         )
     return {item.key: {operator: item.value}}
 
 
+def _translatable(filters: MetadataFilters) -> bool:
+    if (filters.condition or FilterCondition.AND) not in _CONDITIONS or not filters.filters:
+        return False
+    return all(
+        _translatable(item) if isinstance(item, MetadataFilters) else item.operator in _OPERATORS
+        for item in filters.filters
+    )
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
+
+
+def _contains(container: object, value: object) -> bool:
+    if isinstance(container, str):
+        return isinstance(value, str) and value in container
+    if isinstance(container, (list, tuple)):
+        return any(_kind(item) == _kind(value) and item == value for item in container)
+    return False
+
+
+def _text(operator: FilterOperator, value: object, stored: object) -> bool:
+    if not isinstance(value, str):
+        raise FilterError(f"operator {operator.value!r} needs a str value, not {value!r}")
+    if not isinstance(stored, str):
+        return False
+    if operator == FilterOperator.TEXT_MATCH_INSENSITIVE:
+        return value.lower() in stored.lower()
+    return value in stored
+
+
+def _members(operator: FilterOperator, value: object) -> list[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise FilterError(f"operator {operator.value!r} needs a list value, not {value!r}")
+    return list(value)
+
+
+_EMPTY = (None, "", [])
+
+
+def metadata_filter_function(
+    filters: MetadataFilters | None, *, negations_match_missing: bool = False
+) -> Callable[[Mapping[str, Any]], bool]:
+    """A predicate over a record's metadata equivalent to LlamaIndex ``filters``.
+
+    Every operator and condition of ``MetadataFilters`` is supported, nested filters
+    included: ``not`` matches when none of its filters match. The operators with a ``where``
+    form follow the placeborag filter rules (the same predicate the store applies);
+    ``contains`` tests list membership (or a substring of a str), ``any``/``all`` whether
+    any/all of the given values are in the stored list, ``text_match`` a substring
+    (``text_match_insensitive`` ignoring case), and ``is_empty`` matches a missing key, None,
+    ``""`` and ``[]``. A key the record does not carry matches nothing else (unless
+    ``negations_match_missing`` lets ``!=``/``nin`` match it, as engine semantics do). The
+    whole filter is checked before any record is read.
+    """
+    checked = _checked_filters(filters)
+    if checked is None:
+        return lambda metadata: True
+    return _compile_filters(checked, negations_match_missing)
+
+
+def _compile_filters(
+    filters: MetadataFilters, negations: bool
+) -> Callable[[Mapping[str, Any]], bool]:
+    if not filters.filters:
+        raise FilterError("a nested MetadataFilters has no filters; give at least one")
+    tests = [
+        _compile_filters(item, negations)
+        if isinstance(item, MetadataFilters)
+        else _compile_leaf(item, negations)
+        for item in filters.filters
+    ]
+    condition = filters.condition or FilterCondition.AND
+    if condition == FilterCondition.AND:
+        return lambda metadata: all(test(metadata) for test in tests)
+    if condition == FilterCondition.OR:
+        return lambda metadata: any(test(metadata) for test in tests)
+    if condition == FilterCondition.NOT:
+        return lambda metadata: not any(test(metadata) for test in tests)
+    raise FilterError(f"condition {condition!r} is not a FilterCondition")
+
+
+def _compile_leaf(item: MetadataFilter, negations: bool) -> Callable[[Mapping[str, Any]], bool]:
+    key, operator, value = item.key, item.operator, item.value
+    if operator in _OPERATORS:
+        predicate = compile_filter(_clause(item), negations_match_missing=negations)
+        return predicate.matches
+    if operator == FilterOperator.IS_EMPTY:
+        return lambda metadata: (
+            key not in metadata
+            or any(
+                metadata[key] is empty
+                or (_kind(metadata[key]) == _kind(empty) and metadata[key] == empty)
+                for empty in _EMPTY
+            )
+        )
+    if operator == FilterOperator.CONTAINS:
+        return lambda metadata: key in metadata and _contains(metadata[key], value)
+    if operator in (FilterOperator.ANY, FilterOperator.ALL):
+        members = _members(operator, value)
+        combine = any if operator == FilterOperator.ANY else all
+        return lambda metadata: (
+            key in metadata and combine(_contains(metadata[key], member) for member in members)
+        )
+    if operator in (FilterOperator.TEXT_MATCH, FilterOperator.TEXT_MATCH_INSENSITIVE):
+        _text(operator, value, "")  # checks the value before any record is read
+        return lambda metadata: key in metadata and _text(operator, value, metadata[key])
+    raise FilterError(f"operator {operator!r} on key {key!r} is not a FilterOperator")
+
+
 def _record_metadata(node: BaseNode) -> dict[str, Any]:
     """The node's own metadata plus the serialised node, so a query can rebuild it exactly."""
+    metadata = dict(node.metadata)
+    for key in _RESERVED:
+        if key in metadata:
+            raise PlaceboragValueError(
+                f"node {node.node_id!r} has metadata key {key!r}, which "
+                "PlaceboLlamaVectorStore keeps for itself; rename that key"
+            )
     content = node.model_dump(mode="json")
     content["embedding"] = None
-    metadata = dict(node.metadata)
     metadata[_NODE_CONTENT] = json.dumps(content, ensure_ascii=False)
     metadata[_NODE_TYPE] = node.class_name()
     if node.ref_doc_id is not None:
@@ -177,7 +317,15 @@ def _record_metadata(node: BaseNode) -> dict[str, Any]:
 
 
 def _node(match: Match) -> BaseNode:
-    return metadata_dict_to_node(match.metadata)
+    return _node_of(match.metadata)
+
+
+def _node_of(metadata: Mapping[str, Any]) -> BaseNode:
+    return metadata_dict_to_node(dict(metadata))
+
+
+def _user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in metadata.items() if key not in _RESERVED}
 
 
 class PlaceboLlamaVectorStore(BasePydanticVectorStore):
@@ -191,12 +339,22 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     LlamaIndex embedding model.
 
     The store embeds for itself: each node is written as its
-    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds) and queried by
-    ``query_str`` on the query side of the embedder, so ``is_embedding_query`` is False and
-    the embeddings LlamaIndex computed are not used. Give the index an ``embed_model`` in the
-    same space (``PlaceboEmbedding(store.embedder)``) so both agree. Node metadata values must
-    be str, int, float or bool, the kinds the filter language compares; None or a list is
-    refused with an error naming the node and key.
+    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once, and a query is
+    embedded once from ``query_str`` on the query side of the embedder (a query with only a
+    ``query_embedding`` is ranked by that vector). Over a LlamaIndex model (``embedder=``), a
+    node that arrives with its ``embedding`` is stored with that vector, not embedded again.
+    Over a placeborag embedder, give the index an ``embed_model`` in the same space
+    (``PlaceboEmbedding(store.embedder)``); a node arriving with an ``embedding`` in another
+    space raises a ``UserWarning``.
+
+    Like every vector store that keeps text (``stores_text=True``), the index leaves its
+    docstore empty unless ``VectorStoreIndex(..., store_nodes_override=True)``: pass it when
+    a test reads ``index.docstore`` or ``index.ref_doc_info``.
+
+    ``filters`` take every ``MetadataFilters`` operator and condition; ``node_ids`` and
+    ``doc_ids`` restrict the candidates; ``VectorStoreQueryMode.MMR`` picks by maximal
+    marginal relevance over the stored vectors (``mmr_threshold`` is the relevance weight,
+    0.5 by default, among ``mmr_prefetch_k`` candidates, every record by default).
     """
 
     stores_text: bool = True
@@ -225,6 +383,17 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         super().__init__(stores_text=True, is_embedding_query=False)
         self._store = store
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["__placeborag_store__"] = self._store
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        store = state.pop("__placeborag_store__", None)
+        super().__setstate__(state)
+        if store is not None:
+            self._store = store
+
     @classmethod
     def class_name(cls) -> str:
         return "PlaceboLlamaVectorStore"
@@ -240,20 +409,71 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
+        nodes = list(nodes)
         ids = [node.node_id for node in nodes]
-        self._store.upsert_many(
-            ids,
-            [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes],
-            [_record_metadata(node) for node in nodes],
-        )
+        metadatas = [_record_metadata(node) for node in nodes]
+        texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
+        embedder = self._store.embedder
+        if isinstance(embedder, _shared.VectorFunctions):
+            # The store ranks in a LlamaIndex model's space: a node's own embedding is the
+            # vector that model gave its text, so it is stored instead of asking again.
+            given = {
+                text: node.embedding
+                for text, node in reversed(list(zip(texts, nodes)))
+                if node.embedding is not None
+            }
+            with embedder.supplying(given):
+                self._store.upsert_many(ids, texts, metadatas)
+        else:
+            self._store.upsert_many(ids, texts, metadatas)
+            self._check_space(nodes)
         return ids
+
+    def _check_space(self, nodes: Sequence[BaseNode]) -> None:
+        """Warn when a node's own embedding is not the vector the store holds for it."""
+        given = [node for node in nodes if node.embedding is not None]
+        if not given:
+            return
+        records = self._store.records()
+        for node in given:
+            if node.node_id not in self._store:
+                continue  # not visible yet (visibility="manual")
+            stored = records.vectors[records.position(node.node_id)]
+            own = np.asarray(node.embedding, dtype=np.float64)
+            if own.shape != stored.shape or not _close(own, stored):
+                warnings.warn(
+                    f"node {node.node_id!r} arrived with an embedding "
+                    f"({own.shape[0]} dimensions) that is not the vector the store computed "
+                    "for its text: the index's embed_model is in another space than the "
+                    "store's embedder; give the index PlaceboEmbedding(store.embedder)",
+                    UserWarning,
+                    stacklevel=3,
+                )
+                return
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Delete every node of the source document ``ref_doc_id`` (none is not an error)."""
         _shared.check_options(delete_kwargs, "PlaceboLlamaVectorStore.delete", ("ref_doc_id",))
+        records = self._store.records()
+        ids = [i for i, m in zip(records.ids, records.metadata) if m.get(_REF_DOC_ID) == ref_doc_id]
+        self._store.delete(ids, missing_ok=True)
+
+    def _select(
+        self, node_ids: Sequence[str] | None, filters: MetadataFilters | None
+    ) -> list[tuple[str, Mapping[str, Any]]]:
+        """(id, metadata) of the visible records with these ids that pass ``filters``."""
+        test = metadata_filter_function(filters, negations_match_missing=self._negations())
+        records = self._store.records()
+        wanted = None if node_ids is None else set(_shared.check_texts(node_ids, "node_ids"))
+        return [
+            (i, m)
+            for i, m in zip(records.ids, records.metadata)
+            if (wanted is None or i in wanted) and test(_user_metadata(m))
+        ]
+
+    def _negations(self) -> bool:
         store = self._store
-        ids = [i for i in store.ids if store.get(i).metadata.get(_REF_DOC_ID) == ref_doc_id]
-        store.delete(ids, missing_ok=True)
+        return store.filter_semantics == "engine" and store.profile.negation_matches_missing
 
     def delete_nodes(
         self,
@@ -261,10 +481,14 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         filters: MetadataFilters | None = None,
         **delete_kwargs: Any,
     ) -> None:
-        """Delete nodes by id (unknown ids are ignored); ``node_ids=None`` deletes all."""
-        _shared.check_options(delete_kwargs, "PlaceboLlamaVectorStore.delete_nodes", ("node_ids",))
-        self._refuse_filters(filters, "delete_nodes")
-        self._store.delete(list(self._store.ids) if node_ids is None else node_ids, missing_ok=True)
+        """Delete the nodes with these ids that pass ``filters`` (None: no condition).
+
+        Unknown ids are ignored; with neither ``node_ids`` nor ``filters`` every node goes.
+        """
+        _shared.check_options(
+            delete_kwargs, "PlaceboLlamaVectorStore.delete_nodes", ("node_ids", "filters")
+        )
+        self._store.delete([i for i, _ in self._select(node_ids, filters)], missing_ok=True)
 
     def clear(self) -> None:
         self._store.delete(list(self._store.ids), missing_ok=True)
@@ -272,54 +496,113 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     def get_nodes(
         self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
     ) -> list[BaseNode]:
-        """The visible nodes with these ids (all for None), in the order asked; unknown skipped."""
-        self._refuse_filters(filters, "get_nodes")
-        wanted = self._store.ids if node_ids is None else dict.fromkeys(node_ids)
-        return [_node(self._store.get(i)) for i in wanted if i in self._store]
+        """The visible nodes with these ids that pass ``filters``; unknown ids are skipped.
 
-    @staticmethod
-    def _refuse_filters(filters: MetadataFilters | None, method: str) -> None:
-        if filters is not None:
-            raise NotImplementedError(
-                f"PlaceboLlamaVectorStore.{method} selects by node_ids only; a FakeVectorStore "
-                "applies filters to queries, not to reads by id"
-            )
+        Nodes come in the order of ``node_ids`` when given, else in insertion order.
+        """
+        selected = dict(self._select(node_ids, filters))
+        order = selected if node_ids is None else dict.fromkeys(node_ids)
+        return [_node_of(selected[i]) for i in order if i in selected]
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
-        """The top ``similarity_top_k`` nodes for ``query.query_str``, filtered and scored.
+        """The top ``similarity_top_k`` nodes for ``query``, filtered and scored.
 
-        ``filters`` are translated by :func:`metadata_filters_to_where`; ``doc_ids`` restrict
-        to those source documents. ``context`` (a dict) is recorded by the store with the query.
+        ``filters`` are translated by :func:`metadata_filters_to_where` when they can be (so
+        the store's filter mode applies and ``store.last_query.where`` shows them), and
+        evaluated by :func:`metadata_filter_function` otherwise; ``node_ids`` and ``doc_ids``
+        restrict the candidates. ``context`` (a dict) is recorded by the store with the query.
         """
-        context = kwargs.pop("context", None)
-        _shared.check_options(kwargs, "PlaceboLlamaVectorStore.query", ("query", "context"))
-        if query.mode != VectorStoreQueryMode.DEFAULT:
-            raise NotImplementedError(
-                f"PlaceboLlamaVectorStore supports the default query mode only, not "
-                f"{query.mode.value!r}"
-            )
-        if query.node_ids:
-            raise NotImplementedError(
-                "PlaceboLlamaVectorStore cannot restrict a query to node_ids; filter on "
-                "metadata or doc_ids instead"
-            )
-        if query.query_str is None:
-            raise PlaceboragValueError(
-                "VectorStoreQuery.query_str is None; a FakeVectorStore embeds the query text "
-                "itself, so a query_embedding alone cannot be searched"
-            )
-        where = metadata_filters_to_where(query.filters)
-        if query.doc_ids:
-            by_doc: dict[str, Any] = {_REF_DOC_ID: {"$in": list(query.doc_ids)}}
-            where = by_doc if where is None else {"$and": [where, by_doc]}
-        matches = self._store.query(
-            query.query_str, query.similarity_top_k, where, context=_context(context)
+        context = _context(kwargs.pop("context", None))
+        mmr_threshold = kwargs.pop("mmr_threshold", None)
+        prefetch = kwargs.pop("mmr_prefetch_k", None)
+        _shared.check_options(
+            kwargs,
+            "PlaceboLlamaVectorStore.query",
+            ("query", "context", "mmr_threshold", "mmr_prefetch_k"),
         )
+        if query.mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
+            raise NotImplementedError(
+                f"PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not "
+                f"{query.mode.value!r}; query with VectorStoreQueryMode.DEFAULT"
+            )
+        if query.query_str is None and query.query_embedding is None:
+            raise PlaceboragValueError(
+                "VectorStoreQuery has neither query_str nor query_embedding; give one"
+            )
+        k = _shared.check_k(query.similarity_top_k, "similarity_top_k")
+        where, ids = self._where_and_ids(query)
+        if k == 0:
+            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+        if query.mode == VectorStoreQueryMode.MMR:
+            matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)
+        else:
+            matches = _shared.run_query(
+                self._store, query.query_str, query.query_embedding, k, where, ids, context
+            )
+        matches = [match for match in matches if match.id in self._store]  # no FAISS padding
         return VectorStoreQueryResult(
             nodes=[_node(match) for match in matches],
             similarities=[match.score for match in matches],
             ids=[match.id for match in matches],
         )
+
+    def _where_and_ids(
+        self, query: VectorStoreQuery
+    ) -> tuple[dict[str, Any] | None, list[str] | None]:
+        filters = _checked_filters(query.filters)
+        where = None
+        ids = None
+        if filters is not None and _translatable(filters):
+            where = _translate(filters)
+            filters = None
+        if query.doc_ids:
+            by_doc: dict[str, Any] = {_REF_DOC_ID: {"$in": list(query.doc_ids)}}
+            where = by_doc if where is None else {"$and": [where, by_doc]}
+        if filters is not None or query.node_ids:
+            ids = [i for i, _ in self._select(query.node_ids or None, filters)]
+        return where, ids
+
+    def _mmr(
+        self,
+        query: VectorStoreQuery,
+        k: int,
+        where: dict[str, Any] | None,
+        ids: list[str] | None,
+        context: Mapping[str, Any] | None,
+        threshold: object,
+        prefetch: object,
+    ) -> list[Match]:
+        store = self._store
+        if query.query_embedding is not None and query.query_str is None:
+            vector = np.asarray(query.query_embedding, dtype=np.float64)
+        else:
+            vector = store.embed_query(query.query_str)
+        fetch = len(store) if prefetch is None else _shared.check_k(prefetch, "mmr_prefetch_k")
+        if fetch == 0:
+            return []
+        matches = [
+            m
+            for m in _shared.run_query(store, None, vector, fetch, where, ids, context)
+            if m.id in store
+        ]
+        records = store.records()
+        rows = [records.position(m.id) for m in matches]
+        weight = 0.5 if threshold is None else threshold
+        chosen = _shared.mmr_order(
+            vector,
+            records.vectors[rows],
+            k,
+            weight,  # type: ignore[arg-type]
+            records.sequence[rows].tolist(),
+        )
+        return [matches[i] for i in chosen]
+
+
+def _close(own: np.ndarray, stored: np.ndarray) -> bool:
+    norm = math.sqrt(float(np.dot(own, own)))
+    if norm == 0.0 or not math.isfinite(norm):
+        return False
+    return float(np.dot(own / norm, stored.astype(np.float64))) >= 1.0 - 1e-4
 
 
 def _context(context: object) -> Mapping[str, Any] | None:

@@ -210,31 +210,15 @@ def test_documents_keep_their_ids_and_unnamed_ones_get_generated_ids() -> None:
     assert ids(vector_store.get_by_ids([*written, "absent"])) == written
 
 
-def test_metadata_the_store_cannot_filter_on_is_refused_before_anything_is_written() -> None:
-    vector_store = PlaceboVectorStore()
-
-    with pytest.raises(PlaceboragTypeError) as excinfo:
-        vector_store.add_documents(
-            [
-                Document(page_content="a", metadata={"lang": "en"}),
-                Document(page_content="b", metadata={"tags": ["x", "y"]}),
-            ]
-        )
-
-    assert excinfo.value.args == (
-        "metadatas[1]['tags']=['x', 'y'] must be a str, int, float or bool, not list",
-    )
-    assert len(vector_store.store) == 0
-
-
-def test_a_where_dict_filters_and_a_callable_filter_is_refused() -> None:
+def test_a_where_dict_and_a_callable_filter_both_filter() -> None:
     vector_store = knowledge_base()
 
-    found = vector_store.similarity_search("refund policy", k=5, filter={"lang": "hu"})
+    by_where = vector_store.similarity_search("refund policy", k=5, filter={"lang": "hu"})
+    by_callable = vector_store.similarity_search(
+        "refund policy", k=5, filter=lambda doc: doc.metadata["lang"] == "hu"
+    )
 
-    assert ids(found) == ["hu-2", "hu-1"]
-    with pytest.raises(PlaceboragTypeError, match=r"^filter=<function .* must be a placeborag"):
-        vector_store.similarity_search("refund policy", filter=lambda doc: True)
+    assert ids(by_where) == ids(by_callable) == ["hu-2", "hu-1"]
 
 
 def test_a_misspelled_search_option_is_refused_instead_of_ignored() -> None:
@@ -263,9 +247,13 @@ def test_scores_follow_the_profile_and_relevance_scores_are_the_cosine(
     assert ids([doc for doc, _ in scored]) == ids([doc for doc, _ in cosines])
 
 
-def test_searching_by_vector_explains_why_it_is_not_supported() -> None:
-    with pytest.raises(NotImplementedError, match="searches by query text only"):
-        knowledge_base().similarity_search_by_vector([0.0] * 256)
+def test_searching_by_vector_ranks_like_searching_by_the_query_text() -> None:
+    vector_store = knowledge_base()
+    vector = vector_store.embeddings.embed_query("refund policy")
+
+    by_vector = vector_store.similarity_search_by_vector(vector, k=3)
+
+    assert ids(by_vector) == ids(vector_store.similarity_search("refund policy", k=3))
 
 
 def test_delete_ignores_unknown_ids_and_no_ids_empties_the_store() -> None:

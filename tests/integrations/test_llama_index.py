@@ -121,6 +121,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "PlaceboLlamaKnowledgeRetriever",
         "PlaceboLlamaVectorStore",
         "PlaceboNodePostprocessor",
+        "metadata_filter_function",
         "metadata_filters_to_where",
     ]
     assert all(hasattr(adapter, name) for name in adapter.__all__)
@@ -226,22 +227,26 @@ def test_conditions_and_nested_filters_become_and_or_trees() -> None:
         FilterOperator.IS_EMPTY,
     ],
 )
-def test_an_operator_without_an_equivalent_is_refused(operator: FilterOperator) -> None:
+def test_an_operator_without_a_where_form_is_refused_by_the_translation(
+    operator: FilterOperator,
+) -> None:
     with pytest.raises(FilterError) as excinfo:
         where_of(eq("lang", "hu", operator))
 
     assert excinfo.value.args == (
-        f"operator {operator.value!r} on key 'lang' has no placeborag equivalent; "
-        "expected one of '==', '!=', '>', '>=', '<', '<=', 'in', 'nin'",
+        f"operator {operator.value!r} on key 'lang' has no placeborag where equivalent; "
+        "expected one of '==', '!=', '>', '>=', '<', '<=', 'in', 'nin' "
+        "(PlaceboLlamaVectorStore evaluates the others itself)",
     )
 
 
-def test_the_not_condition_is_refused() -> None:
+def test_the_not_condition_is_refused_by_the_translation() -> None:
     with pytest.raises(FilterError) as excinfo:
         where_of(eq("lang", "hu"), condition="not")
 
     assert excinfo.value.args == (
-        "condition 'not' has no placeborag equivalent; expected one of 'and', 'or'",
+        "condition 'not' has no placeborag where equivalent; expected one of 'and', 'or' "
+        "(PlaceboLlamaVectorStore evaluates 'not' itself)",
     )
 
 
@@ -317,27 +322,19 @@ def test_delete_nodes_and_clear_ignore_unknown_ids() -> None:
     assert len(vector_store.store) == 0
 
 
-def test_metadata_the_store_cannot_filter_on_is_refused() -> None:
-    vector_store = PlaceboLlamaVectorStore()
-
-    with pytest.raises(PlaceboragTypeError, match=r"^metadatas\[0\]\['page'\]=None must be a str"):
-        vector_store.add([TextNode(id_="a", text="refunds", metadata={"page": None})])
-    assert len(vector_store.store) == 0
-
-
 @pytest.mark.parametrize(
     ("query", "error", "message"),
     [
         (
-            VectorStoreQuery(query_embedding=[0.1, 0.2], similarity_top_k=2),
+            VectorStoreQuery(similarity_top_k=2),
             PlaceboragValueError,
-            "VectorStoreQuery.query_str is None; a FakeVectorStore embeds the query text itself, "
-            "so a query_embedding alone cannot be searched",
+            "VectorStoreQuery has neither query_str nor query_embedding; give one",
         ),
         (
             VectorStoreQuery(query_str="refunds", mode=VectorStoreQueryMode.HYBRID),
             NotImplementedError,
-            "PlaceboLlamaVectorStore supports the default query mode only, not 'hybrid'",
+            "PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not 'hybrid'; "
+            "query with VectorStoreQueryMode.DEFAULT",
         ),
     ],
 )
@@ -364,7 +361,7 @@ def test_doc_ids_restrict_the_query_to_those_source_documents() -> None:
     )
 
     assert result.ids == []
-    assert vector_store.store.last_query.where == {"ref_doc_id": {"$in": ["x"]}}
+    assert vector_store.store.last_query.where == {"_ref_doc_id": {"$in": ["x"]}}
 
 
 def test_a_configured_store_is_used_as_given() -> None:
