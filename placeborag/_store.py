@@ -261,6 +261,18 @@ class FakeVectorStore:
             f"recall={self._recall!r}, visibility={self._visibility!r}, records={len(self)})"
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling keeps the records, options, log and queued failures (not the lock)."""
+        with self._lock:
+            state = dict(self.__dict__)
+        del state["_lock"]
+        state["_records_view"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     # -- twins -------------------------------------------------------------------------------
 
     def with_options(self, **options: Any) -> FakeVectorStore:

@@ -332,10 +332,6 @@ def test_store_nodes_override_fills_the_docstore_and_ref_doc_info() -> None:
     assert len(kept.docstore.docs) == 1
 
 
-@pytest.mark.xfail(
-    reason="waiting on the core: FakeVectorStore cannot be pickled (it holds a threading.RLock)",
-    strict=True,
-)
 def test_a_pickled_store_keeps_its_records() -> None:
     vector_store = PlaceboLlamaVectorStore()
     index_over(vector_store)
