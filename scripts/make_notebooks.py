@@ -29,11 +29,14 @@ NOTEBOOKS["explorer.ipynb"] = [
 # placeborag explorer
 
 The built-in demo scenario: a small support knowledge base (refund and shipping documents in
-English and Hungarian, with `tier` and `year` metadata and two declared clusters). Change any
-control and every view redraws: the PCA projection, the query-centred ranking, the pre- versus
-post-filter tables with the funnel, and the cluster anchors against jitter.
+English and Hungarian, with `tier` and `year` metadata and three declared clusters: refund,
+shipping, parcel). Change any control and every view redraws: the PCA projection, the
+query-centred ranking, the pre- versus post-filter tables with the funnel, and the cluster
+anchors against jitter.
 
-Run this cell (Shift+Enter). To explore your own data, pass a store:
+Run this cell (Shift+Enter). Drag a box or a lasso over points to select documents
+(`explorer.selection`, `explorer.selected_frame`), then "export pytest" writes a test of the
+ranking of just those documents. To explore your own data, pass a store:
 `app(store=my_store, query="...")`.
 """),
     code("""

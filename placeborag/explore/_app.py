@@ -32,7 +32,7 @@ from placeborag.explore._displays import (
     remember_sent,
     sent_to,
 )
-from placeborag.explore._export import export_pytest
+from placeborag.explore._export import Export, build_export
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
@@ -73,7 +73,24 @@ _NOT_MATCHING = ("filtered out", "unreachable")
 _CSS = (
     ".placeborag-stale .placeborag-figure {opacity: 0.35; filter: grayscale(1);}"
     " .placeborag-stale-note {color: #B00020; font-weight: bold;}"
+    # A figure takes the app's width (plotly sizes itself to its container when it draws).
+    " .placeborag-figure {width: 100%;} .placeborag-figure > * {flex: 1 1 auto; width: 100%;}"
 )
+
+
+def _preview_html(export: Export, selection: Sequence[str]) -> str:
+    """The ranking an export asserts, as the page shows it before anyone runs the module."""
+    where = "the selection" if selection else "the top-k, its ties and the rows below the cut"
+    items = "".join(
+        f'<li data-id="{html.escape(m.id, quote=True)}">{html.escape(m.id)} '
+        f"<small>({m.score:.6f})</small></li>"
+        for m in export.preview
+    )
+    return (
+        f'<div class="placeborag-export-preview"><b>Preview:</b> the ranking of {where} '
+        f"({len(export.ids)} documents) that the exported test asserts:"
+        f"<ol>{items or '<i>nothing is returned</i>'}</ol></div>"
+    )
 
 
 def _profile_label(name: str) -> str:
@@ -247,6 +264,8 @@ class Explorer:
         self.export_button.add_class(CSS_CLASSES["export_button"])
         self.export_button.on_click(lambda _: self.export())
         self.export_area = w.Textarea(layout=w.Layout(width="100%", height="260px"))
+        self.preview_html = w.HTML("")
+        self.last_export: Export | None = None
         self.export_area.add_class(CSS_CLASSES["export"])
         self.figures: dict[str, Any] = dict.fromkeys(FIGURES)
         if self.mode == "widget":
@@ -304,6 +323,7 @@ class Explorer:
             views["funnel"],
             views["anchors"],
             self.export_button,
+            self.preview_html,
             self.export_area,
         ]
         if self._bridge is not None:
@@ -595,11 +615,33 @@ class Explorer:
         return pd.DataFrame(rows, columns=columns)
 
     def export(self) -> str:
-        """A pytest module for the current state (the selection, if any, else every document)."""
-        self.exported = export_pytest(self.scenario, selection=self.selection or None)
-        self.export_area.value = self.exported
+        """A pytest module asserting the ranking the screen shows, for the exported corpus.
+
+        The corpus is the selection, or, with none, the top-k cut with its tie groups and the
+        documents just below it (never the whole store by surprise). The ranking of that corpus
+        under the screen's store options (its preview) is shown beside the module, which
+        asserts exactly it: ids and scores. Every user string is in the module as JSON data.
+        """
+        s = self.scenario
+        shown = self._views
+        if shown is None:
+            raise PlaceboragValueError("nothing to export: the app has not drawn a valid state")
+        store = shown.stores[s.filter_mode]
+        result = build_export(
+            store, s.query, s.k, s.where, selection=self.selection or None, name=s.name
+        )
+        self.last_export = result
+        self.exported = result.source
+        self.export_area.value = result.source
+        self.preview_html.value = _preview_html(result, self.selection)
         return self.exported
 
+    @property
+    def shown(self) -> Any:
+        """The views on screen (:class:`placeborag.explore._state.Views`): the scenario, the
+        stores for both filter modes, their traces and the projection; None before the first
+        valid drawing."""
+        return self._views
 
 def app(scenario: Scenario | None = None, **kwargs: Any) -> Explorer:
     """Build an :class:`Explorer` (same arguments)."""

@@ -9,6 +9,9 @@ stays free of errors. A screenshot of the app is saved to artifacts/.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,6 +48,39 @@ STATE = """() => ({
     tables: document.querySelectorAll('.placeborag-results table').length,
 })"""
 TABLE = "() => document.querySelector('.placeborag-results').innerText"
+STALE = """() => {
+    const app = document.querySelector('.placeborag-app');
+    const fig = app.querySelector('.placeborag-figure');
+    return app.classList.contains('placeborag-stale')
+        && parseFloat(getComputedStyle(fig).opacity) < 0.5;
+}"""
+# Runs Python in the notebook's kernel and returns what it printed.
+KERNEL = """async (code) => {
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    const future = kernel.requestExecute({code, store_history: false});
+    let out = '';
+    future.onIOPub = (msg) => {
+        const t = msg.header.msg_type;
+        if (t === 'stream') out += msg.content.text;
+        if (t === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
+    };
+    await future.done;
+    return out;
+}"""
+# The ranking plot's geometry in page pixels, and every point's id and pixel position.
+RANKING = """() => {
+    const gd = document.querySelectorAll('.placeborag-app .js-plotly-plot')[1];
+    const fl = gd._fullLayout, box = gd.getBoundingClientRect();
+    const left = box.left + fl._size.l, top = box.top + fl._size.t;
+    const points = [];
+    gd.data.forEach((t) => (t.x || []).forEach((x, i) => points.push({
+        id: /<b>(.*?)<\/b>/.exec(t.hovertext[i])[1],
+        px: left + fl.xaxis.l2p(x), py: top + fl.yaxis.l2p(t.y[i]),
+    })));
+    return {left, top, width: fl._size.w, height: fl._size.h, rows: fl.yaxis.ticktext,
+            rowY: fl.yaxis.ticktext.map((_, i) => top + fl.yaxis.l2p(i)),
+            rowHeight: Math.abs(fl.yaxis.l2p(0) - fl.yaxis.l2p(1)), points};
+}"""
 ROWS = """(mode) => Array.from(document.querySelectorAll(
     '.placeborag-results table.placeborag-table-' + mode + ' tr[data-id]'))
     .map(r => [r.dataset.id, r.dataset.status])"""
@@ -128,9 +164,157 @@ def test_the_demo_scenario_renders_every_view(page):
     assert sum(s == "returned" for _, s in pre) > sum(s == "returned" for _, s in post)
 
 
+def kernel(page, code: str) -> str:
+    out = page.evaluate(KERNEL, code)
+    assert "ERROR" not in out, out
+    return out
+
+
+def selection(page) -> list[str]:
+    page.wait_for_function(KERNEL_IDLE)
+    return json.loads(kernel(page, "import json; print(json.dumps(explorer.selection))"))
+
+
+def drag(page, start: tuple[float, float], end: tuple[float, float]) -> None:
+    page.mouse.move(*start)
+    page.mouse.down()
+    page.mouse.move((start[0] + end[0]) / 2, (start[1] + end[1]) / 2, steps=6)
+    page.mouse.move(*end, steps=6)
+    page.mouse.up()
+
+
+def inside(geometry, start, end) -> list[str]:
+    """The ids of the points strictly inside the box from ``start`` to ``end`` (pixels)."""
+    (x0, x1), (y0, y1) = sorted((start[0], end[0])), sorted((start[1], end[1]))
+    return sorted(
+        p["id"] for p in geometry["points"] if x0 < p["px"] < x1 and y0 < p["py"] < y1
+    )
+
+
+def row_box(geometry, first: int, last: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """A box across the whole score axis over ranking rows ``first`` to ``last``."""
+    ys = [geometry["rowY"][first], geometry["rowY"][last]]
+    half = geometry["rowHeight"] * 0.47
+    left, right = geometry["left"] + 2, geometry["left"] + geometry["width"] - 2
+    return (left, min(ys) - half), (right, max(ys) + half)
+
+
+def test_right_after_run_all_a_box_over_one_colour_group_selects_exactly_it(page):
+    page.locator(".placeborag-app .js-plotly-plot").nth(1).scroll_into_view_if_needed()
+    geometry = page.evaluate(RANKING)
+    row = geometry["rows"].index("refund")
+    start, end = row_box(geometry, row, row)
+    expected = inside(geometry, start, end)
+    assert expected  # the refund row has documents
+    drag(page, start, end)
+    page.wait_for_function(
+        "(n) => document.querySelector('.placeborag-selection').innerText.includes(n + ' selected')",
+        arg=str(len(expected)),
+    )
+    assert sorted(selection(page)) == expected
+
+
+def test_a_box_over_two_colour_groups_selects_both(page):
+    geometry = page.evaluate(RANKING)
+    rows = geometry["rows"]
+    start, end = row_box(geometry, rows.index("refund"), rows.index("shipping"))
+    expected = inside(geometry, start, end)
+    assert {p["id"].split("-")[1] for p in geometry["points"] if p["id"] in expected} >= {
+        "refund",
+        "ship",
+    }
+    drag(page, start, end)
+    page.wait_for_function(
+        "(n) => document.querySelector('.placeborag-selection').innerText.includes(n + ' selected')",
+        arg=str(len(expected)),
+    )
+    assert sorted(selection(page)) == expected
+
+
+def test_a_box_whose_drag_ends_on_a_marker_still_arrives(page):
+    geometry = page.evaluate(RANKING)
+    row = geometry["rows"].index("shipping")
+    start, _ = row_box(geometry, row, row)
+    # End 3 px past a marker of the row: well within plotly's hover distance of it, so a hover
+    # event follows the selection at once.
+    target = max(
+        (p for p in geometry["points"] if abs(p["py"] - geometry["rowY"][row]) < 20),
+        key=lambda p: p["px"],
+    )
+    end = (target["px"] + 3, target["py"] + 3)
+    expected = inside(geometry, start, end)
+    assert target["id"] in expected
+    drag(page, start, end)
+    page.wait_for_function(
+        "(n) => document.querySelector('.placeborag-selection').innerText.includes(n + ' selected')",
+        arg=str(len(expected)),
+    )
+    assert sorted(selection(page)) == expected
+
+
+def test_the_export_of_the_selection_passes_and_asserts_the_preview_the_page_shows(
+    page, tmp_path
+):
+    chosen = selection(page)
+    assert chosen
+    page.locator(".placeborag-export-button").click()
+    page.wait_for_function(
+        "() => document.querySelector('.placeborag-export textarea').value.includes('DATA')"
+    )
+    page.wait_for_function(KERNEL_IDLE)
+    source = page.locator(".placeborag-export textarea").input_value()
+    shown = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.placeborag-export-preview li[data-id]'))
+            .map(li => li.dataset.id)"""
+    )
+    module = tmp_path / "test_exported.py"
+    module.write_text(source, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(
+        kernel(page, "import json; print(json.dumps(list(explorer.last_export.ids)))")
+    )
+    assert sorted(data) == sorted(chosen)  # the module is made of the selection
+    preview = json.loads(
+        kernel(
+            page,
+            "import json; print(json.dumps([m.id for m in explorer.last_export.preview]))",
+        )
+    )
+    assert shown == preview  # the page shows what the module asserts
+
+
+def test_every_profile_can_be_picked(page):
+    profiles = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.placeborag-profile select option'))
+            .map(o => o.value)"""
+    )
+    assert len(profiles) == 7
+    for name in profiles:
+        table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+        page.locator(".placeborag-profile select").select_option(value=name)
+        page.wait_for_function(KERNEL_IDLE)
+        page.wait_for_function(
+            f"() => document.querySelector('.placeborag-app .js-plotly-plot .gtitle')"
+            f".textContent.includes('profile {name}')"
+        )
+        assert_no_app_error(page)
+        assert page.evaluate(ROWS, "pre")
+    page.locator(".placeborag-profile select").select_option(value="chroma")
+    page.wait_for_function(KERNEL_IDLE)
+
+
 def test_changing_the_profile_changes_the_table_and_the_plots(page):
     table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
-    page.locator(".placeborag-profile button", has_text="qdrant").click()
+    page.locator(".placeborag-profile select").select_option(value="qdrant")
     new_table, _ = settle(page, table, plots)
     assert new_table != table
 
@@ -149,27 +333,32 @@ def test_lowering_the_recall_marks_lost_documents(page):
 
 def test_typing_a_filter_changes_the_results(page):
     table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
-    where = page.locator(".placeborag-where textarea")
+    where = page.locator(".placeborag-where input")
     where.fill('{"tier": "public"}')
-    where.press("Tab")
+    where.press("Enter")
     settle(page, table, plots)
     assert '"tier": "public"' not in page.locator(".placeborag-error").inner_text()
     assert page.evaluate(ROWS, "pre")
 
 
-def test_an_invalid_filter_shows_the_error_inline_and_the_app_survives(page):
-    where = page.locator(".placeborag-where textarea")
+def test_an_invalid_filter_shows_the_error_inline_dims_the_views_and_the_app_survives(page):
+    where = page.locator(".placeborag-where input")
     where.fill('{"lang": {"$regex": "h"}}')
-    where.press("Tab")
+    where.press("Enter")
     error = page.locator(".placeborag-error")
     error.get_by_text("unknown operator '$regex'").wait_for()
+    # The views still show the last valid state, dimmed and labelled as such.
+    page.wait_for_function(STALE)
+    assert "showing the last valid state" in page.locator(".placeborag-stale-note").inner_text()
     table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
     where.fill('{"lang": "en"}')
-    where.press("Tab")
+    page.locator(".placeborag-apply button, button.placeborag-apply").first.click()
     settle(page, table, plots)
     page.wait_for_function(
         "() => !document.querySelector('.placeborag-error').innerText.includes('$regex')"
     )
+    assert not page.evaluate(STALE)
+    assert page.locator(".placeborag-stale-note").inner_text() == ""
 
 
 def test_switching_to_post_filtering_changes_the_plots_not_the_tables(page):
