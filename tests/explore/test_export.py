@@ -380,3 +380,48 @@ def _run_pytest(tmp_path, source):
         env=env,
         timeout=120,
     )
+
+
+# -- the shipped MiniLM recording --------------------------------------------------------------
+
+
+def test_an_export_over_a_replay_recording_asserts_the_recorded_ranking():
+    from placeborag import load_demo_recording
+
+    recording = load_demo_recording()
+    store = FakeVectorStore(embedder=recording.embedder(), profile="qdrant")
+    store.upsert_many(
+        list(recording.document_ids),
+        list(recording.document_texts),
+        list(recording.document_metadata),
+    )
+    query = recording.query_texts[0]
+    export = build_export(store, query, 3)
+    expected = recording.query_metadata[0]["expected_top3"]
+    assert [m.id for m in export.preview] == list(expected)
+    assert list(export.preview) == store.query(query, 3)
+    assert "placebo-embed" not in export.source
+    _run_in_process(export.source)
+
+
+def test_a_post_filter_that_returns_nothing_exports_a_test_of_nothing(tmp_path):
+    from placeborag import load_demo_recording
+
+    recording = load_demo_recording()
+    store = store_from_vectors(
+        recording.document_vectors,
+        list(recording.document_ids),
+        list(recording.document_texts),
+        list(recording.document_metadata),
+        queries=dict(zip(recording.query_texts, recording.query_vectors)),
+        profile="qdrant",
+        filter_mode="post",
+    )
+    query = recording.query_texts[0]
+    assert store.query(query, 2, {"lang": "de"}) == []  # what the screen shows: 0 returned
+    export = build_export(store, query, 2, {"lang": "de"})
+    assert export.preview == ()
+    assert _data(export.source)["expected_ids"] == []
+    assert _data(export.source)["embedder"] is None
+    result = _run_pytest(tmp_path, export.source)
+    assert result.returncode == 0, result.stdout + result.stderr
