@@ -145,19 +145,21 @@ def build_export(
     positions = [records.position(i) for i in chosen]
     fake = type(store.embedder) is FakeEmbedder
     data: dict[str, Any] = {
-        "name": name,
-        "query": query,
+        "name": _plain(name, "name"),
+        "query": _plain(query, "query"),
         "k": int(trace.k),
         "where": _plain(where, "where"),
         "store": {key: _plain(value, f"option {key}") for key, value in options.items()},
         "embedder": _embedder_options(store.embedder) if fake else None,
-        "ids": list(chosen),
-        "texts": [str(records.texts[p]) for p in positions],
+        "ids": [_plain(i, "id") for i in chosen],
+        "texts": [
+            _plain(records.texts[p], f"text of id {chosen[n]!r}") for n, p in enumerate(positions)
+        ],
         "metadatas": [
             _plain(dict(records.metadata[p]), f"metadata of id {chosen[n]!r}") or None
             for n, p in enumerate(positions)
         ],
-        "vectors": None if fake else records.vectors[positions].tolist(),
+        "vectors": None if fake else _float32_rows(records.vectors[positions]),
         "query_vector": None if fake else store.embed_query(query).tolist(),
     }
     preview = _run(data)
@@ -239,14 +241,30 @@ def _embedder_options(embedder: FakeEmbedder) -> dict[str, Any]:
     }
 
 
+#: A high then a low surrogate as two code points: JSON would read them back as one character.
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _float32_rows(vectors: np.ndarray) -> list[list[float]]:
+    """float32 rows as the shortest decimals that read back (as float32) to the same bits."""
+    return [[float(str(value)) for value in row] for row in np.asarray(vectors, np.float32)]
+
+
 def _plain(value: Any, what: str) -> Any:
     """``value`` as plain JSON values (numpy scalars unwrapped); anything else raises."""
+    if isinstance(value, str):
+        # str.__str__, not str() or .item(): numpy's str_ drops trailing NULs in both.
+        text = str.__str__(value)
+        if _SURROGATE_PAIR.search(text):
+            raise PlaceboragValueError(
+                f"{what}: {text!r} holds a surrogate pair as two code points, which JSON reads "
+                "back as one character; it cannot be exported as it is"
+            )
+        return text
     if isinstance(value, np.generic):
         value = value.item()
     if value is None or isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        return str(value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -261,7 +279,7 @@ def _plain(value: Any, what: str) -> Any:
                     f"{what}: key {key!r} cannot be exported (keys must be str, "
                     f"not {type(key).__name__})"
                 )
-            out[str(key)] = _plain(item, f"{what}[{key!r}]")
+            out[_plain(key, f"{what} key")] = _plain(item, f"{what}[{key!r}]")
         return out
     if isinstance(value, (list, tuple, np.ndarray)):
         return [_plain(item, f"{what}[{i}]") for i, item in enumerate(value)]
