@@ -524,6 +524,148 @@ class FakeVectorStore:
                     "forbids writing it again"
                 )
 
+    def upsert_vectors(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]] | np.ndarray,
+        texts: Sequence[str] | None = None,
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        """Write records whose vectors you already have (the embedder is not called).
+
+        Checked as :meth:`upsert_many` checks (all before any is written), and ``vectors`` must
+        be one finite, nonzero row per id with the store's dimensions. A float32 row already of
+        unit length (within float32 rounding) is stored bit for bit, so the vectors of
+        :meth:`records` written here rank exactly as they did there; any other row is
+        normalised in float64, then stored as float32. ``texts`` default to ``""``. A store
+        over a :class:`FakeEmbedder` refuses: it ranks near-ties exactly from the texts, which
+        would disagree with vectors given here (use :meth:`from_vectors`).
+        """
+        if self._fake:
+            raise PlaceboragTypeError(
+                "upsert_vectors() needs a store whose embedder is not a FakeEmbedder (a "
+                "FakeEmbedder store ranks near-ties from the texts); use "
+                "FakeVectorStore.from_vectors(ids, vectors, ...) instead"
+            )
+        id_list = self._check_column(ids, "ids")
+        if texts is None:
+            texts = [""] * len(id_list)
+        text_list = self._check_column(texts, "texts")
+        if len(text_list) != len(id_list):
+            raise PlaceboragValueError(
+                f"texts has {len(text_list)} items and ids has {len(id_list)}; "
+                "they must have the same length"
+            )
+        for i, value in enumerate(id_list):
+            _check_id(value, f"ids[{i}]")
+        for i, value in enumerate(text_list):
+            if not isinstance(value, str):
+                raise PlaceboragTypeError(
+                    f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
+                )
+        if metadatas is None:
+            meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
+        else:
+            raw = self._check_column(metadatas, "metadatas")
+            if len(raw) != len(id_list):
+                raise PlaceboragValueError(
+                    f"metadatas has {len(raw)} items and ids has {len(id_list)}; "
+                    "they must have the same length"
+                )
+            meta_list = [_check_metadata(m, f"metadatas[{i}]") for i, m in enumerate(raw)]
+        seen: dict[str, int] = {}
+        for i, value in enumerate(id_list):
+            if value in seen:
+                raise PlaceboragValueError(
+                    f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
+                )
+            seen[value] = i
+        if isinstance(vectors, (str, bytes)):
+            raise PlaceboragTypeError(
+                f"vectors={vectors!r} must be rows of numbers, not {type(vectors).__name__}"
+            )
+        try:
+            given = np.asarray(vectors)
+            array = given.astype(np.float64)
+        except (TypeError, ValueError):
+            raise PlaceboragTypeError(
+                "vectors must be a rectangular array of numbers (one row per id)"
+            ) from None
+        if array.ndim != 2 or array.shape[0] != len(id_list) or not array.shape[1]:
+            raise PlaceboragValueError(
+                f"vectors has shape {array.shape}; expected ({len(id_list)}, dimensions), "
+                "one row per id"
+            )
+        dims = self._table.dimensions
+        if dims is None:
+            own = getattr(self._embedder, "dimensions", None)
+            dims = own if isinstance(own, int) and own > 0 else None
+        if dims is not None and array.shape[1] != dims:
+            raise PlaceboragValueError(
+                f"vectors has {array.shape[1]} columns; the store holds {dims}-dimensional vectors"
+            )
+        finite = np.all(np.isfinite(array), axis=1)
+        safe = np.where(finite[:, None], array, 0.0)
+        norms = np.sqrt(np.einsum("ij,ij->i", safe, safe))
+        bad = np.flatnonzero(~finite | ~np.isfinite(norms) | (norms == 0))
+        if bad.size:
+            i = int(bad[0])
+            raise PlaceboragValueError(
+                f"vectors[{i}] (id {id_list[i]!r}) must have finite entries and a nonzero norm"
+            )
+        as32 = array.astype(np.float32)
+        out = (array / norms[:, None]).astype(np.float32)
+        if given.dtype == np.float32 or np.array_equal(as32.astype(np.float64), array):
+            # Rows already unit in float32: keep their bits (a normalised row's squared norm is
+            # within a few float32 roundings of 1).
+            unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
+            out[unit] = as32[unit]
+        if not id_list:
+            return
+        if self._profile.on_existing_id == "error":
+            with self._lock:
+                self._refuse_existing(id_list)
+        with self._lock:
+            out = self._check_dimensions(out, text_list)
+            if self._profile.on_existing_id == "error":
+                self._refuse_existing(id_list)
+            op = _Pending("upsert", id_list, text_list, meta_list, out)
+            self._written.update(id_list)
+            if self._visibility == "manual":
+                self._pending.append(op)
+            else:
+                self._apply(op)
+
+    @classmethod
+    def from_vectors(
+        cls,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]] | np.ndarray,
+        texts: Sequence[str] | None = None,
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        **options: Any,
+    ) -> FakeVectorStore:
+        """A store holding records with the vectors given (every option as the constructor's).
+
+        Its embedder only knows the dimensions: query it with :meth:`query_by_vector` (a
+        text query raises), or build a store with your own embedder and
+        :meth:`upsert_vectors`. The records are visible at once, even under
+        ``visibility="manual"`` (which then holds back only later writes).
+        """
+        if "embedder" in options:
+            raise PlaceboragTypeError(
+                "from_vectors() makes its own vectors-only embedder; to keep yours, use "
+                "FakeVectorStore(embedder=...) and upsert_vectors()"
+            )
+        try:
+            width = np.shape(vectors)[1] if len(np.shape(vectors)) == 2 else None
+        except (TypeError, ValueError):
+            width = None
+        store = cls(embedder=_VectorsOnlyEmbedder(width), **options)
+        store.upsert_vectors(ids, vectors, texts, metadatas)
+        store.refresh()
+        return store
+
     def delete(self, ids: str | Sequence[str], *, missing_ok: bool = False) -> bool | int:
         """Delete records by id.
 
@@ -1050,3 +1192,26 @@ def _fresh(error: BaseException | type[BaseException]) -> BaseException:
     if isinstance(error, type):
         return error()
     return error.with_traceback(None)
+
+
+class _VectorsOnlyEmbedder:
+    """The embedder of :meth:`FakeVectorStore.from_vectors`: dimensions, and no texts."""
+
+    model_name = "vectors-only"
+
+    def __init__(self, dimensions: int | None) -> None:
+        self.dimensions = dimensions
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        shown = f" {texts[0]!r}" if len(texts) else ""
+        raise PlaceboragValueError(
+            f"this store was built from vectors and cannot embed the text{shown}; "
+            "use query_by_vector(vector), or build the store with an embedder "
+            "(FakeVectorStore(embedder=...) and upsert_vectors())"
+        )
+
+    def embed(self, text: str) -> list[float]:
+        return self.embed_batch([text]).tolist()
+
+    def __repr__(self) -> str:
+        return f"<vectors-only embedder, dimensions={self.dimensions}>"

@@ -432,3 +432,131 @@ def test_a_store_pickles_with_its_records_log_and_failures():
         copy.query("refund policy")
     copy.upsert("new", "a write after unpickling")  # the lock is back
     assert "new" in copy and "new" not in store
+
+
+# -- records from vectors: upsert_vectors() and from_vectors() ---------------------------------
+
+
+def _fake_records(profile="chroma"):
+    store = FakeVectorStore(embedder=FakeEmbedder(dimensions=32), profile=profile)
+    store.upsert_many([f"id{i}" for i in range(len(TEXTS))], TEXTS)
+    return store
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_from_vectors_of_records_ranks_as_the_store_did(profile):
+    rng = np.random.default_rng(11)
+    raw = np.repeat(rng.normal(size=(6, 12)), 2, axis=0)  # pairs of equal rows: exact ties
+    first = FakeVectorStore.from_vectors([f"r{i:02d}" for i in range(12)], raw, profile=profile)
+    records = first.records()
+    twin = FakeVectorStore.from_vectors(list(records.ids), records.vectors, profile=profile)
+    # float32 unit rows are kept bit for bit, so every score and tie comes out the same
+    assert twin.records().vectors.tobytes() == records.vectors.tobytes()
+    for row in (raw[0], raw[5], rng.normal(size=12)):
+        assert twin.query_by_vector(row, 5) == first.query_by_vector(row, 5)
+
+
+def test_from_vectors_of_a_fake_embedder_s_records_keeps_its_ranking():
+    store = _fake_records()
+    records = store.records()
+    twin = FakeVectorStore.from_vectors(list(records.ids), records.vectors, list(records.texts))
+    assert twin.records().vectors.tobytes() == records.vectors.tobytes()
+    for text in ("refund policy for damaged parcels", "parcel", "opening hours"):
+        got = twin.query_by_vector(store.embed_query(text), 4)
+        assert [m.id for m in got] == [m.id for m in store.query(text, 4)]
+
+
+def test_from_vectors_round_trips_float32_rows_through_plain_floats():
+    records = _fake_records().records()
+    as_lists = records.vectors.tolist()  # what JSON carries: float64 values of float32 rows
+    twin = FakeVectorStore.from_vectors(list(records.ids), as_lists)
+    assert twin.records().vectors.tobytes() == records.vectors.tobytes()
+    assert twin.records().texts == ("",) * len(records)
+
+
+def test_upsert_vectors_normalises_other_rows_in_float64():
+    rng = np.random.default_rng(7)
+    raw = rng.normal(size=(5, 6)) * 1e3
+    store = FakeVectorStore.from_vectors(list("abcde"), raw, metadatas=[{"n": i} for i in range(5)])
+    expected = (raw / np.linalg.norm(raw, axis=1, keepdims=True)).astype(np.float32)
+    assert store.records().vectors.tobytes() == expected.tobytes()
+    assert store.records().metadata[2] == {"n": 2}
+    best = store.query_by_vector(raw[3], 1)[0]
+    assert best.id == "d" and best.score == pytest.approx(0.0, abs=1e-6)  # chroma: distance
+
+
+def test_a_vectors_only_store_refuses_text_queries_with_a_way_out():
+    store = FakeVectorStore.from_vectors(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], ["x", "y"])
+    for call in (lambda: store.query("x"), lambda: store.embed_query("x")):
+        with pytest.raises(PlaceboragValueError, match=r"query_by_vector.*embedder"):
+            call()
+    assert [m.id for m in store.query_by_vector([0.2, 1.0], 2)] == ["b", "a"]
+    with pytest.raises(PlaceboragTypeError, match="from_vectors\\(\\) makes its own"):
+        FakeVectorStore.from_vectors(["a"], [[1.0, 0.0]], embedder=FakeEmbedder())
+
+
+def test_from_vectors_takes_every_store_option_and_shows_its_records_at_once():
+    store = FakeVectorStore.from_vectors(
+        ["b", "a"], [[1.0, 0.0], [1.0, 0.0]], profile="qdrant", visibility="manual"
+    )
+    assert store.options["profile"] == "qdrant" and store.visibility == "manual"
+    assert [m.id for m in store.query_by_vector([1.0, 0.0], 2)] == ["a", "b"]  # ties by id
+    store.upsert_vectors(["c"], [[1.0, 0.0]])
+    assert store.pending_writes == 1 and "c" not in store
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((["a", "b"], [[1.0, 0.0]]), PlaceboragValueError, r"shape \(1, 2\).*\(2, dimensions\)"),
+        ((["a"], [[1.0, 0.0, 0.0]]), PlaceboragValueError, "3 columns.*2-dimensional"),
+        ((["a", "b"], [[1.0, 0.0], [0.0, 0.0]]), PlaceboragValueError, r"vectors\[1\] \(id 'b'\)"),
+        ((["a"], [[np.nan, 1.0]]), PlaceboragValueError, r"vectors\[0\].*finite"),
+        ((["a"], [[np.inf, 1.0]]), PlaceboragValueError, r"vectors\[0\].*finite"),
+        ((["a", "a"], [[1.0, 0.0], [0.0, 1.0]]), PlaceboragValueError, r"repeats ids\[0\]"),
+        ((["a"], [["x", "y"]]), PlaceboragTypeError, "rectangular array of numbers"),
+        (("ab", [[1.0, 0.0]] * 2), PlaceboragTypeError, "ids='ab' must be a list"),
+        ((["a"], [[1.0, 0.0]], [3]), PlaceboragTypeError, r"texts\[0\]=3 must be a str"),
+        ((["a"], [[1.0, 0.0]], None, [{"$x": 1}]), PlaceboragValueError, "not starting with"),
+    ],
+)
+def test_upsert_vectors_checks_everything_before_writing(args, error, message):
+    store = FakeVectorStore.from_vectors(["z"], [[0.6, 0.8]])
+    before = store.records()
+    with pytest.raises(error, match=message):
+        store.upsert_vectors(*args)
+    after = store.records()
+    assert after.ids == before.ids == ("z",)
+    assert after.vectors.tobytes() == before.vectors.tobytes()
+
+
+def test_upsert_vectors_follows_the_profile_on_an_existing_id():
+    store = FakeVectorStore.from_vectors(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], profile="chroma")
+    store.upsert_vectors(["a"], [[0.0, 2.0]], ["moved"])
+    assert store.ids == ["a", "b"]  # replace keeps the insertion position
+    assert store.get("a").text == "moved"
+    assert [m.id for m in store.query_by_vector([0.0, 1.0], 1)] == ["a"]  # ties: insertion
+    strict = FakeVectorStore.from_vectors(["a"], [[1.0, 0.0]], on_existing_id="error")
+    with pytest.raises(PlaceboragValueError, match="already stored"):
+        strict.upsert_vectors(["a"], [[0.0, 1.0]])
+
+
+def test_upsert_vectors_refuses_a_fake_embedder_store():
+    store = FakeVectorStore(embedder=FakeEmbedder(dimensions=2))
+    with pytest.raises(PlaceboragTypeError, match="from_vectors"):
+        store.upsert_vectors(["a"], [[1.0, 0.0]])
+    assert len(store) == 0
+
+
+def test_upsert_vectors_into_a_store_with_its_own_embedder():
+    class Table:
+        dimensions = 2
+
+        def embed_batch(self, texts):
+            return np.array([[1.0, 0.0] if t == "east" else [0.0, 1.0] for t in texts])
+
+    store = FakeVectorStore(embedder=Table(), profile="qdrant")
+    store.upsert_vectors(["n", "e"], [[0.0, 1.0], [1.0, 0.1]], ["north", "east-ish"])
+    assert [m.id for m in store.query("east", 2)] == ["e", "n"]
+    with pytest.raises(PlaceboragValueError, match="3 columns"):
+        store.upsert_vectors(["x"], [[1.0, 0.0, 0.0]])

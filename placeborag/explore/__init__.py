@@ -25,7 +25,7 @@ from placeborag.explore._displays import (
     ProjectionDisplay,
     RankingDisplay,
 )
-from placeborag.explore._export import export_pytest
+from placeborag.explore._export import Export, build_export, export_pytest
 from placeborag.explore._report import FIGURE_IDS, render_report, write_report
 from placeborag.explore._scenario import Document, Scenario, demo_scenario
 from placeborag.explore._vectors import VectorTable, store_from_vectors
@@ -38,6 +38,7 @@ __all__ = [
     "AnchorsDisplay",
     "Document",
     "Explorer",
+    "Export",
     "FilterModesDisplay",
     "Projection",
     "ProjectionDisplay",
@@ -49,6 +50,7 @@ __all__ = [
     "VectorTable",
     "anchor_geometry",
     "app",
+    "build_export",
     "demo_scenario",
     "export_pytest",
     "filter_mode_table",

@@ -1,84 +1,322 @@
-"""Export an explorer state as a ready pytest module that asserts the ranking on screen.
+"""Export what the explorer shows as a pytest module that asserts it, as inert data.
 
-The expected ids are not copied from the screen: they are computed by building the same store
-from the exported documents and running the query, so the module passes by construction and
-fails the day the library's ranking changes.
+:func:`build_export` takes the store on screen (every option it was built with), the query,
+``k`` and ``where``, and a corpus to export (a selection of ids, or by default the top-k window,
+its ties and the next ``k`` records below the cut). It returns the module's source and the
+*preview*: the ranking the module asserts, ids and scores, computed by running the very code
+the module runs (``_RUNTIME`` below) on the very data it carries.
+
+Every value that comes from the user (ids, texts, metadata, the name, the query, ``where``, the
+vectors) reaches the module only inside one JSON document, written as the ``repr`` of an ASCII
+string and read with ``json.loads`` when the module runs. Nothing the user typed lands in a
+docstring, a comment or an identifier (the test's name keeps only ``[a-z0-9_]`` of the query).
+
+A store over a :class:`~placeborag.FakeEmbedder` is rebuilt from its public options and the
+texts; a store over any other embedder (the user's vectors, a replay recording) is rebuilt
+with :meth:`~placeborag.FakeVectorStore.from_vectors` from the stored float32 rows, and the
+query becomes the vector the store ranks the query text with.
 """
 
 from __future__ import annotations
 
-import pprint
+import json
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from placeborag.explore._scenario import EMBEDDER_FIELDS, STORE_FIELDS, Scenario
+import numpy as np
 
-__all__ = ["export_pytest"]
+from placeborag import (
+    FakeEmbedder,
+    FakeVectorStore,
+    Match,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
+from placeborag.explore._scenario import Scenario
+
+__all__ = ["Export", "build_export", "export_pytest"]
+
+#: The part of every exported module that builds the store and runs the query. The exporter
+#: runs this same text to compute the preview, so the module asserts what it computes.
+_RUNTIME = '''
+
+def build_store(data):
+    """The exported records in a new store with the exported options."""
+    if data["embedder"] is not None:
+        store = FakeVectorStore(embedder=FakeEmbedder(**data["embedder"]), **data["store"])
+        store.upsert_many(data["ids"], data["texts"], data["metadatas"])
+    else:
+        vectors = np.asarray(data["vectors"], dtype=np.float32)
+        store = FakeVectorStore.from_vectors(
+            data["ids"], vectors, data["texts"], data["metadatas"], **data["store"]
+        )
+    store.refresh()
+    return store
 
 
-def _literal(value: Any, indent: int = 4) -> str:
-    text = pprint.pformat(value, width=96 - indent, sort_dicts=False)
-    return text.replace("\n", "\n" + " " * indent)
+def run_query(store, data):
+    """The exported query: its text, or the vector the explorer's store ranked it with."""
+    if data["query_vector"] is None:
+        return store.query(data["query"], k=data["k"], where=data["where"])
+    return store.query_by_vector(data["query_vector"], k=data["k"], where=data["where"])
+'''
+
+_HEAD = '''"""A pytest module exported by placeborag's explorer.
+
+DATA holds everything exported (records, options, query, expected ranking) as one JSON
+document; the test rebuilds the store from it, runs the query and asserts the exact ids and
+scores the explorer previewed for these records.
+"""
+
+import json
+
+import numpy as np
+
+from placeborag import FakeEmbedder, FakeVectorStore
+
+DATA = json.loads(
+{blob}
+)
+'''
+
+_TEST = """
+
+def {name}():
+    matches = run_query(build_store(DATA), DATA)
+    assert [m.id for m in matches] == DATA["expected_ids"]
+    assert [m.score for m in matches] == DATA["expected_scores"]
+"""
+
+_RUNTIME_NAMES: dict[str, Any] = {}
+exec(  # our own constant text (no user data): the preview runs what the module runs
+    compile(_RUNTIME, "<placeborag export runtime>", "exec"),
+    {"np": np, "FakeEmbedder": FakeEmbedder, "FakeVectorStore": FakeVectorStore},
+    _RUNTIME_NAMES,
+)
 
 
-def _test_name(query: str) -> str:
-    words = re.findall(r"[a-z0-9]+", query.lower())[:6]
-    return "test_ranking_for_" + ("_".join(words) or "the_query")
+@dataclass(frozen=True)
+class Export:
+    """An exported test: the module's text, the corpus it carries, the ranking it asserts."""
+
+    source: str
+    ids: tuple[str, ...]
+    preview: tuple[Match, ...]
+
+
+def build_export(
+    store: FakeVectorStore,
+    query: str,
+    k: int,
+    where: Mapping[str, Any] | None = None,
+    *,
+    selection: Sequence[str] | None = None,
+    name: str = "scenario",
+) -> Export:
+    """A pytest module asserting the ranking of ``store``'s records for ``query``.
+
+    ``selection`` (ids of ``store``) is the corpus to export; without it, the records of the
+    top-k window (the post-filter's window in post mode), every member of a tie the ranking met,
+    and the next ``k`` reachable records below the cut by score. The module rebuilds a store
+    with every option of ``store`` over that corpus, and asserts the ids and scores it returns:
+    :attr:`Export.preview`, which is computed here by the same code.
+    """
+    if not isinstance(store, FakeVectorStore):
+        raise PlaceboragTypeError(
+            f"store={store!r} must be a FakeVectorStore, not {type(store).__name__}"
+        )
+    if not isinstance(query, str):
+        raise PlaceboragTypeError(f"query={query!r} must be a str, not {type(query).__name__}")
+    if not isinstance(name, str):
+        raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
+    options = store.options
+    if not isinstance(options["profile"], str):
+        raise PlaceboragTypeError(
+            f"the store's profile={options['profile']!r} is a Profile object; an export "
+            "rebuilds the store from a profile name: build it with profile='<name>' and the "
+            "options that change the profile (metric=, tie_order=, ...)"
+        )
+    records = store.records()
+    trace = store.trace(query, k, where)  # checks k and where as a query does
+    chosen = _chosen_ids(records, trace, selection)
+    positions = [records.position(i) for i in chosen]
+    fake = type(store.embedder) is FakeEmbedder
+    data: dict[str, Any] = {
+        "name": _plain(name, "name"),
+        "query": _plain(query, "query"),
+        "k": int(trace.k),
+        "where": _plain(where, "where"),
+        "store": {key: _plain(value, f"option {key}") for key, value in options.items()},
+        "embedder": _embedder_options(store.embedder) if fake else None,
+        "ids": [_plain(i, "id") for i in chosen],
+        "texts": [
+            _plain(records.texts[p], f"text of id {chosen[n]!r}") for n, p in enumerate(positions)
+        ],
+        "metadatas": [
+            _plain(dict(records.metadata[p]), f"metadata of id {chosen[n]!r}") or None
+            for n, p in enumerate(positions)
+        ],
+        "vectors": None if fake else _float32_rows(records.vectors[positions]),
+        "query_vector": None if fake else store.embed_query(query).tolist(),
+    }
+    preview = _run(data)
+    data["expected_ids"] = [m.id for m in preview]
+    data["expected_scores"] = [float(m.score) for m in preview]
+    source = (
+        _HEAD.format(blob=_json_literal(data)) + _RUNTIME + _TEST.format(name=_test_name(query))
+    )
+    return Export(source=source, ids=tuple(chosen), preview=tuple(preview))
 
 
 def export_pytest(scenario: Scenario, *, selection: Sequence[str] | None = None) -> str:
-    """The source of a pytest module reproducing ``scenario``'s query and ranking.
+    """The source of a pytest module asserting ``scenario``'s ranking (see :func:`build_export`)."""
+    return build_export(
+        scenario.store(),
+        scenario.query,
+        scenario.k,
+        scenario.where,
+        selection=selection,
+        name=scenario.name,
+    ).source
 
-    ``selection`` (ids) limits the exported documents; the ranking asserted is then the one
-    those documents give, which is what the module checks.
-    """
-    if selection:
-        chosen = set(selection)
-        scenario = scenario.replace(
-            documents=tuple(d for d in scenario.documents if d.id in chosen)
-        )
-    store = scenario.store()
-    matches = store.query(scenario.query, k=scenario.k, where=scenario.where)
-    expected = [m.id for m in matches]
-    options = {
-        name: getattr(scenario, name)
-        for name in (*EMBEDDER_FIELDS, *STORE_FIELDS)
-        if not (name in ("clusters", "cluster_match", "cluster_spread") and not scenario.clusters)
+
+# -- the corpus ------------------------------------------------------------------------------
+
+
+def _chosen_ids(records: Any, trace: Any, selection: Sequence[str] | None) -> list[str]:
+    """The exported ids, in the store's insertion order."""
+    if selection is not None:
+        if isinstance(selection, (str, bytes, Mapping)) or not isinstance(
+            selection, (Sequence, set, frozenset)
+        ):
+            raise PlaceboragTypeError(
+                f"selection={selection!r} must be a list of ids, not {type(selection).__name__}"
+            )
+        wanted = list(selection)
+        if not wanted:
+            raise PlaceboragValueError(
+                "selection=[] is empty: select at least one id (or pass selection=None to "
+                "export the top-k window and its neighbours)"
+            )
+        for i, value in enumerate(wanted):
+            if not isinstance(value, str):
+                raise PlaceboragTypeError(
+                    f"selection[{i}]={value!r} must be a str id, not {type(value).__name__}"
+                )
+            records.position(value)  # an unknown id raises, naming the nearest ones
+        keep = set(wanted)
+        return [i for i in records.ids if i in keep]
+    keep = set(trace.top_k)
+    for tie in trace.ties:
+        keep.update(tie.ids)
+    order = sorted(
+        (p for p, i in enumerate(trace.ids) if i not in keep and records.reachable[p]),
+        key=lambda p: (_badness(trace, p), p),
+    )
+    keep.update(trace.ids[p] for p in order[: trace.k])
+    return [i for i in records.ids if i in keep]
+
+
+def _badness(trace: Any, position: int) -> float:
+    score = float(trace.score[position])
+    if math.isnan(score):
+        return math.inf
+    return -score if trace.higher_is_better else score
+
+
+# -- the data --------------------------------------------------------------------------------
+
+
+def _embedder_options(embedder: FakeEmbedder) -> dict[str, Any]:
+    clusters = {str(k): [str(t) for t in v] for k, v in embedder.clusters.items()}
+    return {
+        "model_name": str(embedder.model_name),
+        "dimensions": int(embedder.dimensions),
+        "clusters": clusters or None,
+        "cluster_spread": _plain(embedder.cluster_spread, "cluster_spread"),
+        "cluster_match": str(embedder.cluster_match),
     }
-    documents = [(d.id, d.text, d.metadata or None) for d in scenario.documents]
-    direction = "<=" if store.profile.higher_is_better is False else ">="
-    rows = "".join(f"    {doc!r},\n" for doc in documents)
-    marker = ",\n".join(f"    {k}={_literal(v, 4)}" for k, v in options.items())
-    return f'''"""Generated by placeborag.explore from the scenario {scenario.name!r}.
-
-The ranking below is what the explorer showed: {len(documents)} documents, the query
-{scenario.query!r}, k={scenario.k}, where={scenario.where!r}, {scenario.filter_mode}-filtering.
-"""
-
-import pytest
-
-DOCUMENTS = [
-{rows}]
-
-QUERY = {scenario.query!r}
-K = {scenario.k!r}
-WHERE = {_literal(scenario.where, 0)}
-EXPECTED_IDS = {_literal(expected, 0)}
 
 
-@pytest.mark.placeborag(
-{marker},
-)
-def {_test_name(scenario.query)}(fake_vector_store):
-    ids, texts, metadatas = zip(*DOCUMENTS) if DOCUMENTS else ((), (), ())
-    fake_vector_store.upsert_many(list(ids), list(texts), list(metadatas))
-    fake_vector_store.refresh()
+#: A high then a low surrogate as two code points: JSON would read them back as one character.
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
-    matches = fake_vector_store.query(QUERY, k=K, where=WHERE)
 
-    assert [m.id for m in matches] == EXPECTED_IDS
-    scores = [m.score for m in matches]
-    # {store.profile.score_label}: each score is no better than the one before it.
-    assert all(a {direction} b for a, b in zip(scores, scores[1:]))
-'''
+def _float32_rows(vectors: np.ndarray) -> list[list[float]]:
+    """float32 rows as the shortest decimals that read back (as float32) to the same bits."""
+    return [[float(str(value)) for value in row] for row in np.asarray(vectors, np.float32)]
+
+
+def _plain(value: Any, what: str) -> Any:
+    """``value`` as plain JSON values (numpy scalars unwrapped); anything else raises."""
+    if isinstance(value, str):
+        # str.__str__, not str() or .item(): numpy's str_ drops trailing NULs in both.
+        text = str.__str__(value)
+        if _SURROGATE_PAIR.search(text):
+            raise PlaceboragValueError(
+                f"{what}: {text!r} holds a surrogate pair as two code points, which JSON reads "
+                "back as one character; it cannot be exported as it is"
+            )
+        return text
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise PlaceboragValueError(f"{what}: {value!r} cannot be exported (not finite)")
+        return float(value)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise PlaceboragTypeError(
+                    f"{what}: key {key!r} cannot be exported (keys must be str, "
+                    f"not {type(key).__name__})"
+                )
+            out[_plain(key, f"{what} key")] = _plain(item, f"{what}[{key!r}]")
+        return out
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(item, f"{what}[{i}]") for i, item in enumerate(value)]
+    raise PlaceboragTypeError(
+        f"{what}: {value!r} cannot be exported: a {type(value).__name__} is not a str, int, "
+        "float, bool, None, list or dict"
+    )
+
+
+def _json_literal(data: dict[str, Any]) -> str:
+    """The JSON text of ``data`` as Python string literals: a line per key, 88 characters at most.
+
+    ``ensure_ascii`` escapes every non-ASCII character (lone surrogates included) and each
+    piece is written by ``repr``, so no character of user data can end a literal; the pieces
+    join into one JSON document.
+    """
+    order = ("name", "query", "k", "where", "expected_ids", "expected_scores")
+    keys = [*order, *(key for key in data if key not in order)]
+    pieces: list[str] = []
+    for n, key in enumerate(keys):
+        item = json.dumps(
+            {key: data[key]}, ensure_ascii=True, allow_nan=False, separators=(",", ":")
+        )
+        text = ("{" if n == 0 else "") + item[1:-1] + ("}" if n == len(keys) - 1 else ",")
+        pieces += [text[i : i + 88] for i in range(0, len(text), 88)]
+    return "\n".join(f"    {piece!r}" for piece in pieces)
+
+
+def _run(data: dict[str, Any]) -> list[Match]:
+    """What the exported module computes: ``data`` read back from its JSON, then run."""
+    loaded = json.loads(json.dumps(data, ensure_ascii=True, allow_nan=False))
+    store = _RUNTIME_NAMES["build_store"](loaded)
+    return list(_RUNTIME_NAMES["run_query"](store, loaded))
+
+
+def _test_name(query: str) -> str:
+    words = re.findall(r"[a-z0-9]+", query.lower(), flags=re.ASCII)[:6]
+    name = "test_ranking_for_" + ("_".join(words) or "the_query")
+    assert re.fullmatch(r"[a-z0-9_]+", name)
+    return name

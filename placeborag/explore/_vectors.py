@@ -72,9 +72,15 @@ def store_from_vectors(
     queries: Mapping[str, Sequence[float]] | None = None,
     **store_options: Any,
 ) -> FakeVectorStore:
-    """A FakeVectorStore over precomputed vectors (``queries`` adds vectors for query texts)."""
+    """A FakeVectorStore over precomputed vectors (``queries`` adds vectors for query texts).
+
+    ``vectors[i]`` is the vector of record ``ids[i]``; a text query is looked up in ``texts``
+    and ``queries`` (:meth:`~placeborag.FakeVectorStore.query_by_vector` takes any vector).
+    """
     table = VectorTable(texts, vectors, queries=queries)
     store = FakeVectorStore(embedder=table, **store_options)
-    store.upsert_many(list(ids), list(texts), metadatas)
+    # Each record gets its own row (two records with one text may have different vectors);
+    # the table is only asked for query vectors.
+    store.upsert_vectors(list(ids), vectors, list(texts), metadatas)
     store.refresh()
     return store

@@ -1,4 +1,7 @@
+import ast
+import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -9,6 +12,7 @@ pytest.importorskip("pandas")
 pytest.importorskip("sklearn")
 pytest.importorskip("plotly")
 
+import placeborag
 from placeborag._cli import main
 from placeborag.explore import FIGURE_IDS, export_pytest
 
@@ -18,6 +22,9 @@ pytest_plugins = ["pytester"]
 def _run_pytest(tmp_path, source):
     (tmp_path / "test_exported.py").write_text(source, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    # The exported module imports the placeborag under test, not an installed one.
+    root = str(pathlib.Path(placeborag.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True,
@@ -26,6 +33,16 @@ def _run_pytest(tmp_path, source):
         env=env,
         timeout=120,
     )
+
+
+def _data(source):
+    """The DATA document of an exported module (its one json.loads call)."""
+    call = next(
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "loads"
+    )
+    return json.loads(ast.literal_eval(call.args[0]))
 
 
 @pytest.mark.parametrize(
@@ -38,22 +55,27 @@ def _run_pytest(tmp_path, source):
 )
 def test_exported_module_runs_green(tmp_path, demo, changes):
     source = export_pytest(demo.replace(**changes))
-    assert "@pytest.mark.placeborag(" in source
     result = _run_pytest(tmp_path, source)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+    # Nothing but pytest's own folders appears beside the module.
+    made = [p.name for p in tmp_path.iterdir() if p.name not in (".benchmarks", "__pycache__")]
+    assert made == ["test_exported.py"]
 
 
 def test_exported_module_asserts_the_ranking_the_store_gives(demo):
-    source = export_pytest(demo)
-    expected = [m.id for m in demo.store().query(demo.query, demo.k, demo.where)]
-    assert f"EXPECTED_IDS = {expected!r}" in source
+    data = _data(export_pytest(demo))
+    matches = demo.store().query(demo.query, demo.k, demo.where)
+    assert data["expected_ids"] == [m.id for m in matches]
+    assert data["expected_scores"] == [m.score for m in matches]
 
 
 def test_export_of_a_selection_keeps_only_those_documents(demo):
-    chosen = ["hu-refund-1", "hu-refund-2", "en-refund-1"]
-    source = export_pytest(demo, selection=chosen)
-    assert sorted(re.findall(r"^    \('([^']+)',", source, flags=re.M)) == sorted(chosen)
+    chosen = ["hu-refund-2", "en-refund-1", "hu-refund-1"]
+    data = _data(export_pytest(demo, selection=chosen))
+    order = [d.id for d in demo.documents]
+    assert data["ids"] == sorted(chosen, key=order.index)
+    assert data["texts"] == [demo.documents[order.index(i)].text for i in data["ids"]]
 
 
 def test_report_cli_writes_a_self_contained_page(tmp_path, capsys):
