@@ -174,7 +174,7 @@ def test_writes_after_twinning_stay_in_their_own_store():
 
 
 def test_with_options_refuses_an_unknown_option_before_building_anything():
-    with pytest.raises(PlaceboragTypeError, match="unknown store option.*'profle'"):
+    with pytest.raises(PlaceboragTypeError, match=r"unknown store option.*'profle'"):
         _store().with_options(profle="faiss")
     with pytest.raises(PlaceboragValueError, match="recall=2"):
         _store().with_options(recall=2)
