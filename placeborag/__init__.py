@@ -35,8 +35,8 @@ _LAZY = {
     "ScoringRequest": "placeborag._scoring",
     "ScoringResponse": "placeborag._scoring",
     "ScoringListener": "placeborag._scoring",
-    "ScriptExhausted": "placeborag._scoring",
-    "ScriptError": "placeborag._scoring",
+    "ScriptExhausted": "placeborag._errors",
+    "ScriptError": "placeborag._errors",
     "reciprocal_rank_fusion": "placeborag._fusion",
     "KeywordIndex": "placeborag._fusion",
     "keyword_scores": "placeborag._fusion",
@@ -48,7 +48,7 @@ _LAZY = {
     "Recording": "placeborag._replay",
     "record_vectors": "placeborag._replay",
     "load_demo_recording": "placeborag._replay",
-    "UnrecordedText": "placeborag._replay",
+    "UnrecordedText": "placeborag._errors",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]
@@ -78,6 +78,9 @@ if TYPE_CHECKING:  # pragma: no cover
         PlaceboragValueError,
         RetrievalError,
         RetrievalTimeout,
+        ScriptError,
+        ScriptExhausted,
+        UnrecordedText,
     )
     from placeborag._fusion import (
         FusedMatch,
@@ -91,7 +94,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._replay import (
         Recording,
         ReplayEmbedder,
-        UnrecordedText,
         load_demo_recording,
         record_vectors,
     )
@@ -101,7 +103,5 @@ if TYPE_CHECKING:  # pragma: no cover
         ScoringRequest,
         ScoringResponse,
         ScriptedScorer,
-        ScriptError,
-        ScriptExhausted,
     )
     from placeborag._store import FakeVectorStore, Match, QueryExplanation, QueryRecord
