@@ -140,13 +140,17 @@ def _plain(value: object) -> object:
         item = value.item()
         if isinstance(item, (bool, int, float, str)) or item is None:
             return item
-    raise TypeError(f"{shown(value)} of type {type(value).__name__} is not a JSON value")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def dump_json(value: object, what: str, **options: Any) -> str:
-    """``json.dumps(value)`` with numpy scalars as numbers; any value JSON cannot hold (NaN,
-    a set, a nesting deeper than the interpreter allows, a lone surrogate) raises
-    ``PlaceboragValueError`` naming ``what``, before anything is written."""
+    """``json.dumps(value)`` with numpy scalars as numbers, checked to encode as UTF-8.
+
+    A value JSON cannot hold (NaN, a set, a non-str key of a kind JSON refuses) raises
+    ``PlaceboragTypeError``; a nesting deeper than the interpreter allows or a lone surrogate
+    raises ``PlaceboragValueError``. Each message starts with ``what`` and is raised before
+    anything is written.
+    """
     options.setdefault("allow_nan", False)
     try:
         text = json.dumps(value, default=_plain, **options)
@@ -159,8 +163,8 @@ def dump_json(value: object, what: str, **options: Any) -> str:
             " Unicode (encodable as UTF-8)"
         ) from None
     except (TypeError, ValueError) as exc:
-        raise PlaceboragValueError(
-            f"{what} must hold only JSON values (str, int, finite float, bool, None, list,"
+        raise PlaceboragTypeError(
+            f"{what} must be JSON values (str, int, finite float, bool, None, list,"
             f" dict with str keys): {exc}"
         ) from None
     return text
