@@ -242,6 +242,12 @@ class Scenario:
                 f"unknown scenario field(s) {', '.join(map(repr, unknown))}; "
                 f"expected some of {', '.join(sorted(known))}"
             )
+        missing = [name for name in ("documents", "query") if name not in data]
+        if missing:
+            raise PlaceboragValueError(
+                f"a scenario needs {' and '.join(missing)}; the file has"
+                f" {', '.join(sorted(data)) or 'no fields'}"
+            )
         return cls(**data)
 
     def save(self, path: str | os.PathLike[str]) -> None:

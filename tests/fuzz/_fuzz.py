@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from placeborag import PlaceboragError
 
-EXAMPLES = int(os.environ.get("PLACEBORAG_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("PLACEBORAG_FUZZ_EXAMPLES", "100"))
 
 settings.register_profile(
     "placeborag-fuzz",
