@@ -507,3 +507,23 @@ def test_threads_making_the_first_writes_without_dimensions_lose_nothing():
 def test_a_3000_deep_metadata_value_is_stored_or_refused():
     store = small_store()
     result_or_error(lambda: store.upsert("deep", "text", {"a": nested(3000)}))
+
+
+def test_threads_sharing_one_embedder_get_the_vectors_it_gives_alone():
+    embedder = FakeEmbedder(dimensions=16)
+    batches = [[f"text {t} {i}" for i in range(30)] for t in range(6)]
+    alone = [FakeEmbedder(dimensions=16).embed_batch(batch).tobytes() for batch in batches]
+    results: dict[int, bytes] = {}
+    barrier = threading.Barrier(6)
+
+    def work(t: int) -> None:
+        barrier.wait()
+        for _ in range(5):
+            results[t] = embedder.embed_batch(batches[t]).tobytes()
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert [results[t] for t in range(6)] == alone
