@@ -44,6 +44,7 @@ from placeborag._validation import (
     check_bool,
     check_choice,
     check_mapping,
+    check_path,
     check_str,
     check_texts,
     check_unicode,
@@ -148,9 +149,10 @@ def _as_matrix(
     for text, row in zip(texts, rows, strict=True):
         try:
             vector = np.asarray(row, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise PlaceboragTypeError(
-                f"{source} returned {row!r} for {kind} {_quote(text)}; a vector must be numbers"
+                f"{source} returned {shown(row)} for {kind} {_quote(text)}; a vector must be"
+                " numbers within float range"
             ) from None
         if vector.ndim != 1:
             raise PlaceboragValueError(
@@ -250,6 +252,7 @@ def record_vectors(
     but a recording).  Returns the recording as loaded
     back from disk.
     """
+    target = check_path(path, "path", named=True)
     _check_str(model, "model")
     _check_str(query_instruction, "query_instruction")
     check_choice(dtype, "dtype", _DTYPES)
@@ -266,7 +269,6 @@ def record_vectors(
     provenance = {} if provenance is None else dict(check_mapping(provenance, "provenance"))
     # Fail on unserialisable metadata now, not after paying for a model run.
     _dump_manifest({"documents": doc_entries, "queries": query_entries, "provenance": provenance})
-    target = Path(path)
     _check_target(target, overwrite)
 
     instructed = [query_instruction + text for text in queries]
@@ -469,8 +471,8 @@ class Recording:
         """
         if expected_sha256 is not None:
             _check_str(expected_sha256, "expected_sha256")
-        if isinstance(path, (str, os.PathLike)):
-            source = str(path)
+        if isinstance(path, (str, os.PathLike)) or not hasattr(path, "joinpath"):
+            source = str(check_path(path, "path"))
             root: Path | Traversable = _files.readable_directory(Path(path))
         else:
             root = path

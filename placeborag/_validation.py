@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
@@ -22,6 +24,7 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_mapping",
+    "check_path",
     "check_real",
     "check_str",
     "check_texts",
@@ -131,6 +134,26 @@ def check_mapping(value: object, name: str) -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
         raise PlaceboragTypeError(f"{name}={shown(value)} must be a mapping")
     return value
+
+
+def check_path(value: object, name: str, *, named: bool = False) -> Path:
+    """``value`` as a Path; refused if it is not a str or os.PathLike, holds a NUL or a lone
+    surrogate (no file system takes either), or, when ``named``, names no file (``''``, ``.``)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be a path (a str or os.PathLike)")
+    path = Path(value)
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} holds {exc.object[exc.start]!r}, which cannot be part of a"
+            " file name"
+        ) from None
+    if b"\0" in encoded:
+        raise PlaceboragValueError(f"{name}={shown(value)} holds a NUL character")
+    if named and path.name in ("", ".", ".."):
+        raise PlaceboragValueError(f"{name}={shown(value)} must name a file or directory")
+    return path
 
 
 def _plain(value: object) -> object:

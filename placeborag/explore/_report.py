@@ -8,7 +8,7 @@ from typing import Any
 
 from placeborag._errors import PlaceboragTypeError
 from placeborag._files import write_text
-from placeborag._validation import shown
+from placeborag._validation import check_path, shown
 from placeborag.explore._access import store_rows
 from placeborag.explore._displays import (
     AnchorsDisplay,
@@ -107,4 +107,5 @@ _NO_CLUSTERS = "No clusters are declared."
 
 def write_report(path: str | os.PathLike[str], scenario: Scenario | None = None) -> None:
     """Render the report, then write it atomically: a failure leaves ``path`` as it was."""
-    write_text(path, render_report(scenario))
+    target = check_path(path, "path", named=True)
+    write_text(target, render_report(scenario))

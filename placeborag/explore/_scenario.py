@@ -20,7 +20,14 @@ from typing import Any
 from placeborag import FakeEmbedder, FakeVectorStore
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._files import write_text
-from placeborag._validation import check_int, check_mapping, check_str, dump_json, shown
+from placeborag._validation import (
+    check_int,
+    check_mapping,
+    check_path,
+    check_str,
+    dump_json,
+    shown,
+)
 
 __all__ = ["EMBEDDER_FIELDS", "STORE_FIELDS", "Document", "Scenario", "demo_scenario"]
 
@@ -256,11 +263,11 @@ class Scenario:
         text = dump_json(
             self.to_dict(), f"scenario {shown(self.name)}", ensure_ascii=False, indent=2
         )
-        write_text(path, text + "\n")
+        write_text(check_path(path, "path", named=True), text + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        with open(path, "rb") as fh:
+        with open(check_path(path, "path"), "rb") as fh:
             raw = fh.read()
         try:
             data = json.loads(raw.decode("utf-8"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -148,3 +149,18 @@ def test_the_cli_exits_cleanly_on_any_arguments(argv, capsys):
 @given(selection=st.sampled_from([object(), 5, np.array([1.0, 2.0]), [[]], [None]]))
 def test_export_refuses_a_selection_that_is_not_a_list_of_ids(selection):
     result_or_error(lambda: export_pytest(SMALL, selection=selection))
+
+
+@FUZZ
+@given(path=st.one_of(texts.map(lambda t: t.replace("/", "")), anything))
+def test_a_scenario_path_of_any_kind_is_used_or_refused(path):
+    with tempfile.TemporaryDirectory() as folder:
+        previous = Path.cwd()
+        os.chdir(folder)
+        try:
+            if not isinstance(result_or_error(lambda: SMALL.save(path)), PlaceboragError):
+                assert Scenario.load(path) == SMALL
+            else:
+                assert list(Path(folder).iterdir()) == []
+        finally:
+            os.chdir(previous)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -131,3 +132,50 @@ def test_replay_lookups_answer_or_name_the_miss(text, queries):
         for call in (embedder.embed, embedder.embed_query):
             result_or_error(lambda call=call: call(text))
         result_or_error(lambda: embedder.embed_batch(text))
+
+
+vector_values = st.one_of(
+    st.floats(), st.sampled_from([10**400, 1e39, 1e-320, 0.0, True, "1.0", None]), anything
+)
+
+
+@FUZZ
+@given(
+    returned=st.one_of(
+        st.lists(st.lists(vector_values, max_size=3), max_size=3),
+        st.lists(st.lists(st.floats(-10, 10), min_size=2, max_size=2), min_size=2, max_size=2),
+        anything,
+    ),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_recording_whatever_a_model_returns_records_it_or_refuses(returned, dtype):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rec"
+        recording = result_or_error(
+            lambda: record_vectors(
+                path,
+                embed_documents=lambda texts_: returned,
+                documents=["a", "b"],
+                model="m",
+                dtype=dtype,
+            )
+        )
+        if isinstance(recording, PlaceboragError):
+            assert list(Path(folder).iterdir()) == []
+        else:
+            assert recording.document_vectors.shape[0] == 2
+
+
+@FUZZ
+@given(path=st.one_of(texts.map(lambda t: t.replace("/", "")), anything))
+def test_a_recording_path_of_any_kind_is_used_or_refused(path):
+    with tempfile.TemporaryDirectory() as folder:
+        previous = Path.cwd()
+        os.chdir(folder)
+        try:
+            result_or_error(
+                lambda: record_vectors(path, embed_documents=model, documents=["a"], model="m")
+            )
+            result_or_error(lambda: Recording.load(path))
+        finally:
+            os.chdir(previous)
