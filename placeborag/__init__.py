@@ -49,6 +49,7 @@ _LAZY = {
     "record_vectors": "placeborag._replay",
     "load_demo_recording": "placeborag._replay",
     "UnrecordedText": "placeborag._errors",
+    "RecordingNotFound": "placeborag._errors",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]
@@ -76,6 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover
         PlaceboragError,
         PlaceboragTypeError,
         PlaceboragValueError,
+        RecordingNotFound,
         RetrievalError,
         RetrievalTimeout,
         ScriptError,
