@@ -1000,3 +1000,12 @@ def test_ragged_vectors_are_an_error_naming_the_document():
 )
 def test_geometry_scores_survive_overflow_and_underflow(query, document, expected):
     assert GeometryScorer(_Rows(query, document)).score_all("q", ["d"]) == [expected]
+
+
+def test_the_script_errors_live_in_the_errors_module_and_are_still_importable_from_here():
+    # issue 13 item 12: exceptions were defined in three modules.
+    from placeborag import _errors, _scoring
+
+    assert ScriptError is _errors.ScriptError is _scoring.ScriptError
+    assert ScriptExhausted is _errors.ScriptExhausted is _scoring.ScriptExhausted
+    assert ScriptError.__module__ == "placeborag._errors"
