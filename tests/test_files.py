@@ -76,12 +76,19 @@ def test_temporaries_of_dead_writers_are_swept_and_live_ones_kept(tmp_path: Path
 # -- the kill test --------------------------------------------------------------------------
 
 
-def _report_writer(path: Path, version: int) -> tuple[object, object]:
+PAGES = ("<p>old</p>\n" * 10, "<p>new</p>\n" * 200_000)
+
+
+def _write_page(path: Path, version: int) -> None:
+    """write_report with a pre-rendered page: the write is under test, not the rendering.
+
+    Called in the forked children only (and under monkeypatch in the parent): it replaces
+    render_report in the process that calls it.
+    """
     from placeborag.explore import _report
 
-    pages = ("<p>old</p>\n" * 10, "<p>new</p>\n" * 200_000)
-    _report.render_report = lambda scenario=None: pages[version]  # the write is under test
-    return (lambda: _report.write_report(path), pages)
+    _report.render_report = lambda scenario=None: PAGES[version]
+    _report.write_report(path)
 
 
 _SCENARIOS: list[object] = []
@@ -126,8 +133,7 @@ def _writer_loop(kind: str, path: str, seed: int, writes) -> None:  # runs in th
     for i in range(100_000):
         version = (i + seed) % 2
         if kind == "report":
-            write, _ = _report_writer(target, version)
-            write()
+            _write_page(target, version)
         elif kind == "scenario":
             scenarios[version].save(target)
         else:
@@ -154,14 +160,14 @@ def _loaded(kind: str, path: Path) -> object:
 )
 @pytest.mark.parametrize("kind", ["report", "scenario", "recording"])
 def test_a_writer_killed_at_random_points_always_leaves_a_loadable_path(
-    tmp_path: Path, kind: str
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("plotly")
     pytest.importorskip("sklearn")
     context = multiprocessing.get_context("fork")
     path = tmp_path / {"report": "r.html", "scenario": "s.json", "recording": "rec"}[kind]
     if kind == "report":
-        path.write_text("<p>old</p>\n" * 10, encoding="utf-8")
+        path.write_text(PAGES[0], encoding="utf-8")
         expected = {"<p>old</p>\n<", "<p>new</p>\n<"}
     elif kind == "scenario":
         _scenarios()[0].save(path)
@@ -170,7 +176,8 @@ def test_a_writer_killed_at_random_points_always_leaves_a_loadable_path(
         _record(path, 0)
         expected = {"model-0", "model-1"}
     rng = random.Random(f"issue 13 kill test {kind}")
-    from placeborag.explore import _report  # noqa: F401  (imported once, before the forks)
+    # Imported once here, before the forks, so a child starts writing at once.
+    from placeborag.explore import _report
 
     writes = context.Value("i", 0, lock=False)
     seen = set()
@@ -189,7 +196,8 @@ def test_a_writer_killed_at_random_points_always_leaves_a_loadable_path(
     assert seen == expected
     # A normal write afterwards sweeps what the killed writers left.
     if kind == "report":
-        _report_writer(path, 0)[0]()
+        monkeypatch.setattr(_report, "render_report", _report.render_report)
+        _write_page(path, 0)
     elif kind == "scenario":
         _scenarios()[0].save(path)
     else:
