@@ -61,6 +61,9 @@ def write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary sibling, fsync, ``os.replace``."""
     target = Path(path)
+    if target.is_symlink():
+        # Replace the file the link points to, as open(path, "w") would, not the link itself.
+        target = target.resolve()
     parent = target.parent
     _sweep(parent, target.name)
     fd, name = tempfile.mkstemp(

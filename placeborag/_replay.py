@@ -249,8 +249,7 @@ def record_vectors(
     path always holds one complete recording, the old or the new, even if the process is
     killed; a failed call leaves the previous recording and no hidden directory behind.
     ``overwrite=True`` replaces an existing recording (never a directory that holds anything
-    but a recording).  Returns the recording as loaded
-    back from disk.
+    but a recording).  Returns the recording as loaded back from disk.
     """
     target = check_path(path, "path", named=True)
     _check_str(model, "model")

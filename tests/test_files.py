@@ -203,3 +203,12 @@ def test_a_writer_killed_at_random_points_always_leaves_a_loadable_path(
     else:
         _record(path, 0)
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks need no privilege on POSIX")
+def test_writing_through_a_symlink_replaces_the_file_it_points_to(tmp_path: Path) -> None:
+    (tmp_path / "real.html").write_text("old")
+    (tmp_path / "link.html").symlink_to("real.html")
+    _files.write_text(tmp_path / "link.html", "new")
+    assert (tmp_path / "link.html").is_symlink()
+    assert (tmp_path / "real.html").read_text() == "new"
