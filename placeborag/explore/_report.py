@@ -38,9 +38,9 @@ def render_report(scenario: Scenario | None = None) -> str:
     store = scenario.store()
     args = (store, scenario.query, scenario.k, scenario.where)
     filters = FilterModesDisplay.from_scenario(scenario)
-    # A projection of one point has no axes: no variance to explain, nothing to draw. Both
-    # the projection and the query-centred ranking are projections.
-    drawable = len(store_rows(store).ids) >= 2
+    # A projection of one point (or of copies of one point) has no axes: no variance to
+    # explain, nothing to draw. Both the projection and the query-centred ranking project.
+    drawable = _distinct_rows(store_rows(store).vectors) >= 2
     figures: list[tuple[str, str, Any]] = [
         (
             "Projection",
@@ -101,7 +101,20 @@ k={scenario.k}, where=<code>{html.escape(repr(scenario.where))}</code>.</p>
 """
 
 
-_NOT_DRAWN = "A projection needs at least two documents."
+_NOT_DRAWN = "A projection needs at least two documents with different vectors."
+
+
+def _distinct_rows(vectors: Any) -> int:
+    # At most two are needed; stop there rather than sort a large matrix.
+    first = None
+    for row in vectors:
+        if first is None:
+            first = row
+        elif (row != first).any():
+            return 2
+    return 0 if first is None else 1
+
+
 _NO_CLUSTERS = "No clusters are declared."
 
 

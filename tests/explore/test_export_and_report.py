@@ -129,11 +129,14 @@ def test_the_report_cli_reports_a_scenario_field_of_the_wrong_type(
         assert not (tmp_path / "r.html").exists()
 
 
-def test_a_one_document_report_has_no_numpy_warnings_and_no_empty_axes():
+@pytest.mark.parametrize(
+    "texts", [["refund policy"], ["refund policy", "refund policy"]], ids=["one", "two-same"]
+)
+def test_a_one_point_report_has_no_numpy_warnings_and_no_empty_axes(texts):
     # issue 13 item 10: RuntimeWarnings from the PCA of one point, "0.0% of variance" axes.
-    one = Scenario(documents=[Document("a", "refund policy", {"lang": "en"})], query="refund")
+    docs = [Document(f"d{i}", text, {"lang": "en"}) for i, text in enumerate(texts)]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        page = render_report(one)
+        page = render_report(Scenario(documents=docs, query="refund"))
     assert "of variance" not in page
-    assert page.count("A projection needs at least two documents.") == 2
+    assert page.count("A projection needs at least two documents with different vectors.") == 2
