@@ -343,7 +343,7 @@ def _check_target(target: Path, overwrite: bool) -> None:
 def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
     try:
         manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not JSON, or an int of more than 4,300 digits
         raise PlaceboragValueError(f"{where} is not UTF-8 JSON: {exc}") from None
     except RecursionError:
         raise PlaceboragValueError(
@@ -375,11 +375,13 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
         "queries": list,
         "provenance": dict,
     }
-    for key, kind in expected.items():
+    for key, json_type in expected.items():
         value = manifest.get(key)
         # bool is an int to isinstance, but dimension=true is a broken manifest, not 1.
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise PlaceboragValueError(f"{where} has {key}={value!r}; expected {_JSON_KIND[kind]}")
+        if not isinstance(value, json_type) or isinstance(value, bool):
+            raise PlaceboragValueError(
+                f"{where} has {key}={shown(value)}; expected {_JSON_KIND[json_type]}"
+            )
     for key, fixed in (("byte_order", "little"), ("vectors_file", VECTORS_FILE)):
         if manifest.get(key) != fixed:
             raise PlaceboragValueError(
@@ -471,8 +473,9 @@ class Recording:
         if expected_sha256 is not None:
             _check_str(expected_sha256, "expected_sha256")
         if isinstance(path, (str, os.PathLike)) or not hasattr(path, "joinpath"):
-            source = str(check_path(path, "path"))
-            root: Path | Traversable = _files.readable_directory(Path(path))
+            checked = check_path(path, "path")
+            source = str(checked)
+            root: Path | Traversable = _files.readable_directory(checked)
         else:
             root = path
             source = str(root)

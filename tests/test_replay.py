@@ -1106,3 +1106,12 @@ def test_a_recording_declaring_an_absurd_dimension_is_refused(
     )
     with pytest.raises(PlaceboragValueError, match="document_count=0; a recording holds at least"):
         Recording.load(rec_path)
+
+
+def test_a_manifest_holding_an_int_too_long_to_parse_is_refused(rec_path: Path) -> None:
+    text = (rec_path / "manifest.json").read_text("utf-8")
+    (rec_path / "manifest.json").write_text(
+        text.replace('"provenance": {}', '"provenance": {"n": ' + "7" * 5000 + "}"), "utf-8"
+    )
+    with pytest.raises(PlaceboragValueError, match="is not UTF-8 JSON: Exceeds the limit"):
+        Recording.load(rec_path)

@@ -271,7 +271,7 @@ class Scenario:
             raw = fh.read()
         try:
             data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except ValueError as exc:  # not UTF-8, not JSON, or an int of more than 4,300 digits
             raise PlaceboragValueError(
                 f"scenario file {str(path)!r} is not UTF-8 JSON: {exc}"
             ) from None

@@ -82,8 +82,9 @@ def test_a_failed_save_leaves_the_old_file_whole(tmp_path, demo):
         (b"{nope", "is not UTF-8 JSON"),
         (b"\xff\xfe", "is not UTF-8 JSON"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"k": ' + b"7" * 5000 + b"}", "is not UTF-8 JSON: Exceeds the limit"),
     ],
-    ids=["list", "invalid", "not-utf8", "deep"],
+    ids=["list", "invalid", "not-utf8", "deep", "5000-digit-int"],
 )
 def test_a_broken_scenario_file_is_a_placeborag_error_naming_the_file(tmp_path, content, message):
     path = tmp_path / "s.json"

@@ -98,6 +98,22 @@ json_values = st.recursive(
 anything = st.one_of(json_values, odd_objects)
 
 
+# JSON documents that trip a careless reader: an int Python refuses to parse (over 4,300
+# digits), nesting past the recursion limit, a BOM, NaN, a lone surrogate escape, not UTF-8.
+tricky_json = st.sampled_from(
+    [
+        b'{"k": ' + b"7" * 5000 + b"}",
+        b"[" * 50_000 + b"]" * 50_000,
+        b"\xef\xbb\xbf{}",
+        b'{"k": NaN}',
+        b'{"k": "\\ud800"}',
+        b"\xff\xfe{",
+        b"",
+        b"null",
+    ]
+)
+
+
 def nested(depth: int, leaf: Any = 1) -> Any:
     value = leaf
     for _ in range(depth):
@@ -119,4 +135,5 @@ __all__ = [
     "result_or_error",
     "scalars",
     "texts",
+    "tricky_json",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _fuzz import FUZZ, FUZZ_SLOW, anything, json_values, result_or_error, texts
+from _fuzz import FUZZ, FUZZ_SLOW, anything, json_values, result_or_error, texts, tricky_json
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,7 +62,11 @@ def test_a_scenario_with_any_field_value_builds_a_store_or_is_refused(field, val
 
 
 @FUZZ
-@given(raw=st.one_of(st.binary(max_size=80), st.builds(json.dumps, json_values).map(str.encode)))
+@given(
+    raw=st.one_of(
+        st.binary(max_size=80), st.builds(json.dumps, json_values).map(str.encode), tricky_json
+    )
+)
 def test_a_scenario_file_of_any_content_loads_or_is_refused(raw):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.json"

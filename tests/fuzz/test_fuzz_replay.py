@@ -7,7 +7,16 @@ import os
 import tempfile
 from pathlib import Path
 
-from _fuzz import FUZZ, FUZZ_SLOW, anything, json_values, nested, result_or_error, texts
+from _fuzz import (
+    FUZZ,
+    FUZZ_SLOW,
+    anything,
+    json_values,
+    nested,
+    result_or_error,
+    texts,
+    tricky_json,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -106,7 +115,7 @@ def test_a_tampered_recording_loads_verified_or_is_refused(key, value, vectors):
 
 
 @FUZZ
-@given(raw=st.binary(max_size=200))
+@given(raw=st.one_of(st.binary(max_size=200), tricky_json))
 def test_a_manifest_of_random_bytes_is_refused(raw):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "rec"
