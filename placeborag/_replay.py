@@ -138,7 +138,7 @@ def _as_matrix(
         rows = list(vectors)  # type: ignore[call-overload]
     except TypeError:
         raise PlaceboragTypeError(
-            f"{source} returned {vectors!r}; it must return one vector per text"
+            f"{source} returned {shown(vectors)}; it must return one vector per text"
         ) from None
     if len(rows) != len(texts):
         raise PlaceboragValueError(
@@ -195,7 +195,7 @@ def _entries(
     entries = []
     for i, (text, id_, meta) in enumerate(zip(texts, ids, metadata, strict=True)):
         if not isinstance(meta, Mapping):
-            raise PlaceboragTypeError(f"{kind}_metadata[{i}]={meta!r} must be a mapping")
+            raise PlaceboragTypeError(f"{kind}_metadata[{i}]={shown(meta)} must be a mapping")
         entries.append({"id": id_, "text": text, "metadata": dict(meta)})
     return entries
 
@@ -262,7 +262,7 @@ def record_vectors(
         raise PlaceboragValueError("documents=[] must hold at least one text")
     for name, function in (("embed_documents", embed_documents), ("embed_query", embed_query)):
         if function is not None and not callable(function):
-            raise PlaceboragTypeError(f"{name}={function!r} must be a callable")
+            raise PlaceboragTypeError(f"{name}={shown(function)} must be a callable")
     doc_entries = _entries(documents, document_ids, document_metadata, "document")
     query_entries = _entries(queries, query_ids, query_metadata, "query")
     provenance = {} if provenance is None else dict(check_mapping(provenance, "provenance"))
@@ -355,11 +355,11 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
         )
     if manifest.get("format") != FORMAT:
         raise PlaceboragValueError(
-            f"{where} has format={manifest.get('format')!r}; expected {FORMAT!r}"
+            f"{where} has format={shown(manifest.get('format'))}; expected {FORMAT!r}"
         )
     if manifest.get("format_version") != FORMAT_VERSION:
         raise PlaceboragValueError(
-            f"{where} has format_version={manifest.get('format_version')!r}; "
+            f"{where} has format_version={shown(manifest.get('format_version'))}; "
             f"this placeborag reads {FORMAT_VERSION}"
         )
     expected = {
@@ -385,7 +385,8 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
     for key, fixed in (("byte_order", "little"), ("vectors_file", VECTORS_FILE)):
         if manifest.get(key) != fixed:
             raise PlaceboragValueError(
-                f"{where} has {key}={manifest.get(key)!r}; this placeborag reads only {fixed!r}"
+                f"{where} has {key}={shown(manifest.get(key))}; this placeborag reads only"
+                f" {fixed!r}"
             )
     if manifest["dimension"] < 1:
         raise PlaceboragValueError(
@@ -398,7 +399,7 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
         )
     if manifest["dtype"] not in _DTYPES:
         raise PlaceboragValueError(
-            f"{where} has dtype={manifest['dtype']!r}; expected one of "
+            f"{where} has dtype={shown(manifest['dtype'])}; expected one of "
             f"{', '.join(map(repr, _DTYPES))}"
         )
     for kind in ("document", "query"):
@@ -416,7 +417,7 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
                 and isinstance(entry.get("metadata"), dict)
             ):
                 raise PlaceboragValueError(
-                    f"{where} has {_PLURAL[kind]}[{i}]={entry!r}; expected an object with "
+                    f"{where} has {_PLURAL[kind]}[{i}]={shown(entry)}; expected an object with "
                     "a str 'id', a str 'text' and an object 'metadata'"
                 )
         _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind], where)
@@ -561,8 +562,8 @@ class ReplayEmbedder:
     def __init__(self, recording: Recording, *, queries: Iterable[str] | None = None) -> None:
         if not isinstance(recording, Recording):
             raise PlaceboragTypeError(
-                f"recording={recording!r} must be a Recording; use ReplayEmbedder.from_path(path) "
-                "to load one from a directory"
+                f"recording={shown(recording)} must be a Recording; use"
+                " ReplayEmbedder.from_path(path) to load one from a directory"
             )
         query_rows = {text: i for i, text in enumerate(recording.query_texts)}
         if queries is not None:

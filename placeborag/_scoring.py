@@ -288,7 +288,7 @@ class _RecordingScorer:
         for position, listener in enumerate(listeners):
             if not any(callable(getattr(listener, hook, None)) for hook in _HOOKS):
                 raise PlaceboragTypeError(
-                    f"listeners[{position}]={listener!r} must have an on_request, on_response"
+                    f"listeners[{position}]={shown(listener)} must have an on_request, on_response"
                     " or on_error method, like ScoringListener"
                 )
         with self._lock:
@@ -475,7 +475,7 @@ class ScriptedScorer(_RecordingScorer):
         # raises it from the await and the listeners hear of it through on_error.
         return _Failure(
             ScriptExhausted(
-                f"no step left for the request with query={request.query!r}: the script has"
+                f"no step left for the request with query={shown(request.query)}: the script has"
                 f" {_count(len(self._steps), 'step')} and answered"
                 f" {_count(self._taken, 'request')}; end it with then_repeats() to answer"
                 " every further request with its last step"
@@ -497,14 +497,14 @@ def _score_step(score: object) -> _Step:
 
 def _response_step(response: object) -> _Step:
     if not isinstance(response, ScoringResponse):
-        raise PlaceboragTypeError(f"response={response!r} must be a ScoringResponse")
+        raise PlaceboragTypeError(f"response={shown(response)} must be a ScoringResponse")
     return _WholeResponse(response)
 
 
 def _failure_step(exception: object) -> _Step:
     if not isinstance(exception, BaseException):
         raise PlaceboragTypeError(
-            f"exception={exception!r} must be an exception instance,"
+            f"exception={shown(exception)} must be an exception instance,"
             " such as TimeoutError('read timed out')"
         )
     return _Failure(exception)
@@ -613,7 +613,8 @@ class GeometryScorer(_RecordingScorer):
             embedder = FakeEmbedder()
         elif not callable(getattr(embedder, "embed_batch", None)):
             raise PlaceboragTypeError(
-                f"embedder={embedder!r} must have an embed_batch(texts) method, like FakeEmbedder"
+                f"embedder={shown(embedder)} must have an embed_batch(texts) method, like"
+                " FakeEmbedder"
             )
         super().__init__(model_name=model_name)
         self._step = _GeometryScores(embedder)

@@ -241,7 +241,7 @@ class Scenario:
         data = dict(check_mapping(data, "data"))
         fmt = data.pop("format", _FORMAT)
         if fmt != _FORMAT:
-            raise PlaceboragValueError(f"format={fmt!r} must be {_FORMAT!r}")
+            raise PlaceboragValueError(f"format={shown(fmt)} must be {_FORMAT!r}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

@@ -60,7 +60,8 @@ class VectorTable:
                 close = difflib.get_close_matches(text, list(self._row), n=3)
                 hint = f"; nearest known texts: {', '.join(map(repr, close))}" if close else ""
                 raise PlaceboragValueError(
-                    f"text={text!r} has no precomputed vector{hint}; pass its vector in queries="
+                    f"text={shown(text)} has no precomputed vector{hint}; pass its vector in"
+                    " queries="
                 )
             rows.append(row)
         return self._vectors[np.asarray(rows, dtype=np.int64)].reshape(len(rows), self.dimensions)
