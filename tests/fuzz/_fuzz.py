@@ -3,6 +3,14 @@
 The contract every fuzz test checks: a public call given anything returns a correct result
 or raises a ``PlaceboragError`` (a ``TypeError``/``ValueError`` subclass) whose message is not
 empty. Any other exception escapes and fails the test.
+
+The example count is fixed for CI by the ``placeborag-fuzz`` hypothesis profile registered
+here: ``PLACEBORAG_FUZZ_EXAMPLES`` examples per test (default 100; ``FUZZ_SLOW`` tests, which
+build a whole store, recording or page per example, run a quarter of that), the same examples
+on every run (``derandomize=True``, so a strict xfail fails the same way everywhere). Raise it
+to search harder::
+
+    PLACEBORAG_FUZZ_EXAMPLES=2000 pytest tests/fuzz
 """
 
 from __future__ import annotations
