@@ -182,8 +182,12 @@ def _entries(
 ) -> list[dict[str, Any]]:
     """Build the manifest entries for one namespace, rejecting miscounts and duplicates."""
     width = max(3, len(str(max(len(texts) - 1, 0))))
-    ids = [f"{kind[0]}{i:0{width}d}" for i in range(len(texts))] if ids is None else list(ids)
-    metadata = [{} for _ in texts] if metadata is None else list(metadata)
+    ids = (
+        [f"{kind[0]}{i:0{width}d}" for i in range(len(texts))]
+        if ids is None
+        else _check_texts(ids, f"{kind}_ids")
+    )
+    metadata = [{} for _ in texts] if metadata is None else _sequence(metadata, f"{kind}_metadata")
     for name, values in ((f"{kind}_ids", ids), (f"{kind}_metadata", metadata)):
         if len(values) != len(texts):
             raise PlaceboragValueError(
@@ -198,6 +202,15 @@ def _entries(
             raise PlaceboragTypeError(f"{kind}_metadata[{i}]={shown(meta)} must be a mapping")
         entries.append({"id": id_, "text": text, "metadata": dict(meta)})
     return entries
+
+
+def _sequence(values: object, name: str) -> list[Any]:
+    # A mapping or a str is iterable too, but one per text is a list, not a single value.
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={shown(values)} must be a sequence with one item per text, not a single value"
+        )
+    return list(values)
 
 
 def _first_duplicate(values: Sequence[str], name: str, where: str = "") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -1115,3 +1116,24 @@ def test_a_manifest_holding_an_int_too_long_to_parse_is_refused(rec_path: Path) 
     )
     with pytest.raises(PlaceboragValueError, match="is not UTF-8 JSON: Exceeds the limit"):
         Recording.load(rec_path)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"document_metadata": object()},
+            "document_metadata=<object object at",
+        ),
+        ({"document_metadata": {"lang": "en"}}, "document_metadata={'lang': 'en'} must be a"),
+        ({"document_ids": "abc"}, "document_ids='abc' must be a sequence of str"),
+    ],
+    ids=["object", "one-mapping", "bare-str-ids"],
+)
+def test_ids_and_metadata_must_be_one_per_text(
+    tmp_path: Path, overrides: dict[str, Any], message: str
+) -> None:
+    # Found by tests/fuzz: list(object()) raised a bare TypeError; a mapping was read as keys.
+    with pytest.raises(PlaceboragTypeError, match=re.escape(message)):
+        record(tmp_path / "rec", **overrides)
+    assert list(tmp_path.iterdir()) == []
