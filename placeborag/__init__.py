@@ -39,8 +39,8 @@ _LAZY = {
     "ScoringRequest": "placeborag._scoring",
     "ScoringResponse": "placeborag._scoring",
     "ScoringListener": "placeborag._scoring",
-    "ScriptExhausted": "placeborag._scoring",
-    "ScriptError": "placeborag._scoring",
+    "ScriptExhausted": "placeborag._errors",
+    "ScriptError": "placeborag._errors",
     "reciprocal_rank_fusion": "placeborag._fusion",
     "KeywordIndex": "placeborag._fusion",
     "keyword_scores": "placeborag._fusion",
@@ -52,7 +52,8 @@ _LAZY = {
     "Recording": "placeborag._replay",
     "record_vectors": "placeborag._replay",
     "load_demo_recording": "placeborag._replay",
-    "UnrecordedText": "placeborag._replay",
+    "UnrecordedText": "placeborag._errors",
+    "RecordingNotFound": "placeborag._errors",
     "ScriptedChatModel": "placeborag._chat",
     "ChatMessage": "placeborag._chat",
     "ChatReply": "placeborag._chat",
@@ -129,8 +130,12 @@ if TYPE_CHECKING:  # pragma: no cover
         PlaceboragError,
         PlaceboragTypeError,
         PlaceboragValueError,
+        RecordingNotFound,
         RetrievalError,
         RetrievalTimeout,
+        ScriptError,
+        ScriptExhausted,
+        UnrecordedText,
     )
     from placeborag._fusion import (
         FusedMatch,
@@ -153,7 +158,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._replay import (
         Recording,
         ReplayEmbedder,
-        UnrecordedText,
         load_demo_recording,
         record_vectors,
     )
@@ -163,8 +167,6 @@ if TYPE_CHECKING:  # pragma: no cover
         ScoringRequest,
         ScoringResponse,
         ScriptedScorer,
-        ScriptError,
-        ScriptExhausted,
     )
     from placeborag._store import (
         FakeVectorStore,

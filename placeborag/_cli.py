@@ -24,6 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenario = Scenario.load(args.scenario) if args.scenario else None
         write_report(args.out, scenario)
     except (ImportError, OSError, ValueError, TypeError) as exc:
+        # Every PlaceboragError is a ValueError or a TypeError; OSError covers a missing file.
         print(f"placeborag report: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {args.out}")

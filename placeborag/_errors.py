@@ -1,4 +1,9 @@
-"""The exception hierarchy: one root, and subclasses that are also the builtin a caller catches."""
+"""The exception hierarchy: one root, and subclasses that are also the builtin a caller catches.
+
+Every exception placeborag raises on its own account is defined here, so a caller finds them
+all in one place and catches them all with ``PlaceboragError``. The modules that raised them
+first (``_scoring``, ``_replay``) still re-export them, so older imports keep working.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,12 @@ __all__ = [
     "PlaceboragError",
     "PlaceboragTypeError",
     "PlaceboragValueError",
+    "RecordingNotFound",
     "RetrievalError",
     "RetrievalTimeout",
+    "ScriptError",
+    "ScriptExhausted",
+    "UnrecordedText",
 ]
 
 
@@ -34,3 +43,37 @@ class RetrievalError(PlaceboragError, RuntimeError):
 
 class RetrievalTimeout(RetrievalError, TimeoutError):
     """The default injected failure: the read path timed out."""
+
+
+class ScriptExhausted(PlaceboragError, RuntimeError):
+    """A request arrived after the last step of a script without ``then_repeats()``."""
+
+
+class ScriptError(PlaceboragError, RuntimeError):
+    """A scorer was used in a way its script or its record does not allow.
+
+    Raised when a step is added after ``then_repeats()``, when ``then_repeats()`` is called
+    twice, when a scripted scorer is built without a first step, and when ``request`` or
+    ``last_request`` is read while the record does not hold what they promise.
+    """
+
+
+class UnrecordedText(PlaceboragValueError):
+    """A text that the recording does not hold in the namespace it was asked in.
+
+    ``text`` is the text as given, ``kind`` is ``"document"`` or ``"query"`` and ``candidates``
+    holds up to three nearest recorded texts of that kind (by :mod:`difflib` ratio).
+    """
+
+    def __init__(self, message: str, *, text: str, kind: str, candidates: tuple[str, ...]):
+        super().__init__(message)
+        self.text = text
+        self.kind = kind
+        self.candidates = candidates
+
+
+class RecordingNotFound(PlaceboragValueError, FileNotFoundError):
+    """No recording at a path: nothing there, a file instead of a directory, or a file missing.
+
+    Also a ``FileNotFoundError``, which is what a missing recording raised before 0.5.
+    """

@@ -27,23 +27,38 @@ import difflib
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag import _files
+from placeborag._errors import (
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    RecordingNotFound,
+    UnrecordedText,
+)
+from placeborag._validation import (
+    check_bool,
+    check_choice,
+    check_mapping,
+    check_path,
+    check_str,
+    check_texts,
+    check_unicode,
+    dump_json,
+    shown,
+)
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
+# UnrecordedText lives in placeborag._errors; imported above, it can still be imported from here.
 __all__ = [
     "Recording",
     "ReplayEmbedder",
-    "UnrecordedText",
     "load_demo_recording",
     "record_vectors",
 ]
@@ -59,20 +74,6 @@ _PLURAL = {"document": "documents", "query": "queries", "text": "texts"}
 _JSON_KIND = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
 
 BatchEmbedder = Callable[[list[str]], Any]
-
-
-class UnrecordedText(PlaceboragValueError):
-    """A text that the recording does not hold in the namespace it was asked in.
-
-    ``text`` is the text as given, ``kind`` is ``"document"`` or ``"query"`` and ``candidates``
-    holds up to three nearest recorded texts of that kind (by :mod:`difflib` ratio).
-    """
-
-    def __init__(self, message: str, *, text: str, kind: str, candidates: tuple[str, ...]):
-        super().__init__(message)
-        self.text = text
-        self.kind = kind
-        self.candidates = candidates
 
 
 def _quote(text: str, limit: int = 80) -> str:
@@ -95,18 +96,13 @@ def _texts_sha256(documents: Sequence[str], queries: Sequence[str]) -> str:
 
 
 def _check_str(value: object, name: str) -> str:
-    if not isinstance(value, str):
-        raise PlaceboragTypeError(f"{name}={value!r} must be a str")
-    return value
+    return check_unicode(check_str(value, name), name)
 
 
 def _check_texts(texts: object, name: str) -> list[str]:
-    # A bare str is iterable, so without this check embed_batch("abc") would look up 'a', 'b', 'c'.
-    if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
-        raise PlaceboragTypeError(f"{name}={texts!r} must be a sequence of str, not a single value")
-    items = list(texts)
+    items = check_texts(texts, name)
     for i, text in enumerate(items):
-        _check_str(text, f"{name}[{i}]")
+        check_unicode(text, f"{name}[{i}]")
     return items
 
 
@@ -142,7 +138,7 @@ def _as_matrix(
         rows = list(vectors)  # type: ignore[call-overload]
     except TypeError:
         raise PlaceboragTypeError(
-            f"{source} returned {vectors!r}; it must return one vector per text"
+            f"{source} returned {shown(vectors)}; it must return one vector per text"
         ) from None
     if len(rows) != len(texts):
         raise PlaceboragValueError(
@@ -153,9 +149,10 @@ def _as_matrix(
     for text, row in zip(texts, rows, strict=True):
         try:
             vector = np.asarray(row, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise PlaceboragTypeError(
-                f"{source} returned {row!r} for {kind} {_quote(text)}; a vector must be numbers"
+                f"{source} returned {shown(row)} for {kind} {_quote(text)}; a vector must be"
+                " numbers within float range"
             ) from None
         if vector.ndim != 1:
             raise PlaceboragValueError(
@@ -185,8 +182,12 @@ def _entries(
 ) -> list[dict[str, Any]]:
     """Build the manifest entries for one namespace, rejecting miscounts and duplicates."""
     width = max(3, len(str(max(len(texts) - 1, 0))))
-    ids = [f"{kind[0]}{i:0{width}d}" for i in range(len(texts))] if ids is None else list(ids)
-    metadata = [{} for _ in texts] if metadata is None else list(metadata)
+    ids = (
+        [f"{kind[0]}{i:0{width}d}" for i in range(len(texts))]
+        if ids is None
+        else _check_texts(ids, f"{kind}_ids")
+    )
+    metadata = [{} for _ in texts] if metadata is None else _sequence(metadata, f"{kind}_metadata")
     for name, values in ((f"{kind}_ids", ids), (f"{kind}_metadata", metadata)):
         if len(values) != len(texts):
             raise PlaceboragValueError(
@@ -198,9 +199,18 @@ def _entries(
     entries = []
     for i, (text, id_, meta) in enumerate(zip(texts, ids, metadata, strict=True)):
         if not isinstance(meta, Mapping):
-            raise PlaceboragTypeError(f"{kind}_metadata[{i}]={meta!r} must be a mapping")
+            raise PlaceboragTypeError(f"{kind}_metadata[{i}]={shown(meta)} must be a mapping")
         entries.append({"id": id_, "text": text, "metadata": dict(meta)})
     return entries
+
+
+def _sequence(values: object, name: str) -> list[Any]:
+    # A mapping or a str is iterable too, but one per text is a list, not a single value.
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={shown(values)} must be a sequence with one item per text, not a single value"
+        )
+    return list(values)
 
 
 def _first_duplicate(values: Sequence[str], name: str, where: str = "") -> None:
@@ -216,13 +226,9 @@ def _first_duplicate(values: Sequence[str], name: str, where: str = "") -> None:
 
 
 def _dump_manifest(manifest: Mapping[str, Any]) -> bytes:
-    try:
-        text = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise PlaceboragTypeError(
-            f"metadata and provenance must be JSON values (str, int, finite float, bool, None, "
-            f"list, dict with str keys): {exc}"
-        ) from None
+    text = dump_json(
+        manifest, "metadata and provenance", ensure_ascii=False, sort_keys=True, indent=2
+    )
     return (text + "\n").encode("utf-8")
 
 
@@ -252,30 +258,29 @@ def record_vectors(
     queries go to ``embed_documents`` in the same single call as the documents.
 
     Everything is validated before the filesystem is touched; the directory is then written
-    beside ``path`` and renamed into place, so a failed recording never leaves half a directory
-    and never destroys the previous one.  ``overwrite=True`` replaces an existing recording
-    (never a directory that holds anything but a recording).  Returns the recording as loaded
-    back from disk.
+    beside ``path`` and swapped into place in one step (see :mod:`placeborag._files`), so the
+    path always holds one complete recording, the old or the new, even if the process is
+    killed; a failed call leaves the previous recording and no hidden directory behind.
+    ``overwrite=True`` replaces an existing recording (never a directory that holds anything
+    but a recording).  Returns the recording as loaded back from disk.
     """
+    target = check_path(path, "path", named=True)
     _check_str(model, "model")
     _check_str(query_instruction, "query_instruction")
-    if dtype not in _DTYPES:
-        raise PlaceboragValueError(
-            f"dtype={dtype!r} must be one of {', '.join(map(repr, _DTYPES))}"
-        )
+    check_choice(dtype, "dtype", _DTYPES)
+    check_bool(overwrite, "overwrite")
     documents = _check_texts(documents, "documents")
     queries = _check_texts(queries, "queries")
     if not documents:
         raise PlaceboragValueError("documents=[] must hold at least one text")
     for name, function in (("embed_documents", embed_documents), ("embed_query", embed_query)):
         if function is not None and not callable(function):
-            raise PlaceboragTypeError(f"{name}={function!r} must be a callable")
+            raise PlaceboragTypeError(f"{name}={shown(function)} must be a callable")
     doc_entries = _entries(documents, document_ids, document_metadata, "document")
     query_entries = _entries(queries, query_ids, query_metadata, "query")
-    provenance = dict(provenance or {})
+    provenance = {} if provenance is None else dict(check_mapping(provenance, "provenance"))
     # Fail on unserialisable metadata now, not after paying for a model run.
     _dump_manifest({"documents": doc_entries, "queries": query_entries, "provenance": provenance})
-    target = Path(path)
     _check_target(target, overwrite)
 
     instructed = [query_instruction + text for text in queries]
@@ -326,7 +331,7 @@ def record_vectors(
         "queries": query_entries,
         "provenance": provenance,
     }
-    _write_atomically(target, {VECTORS_FILE: raw, MANIFEST_FILE: _dump_manifest(manifest)})
+    _files.replace_directory(target, {VECTORS_FILE: raw, MANIFEST_FILE: _dump_manifest(manifest)})
     return Recording.load(target)
 
 
@@ -348,47 +353,26 @@ def _check_target(target: Path, overwrite: bool) -> None:
         )
 
 
-def _write_atomically(target: Path, files: Mapping[str, bytes]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    # mkdtemp makes the directory private (0700); a recording is data meant to be shared.
-    os.chmod(staging, 0o755)
-    try:
-        for name, data in files.items():
-            with open(staging / name, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        if target.exists():
-            # A directory cannot be os.replace()d over a non-empty one: move the old recording
-            # aside first, so there is always one complete recording at ``target`` or beside it.
-            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-            os.replace(target, retired / target.name)
-            os.replace(staging, target)
-            shutil.rmtree(retired)
-        else:
-            os.replace(staging, target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-
-
 def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
     try:
         manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not JSON, or an int of more than 4,300 digits
         raise PlaceboragValueError(f"{where} is not UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise PlaceboragValueError(
+            f"{where} is nested too deeply to read; a recording's metadata is plain JSON"
+        ) from None
     if not isinstance(manifest, dict):
         raise PlaceboragValueError(
             f"{where} must hold a JSON object, not {type(manifest).__name__}"
         )
     if manifest.get("format") != FORMAT:
         raise PlaceboragValueError(
-            f"{where} has format={manifest.get('format')!r}; expected {FORMAT!r}"
+            f"{where} has format={shown(manifest.get('format'))}; expected {FORMAT!r}"
         )
     if manifest.get("format_version") != FORMAT_VERSION:
         raise PlaceboragValueError(
-            f"{where} has format_version={manifest.get('format_version')!r}; "
+            f"{where} has format_version={shown(manifest.get('format_version'))}; "
             f"this placeborag reads {FORMAT_VERSION}"
         )
     expected = {
@@ -404,21 +388,31 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
         "queries": list,
         "provenance": dict,
     }
-    for key, kind in expected.items():
+    for key, json_type in expected.items():
         value = manifest.get(key)
         # bool is an int to isinstance, but dimension=true is a broken manifest, not 1.
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise PlaceboragValueError(f"{where} has {key}={value!r}; expected {_JSON_KIND[kind]}")
+        if not isinstance(value, json_type) or isinstance(value, bool):
+            raise PlaceboragValueError(
+                f"{where} has {key}={shown(value)}; expected {_JSON_KIND[json_type]}"
+            )
     for key, fixed in (("byte_order", "little"), ("vectors_file", VECTORS_FILE)):
         if manifest.get(key) != fixed:
             raise PlaceboragValueError(
-                f"{where} has {key}={manifest.get(key)!r}; this placeborag reads only {fixed!r}"
+                f"{where} has {key}={shown(manifest.get(key))}; this placeborag reads only"
+                f" {fixed!r}"
             )
     if manifest["dimension"] < 1:
-        raise PlaceboragValueError(f"{where} has dimension={manifest['dimension']}; must be >= 1")
+        raise PlaceboragValueError(
+            f"{where} has dimension={shown(manifest['dimension'])}; must be >= 1"
+        )
+    if manifest["document_count"] < 1:
+        raise PlaceboragValueError(
+            f"{where} has document_count={shown(manifest['document_count'])}; a recording"
+            " holds at least one document"
+        )
     if manifest["dtype"] not in _DTYPES:
         raise PlaceboragValueError(
-            f"{where} has dtype={manifest['dtype']!r}; expected one of "
+            f"{where} has dtype={shown(manifest['dtype'])}; expected one of "
             f"{', '.join(map(repr, _DTYPES))}"
         )
     for kind in ("document", "query"):
@@ -436,7 +430,7 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
                 and isinstance(entry.get("metadata"), dict)
             ):
                 raise PlaceboragValueError(
-                    f"{where} has {_PLURAL[kind]}[{i}]={entry!r}; expected an object with "
+                    f"{where} has {_PLURAL[kind]}[{i}]={shown(entry)}; expected an object with "
                     "a str 'id', a str 'text' and an object 'metadata'"
                 )
         _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind], where)
@@ -492,8 +486,13 @@ class Recording:
         """
         if expected_sha256 is not None:
             _check_str(expected_sha256, "expected_sha256")
-        root = Path(path) if isinstance(path, (str, os.PathLike)) else path
-        source = str(root)
+        if isinstance(path, (str, os.PathLike)) or not hasattr(path, "joinpath"):
+            checked = check_path(path, "path")
+            source = str(checked)
+            root: Path | Traversable = _files.readable_directory(checked)
+        else:
+            root = path
+            source = str(root)
         manifest_raw = _read(root, MANIFEST_FILE, source)
         raw = _read(root, VECTORS_FILE, source)
         actual = hashlib.sha256(raw).hexdigest()
@@ -521,10 +520,12 @@ class Recording:
         rows = len(doc_texts) + len(query_texts)
         dimension = manifest["dimension"]
         if len(raw) != rows * dimension * dtype.itemsize:
+            # shown(): a forged dimension may be an int too long for repr.
             raise PlaceboragValueError(
                 f"{VECTORS_FILE} in {source} holds {len(raw)} bytes; {len(doc_texts)} documents + "
-                f"{len(query_texts)} queries x {dimension} dimensions x {dtype.itemsize} bytes "
-                f"({manifest['dtype']}) = {rows * dimension * dtype.itemsize} expected"
+                f"{len(query_texts)} queries x {shown(dimension)} dimensions x {dtype.itemsize}"
+                f" bytes ({manifest['dtype']}) = {shown(rows * dimension * dtype.itemsize)}"
+                " expected"
             )
         matrix = np.frombuffer(raw, dtype=dtype).reshape(rows, dimension).astype(np.float64)
         documents, queries = matrix[: len(doc_texts)], matrix[len(doc_texts) :]
@@ -549,10 +550,15 @@ class Recording:
 
 
 def _read(root: Path | Traversable, name: str, source: str) -> bytes:
+    if isinstance(root, Path) and root.exists() and not root.is_dir():
+        raise RecordingNotFound(
+            f"no recording at {source}: it is a file; a recording is a directory holding"
+            f" {MANIFEST_FILE} and {VECTORS_FILE}"
+        )
     try:
         return root.joinpath(name).read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no recording at {source}: {name} is missing") from None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        raise RecordingNotFound(f"no recording at {source}: {name} is missing") from None
 
 
 class ReplayEmbedder:
@@ -569,8 +575,8 @@ class ReplayEmbedder:
     def __init__(self, recording: Recording, *, queries: Iterable[str] | None = None) -> None:
         if not isinstance(recording, Recording):
             raise PlaceboragTypeError(
-                f"recording={recording!r} must be a Recording; use ReplayEmbedder.from_path(path) "
-                "to load one from a directory"
+                f"recording={shown(recording)} must be a Recording; use"
+                " ReplayEmbedder.from_path(path) to load one from a directory"
             )
         query_rows = {text: i for i, text in enumerate(recording.query_texts)}
         if queries is not None:

@@ -25,7 +25,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
-from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._errors import (
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    ScriptError,
+    ScriptExhausted,
+)
+from placeborag._validation import check_real, check_str, shown
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -35,28 +41,15 @@ __all__ = [
     "ScoringListener",
     "ScoringRequest",
     "ScoringResponse",
-    "ScriptError",
-    "ScriptExhausted",
     "ScriptedScorer",
 ]
+# ScriptError and ScriptExhausted live in placeborag._errors; imported above, they can still be
+# imported from here, as before 0.5.
 
 _log = logging.getLogger("placeborag.scoring")
 
 _HOOKS = ("on_request", "on_response", "on_error")
 _SCORE_ALLOWED = "a finite real number or a function of the document text"
-
-
-class ScriptExhausted(PlaceboragError, RuntimeError):
-    """A request arrived after the last step of a script without ``then_repeats()``."""
-
-
-class ScriptError(PlaceboragError, RuntimeError):
-    """A scorer was used in a way its script or its record does not allow.
-
-    Raised when a step is added after ``then_repeats()``, when ``then_repeats()`` is called
-    twice, when a scripted scorer is built without a first step, and when ``request`` or
-    ``last_request`` is read while the record does not hold what they promise.
-    """
 
 
 @dataclass(frozen=True)
@@ -79,7 +72,8 @@ class ScoringResponse:
 
     A response built by a test is checked for types only: NaN, infinite scores and a number
     of scores that differs from the number of documents are allowed on purpose, so a script
-    can imitate a provider that misbehaves.
+    can imitate a provider that misbehaves. A score must still be a float: an int beyond
+    float range (``10**400``) is refused rather than rounded to infinity.
     """
 
     scores: tuple[float, ...]
@@ -92,21 +86,23 @@ class ScoringResponse:
         # response scripted to repeat cannot be changed by the code that reads it.
         scores = self.scores
         if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
-            raise PlaceboragTypeError(f"scores={scores!r} must be a sequence of real numbers")
-        checked = tuple(scores)
-        for position, score in enumerate(checked):
-            if isinstance(score, bool) or not isinstance(score, numbers.Real):
-                raise PlaceboragTypeError(f"scores[{position}]={score!r} must be a real number")
+            raise PlaceboragTypeError(f"scores={shown(scores)} must be a sequence of real numbers")
+        floats = tuple(
+            check_real(score, f"scores[{position}]", "a real number", finite=False)
+            for position, score in enumerate(scores)
+        )
         token_usage = self.token_usage
         if token_usage is not None and (
             isinstance(token_usage, bool) or not isinstance(token_usage, int) or token_usage < 0
         ):
-            raise PlaceboragTypeError(f"token_usage={token_usage!r} must be None or an int >= 0")
+            raise PlaceboragTypeError(
+                f"token_usage={shown(token_usage)} must be None or an int >= 0"
+            )
         if self.model_name is not None and not isinstance(self.model_name, str):
-            raise PlaceboragTypeError(f"model_name={self.model_name!r} must be None or a str")
+            raise PlaceboragTypeError(f"model_name={shown(self.model_name)} must be None or a str")
         if not isinstance(self.metadata, Mapping):
-            raise PlaceboragTypeError(f"metadata={self.metadata!r} must be a mapping")
-        object.__setattr__(self, "scores", tuple(float(score) for score in checked))
+            raise PlaceboragTypeError(f"metadata={shown(self.metadata)} must be a mapping")
+        object.__setattr__(self, "scores", floats)
         object.__setattr__(self, "metadata", dict(self.metadata))
 
 
@@ -134,13 +130,7 @@ class _Step(Protocol):
 
 
 def _checked_score(value: object, name: str, allowed: str) -> float:
-    # bool is an int subclass; a True score is a typo far more often than a wish for 1.0.
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PlaceboragTypeError(f"{name}={value!r} must be {allowed}")
-    score = float(value)
-    if not math.isfinite(score):
-        raise PlaceboragValueError(f"{name}={value!r} must be {allowed}")
-    return score
+    return check_real(value, name, allowed)
 
 
 @dataclass(frozen=True)
@@ -160,7 +150,9 @@ class _ComputedScores:
     def answer(self, request: ScoringRequest) -> ScoringResponse:
         # An exception raised by the function propagates unchanged: it is the request's failure.
         scores = tuple(
-            _checked_score(self.function(document), f"scores({document!r})", "a finite real number")
+            _checked_score(
+                self.function(document), f"scores({shown(document)})", "a finite real number"
+            )
             for document in request.documents
         )
         return ScoringResponse(scores=scores, model_name=request.model_name)
@@ -233,20 +225,18 @@ class _Raised:
 
 def _checked_model_name(model_name: object) -> str:
     if not isinstance(model_name, str) or not model_name:
-        raise PlaceboragTypeError(f"model_name={model_name!r} must be a non-empty str")
+        raise PlaceboragTypeError(f"model_name={shown(model_name)} must be a non-empty str")
     return model_name
 
 
 def _checked_documents(query: object, documents: object) -> tuple[str, ...]:
-    if not isinstance(query, str):
-        raise PlaceboragTypeError(f"query={query!r} must be a str")
+    check_str(query, "query")
     if isinstance(documents, (str, bytes)) or not isinstance(documents, Sequence):
         raise PlaceboragTypeError(
-            f"documents={documents!r} must be a sequence of str, such as a list of texts"
+            f"documents={shown(documents)} must be a sequence of str, such as a list of texts"
         )
     for position, document in enumerate(documents):
-        if not isinstance(document, str):
-            raise PlaceboragTypeError(f"documents[{position}]={document!r} must be a str")
+        check_str(document, f"documents[{position}]")
     return tuple(documents)
 
 
@@ -298,7 +288,7 @@ class _RecordingScorer:
         for position, listener in enumerate(listeners):
             if not any(callable(getattr(listener, hook, None)) for hook in _HOOKS):
                 raise PlaceboragTypeError(
-                    f"listeners[{position}]={listener!r} must have an on_request, on_response"
+                    f"listeners[{position}]={shown(listener)} must have an on_request, on_response"
                     " or on_error method, like ScoringListener"
                 )
         with self._lock:
@@ -485,7 +475,7 @@ class ScriptedScorer(_RecordingScorer):
         # raises it from the await and the listeners hear of it through on_error.
         return _Failure(
             ScriptExhausted(
-                f"no step left for the request with query={request.query!r}: the script has"
+                f"no step left for the request with query={shown(request.query)}: the script has"
                 f" {_count(len(self._steps), 'step')} and answered"
                 f" {_count(self._taken, 'request')}; end it with then_repeats() to answer"
                 " every further request with its last step"
@@ -507,14 +497,14 @@ def _score_step(score: object) -> _Step:
 
 def _response_step(response: object) -> _Step:
     if not isinstance(response, ScoringResponse):
-        raise PlaceboragTypeError(f"response={response!r} must be a ScoringResponse")
+        raise PlaceboragTypeError(f"response={shown(response)} must be a ScoringResponse")
     return _WholeResponse(response)
 
 
 def _failure_step(exception: object) -> _Step:
     if not isinstance(exception, BaseException):
         raise PlaceboragTypeError(
-            f"exception={exception!r} must be an exception instance,"
+            f"exception={shown(exception)} must be an exception instance,"
             " such as TimeoutError('read timed out')"
         )
     return _Failure(exception)
@@ -524,15 +514,70 @@ class _Embedder(Protocol):
     def embed_batch(self, texts: Sequence[str]) -> Any: ...
 
 
+def _scaled(vector: Sequence[float]) -> list[float]:
+    # Divide by the power of two at or above the largest magnitude: exact (only the exponent
+    # changes), so the cosine is bit-identical to the unscaled one wherever that one neither
+    # overflows nor underflows, and right where it would (1e200 squared is inf, 1e-200 is 0).
+    largest = max((abs(x) for x in vector), default=0.0)
+    if largest == 0.0:
+        return list(vector)
+    exponent = math.frexp(largest)[1]
+    return [math.ldexp(x, -exponent) for x in vector]
+
+
 def _cosine(a: Sequence[float], aa: float, b: Sequence[float]) -> float:
     # fsum is correctly rounded, so the score does not depend on BLAS, summation order or
     # thread count. sqrt(aa * bb) rather than sqrt(aa) * sqrt(bb): for a == b the quotient
-    # is then exactly 1.0.
+    # is then exactly 1.0. Both vectors arrive scaled by _scaled.
     bb = math.fsum(x * x for x in b)
     if aa == 0.0 or bb == 0.0:
         return 0.0
     cosine = math.fsum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(aa * bb)
     return max(-1.0, min(1.0, cosine))
+
+
+def _checked_rows(rows: object, texts: Sequence[str]) -> list[list[float]]:
+    """The embedder's answer as lists of finite floats of one length, or an error naming the
+    text whose vector is wrong (a NaN row must not score as a perfect match)."""
+    source = "embedder.embed_batch"
+    try:
+        vectors = rows.tolist() if hasattr(rows, "tolist") else [list(row) for row in rows]  # type: ignore[attr-defined]
+    except TypeError:
+        raise PlaceboragTypeError(
+            f"{source} returned {shown(rows)}; it must return one vector per text"
+        ) from None
+    if not isinstance(vectors, list) or len(vectors) != len(texts):
+        count = len(vectors) if isinstance(vectors, list) else shown(vectors)
+        raise PlaceboragValueError(
+            f"{source} returned {count} vectors for {len(texts)} texts;"
+            " it must return one vector per text"
+        )
+    checked: list[list[float]] = []
+    for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+        what = "the query" if position == 0 else f"documents[{position - 1}]"
+        if isinstance(vector, (str, bytes)) or not isinstance(vector, Iterable):
+            raise PlaceboragTypeError(
+                f"{source} returned {shown(vector)} for {what} {shown(text, 80)};"
+                " a vector must be a sequence of numbers"
+            )
+        values = list(vector)
+        if checked and len(values) != len(checked[0]):
+            raise PlaceboragValueError(
+                f"{source} returned {len(values)} values for {what} {shown(text, 80)} and"
+                f" {len(checked[0])} for the query; every vector must have the same length"
+            )
+        for index, value in enumerate(values):
+            number = check_real(
+                value, f"{source}(...) for {what} at index {index}", "a real number", finite=False
+            )
+            if not math.isfinite(number):
+                raise PlaceboragValueError(
+                    f"{source} returned {number!r} at index {index} for {what}"
+                    f" {shown(text, 80)}; every value of a vector must be finite"
+                )
+            values[index] = number
+        checked.append(values)
+    return checked
 
 
 @dataclass(frozen=True)
@@ -541,14 +586,8 @@ class _GeometryScores:
 
     def answer(self, request: ScoringRequest) -> ScoringResponse:
         texts = [request.query, *request.documents]
-        rows = self.embedder.embed_batch(texts)
-        vectors = rows.tolist() if hasattr(rows, "tolist") else [list(row) for row in rows]
-        if len(vectors) != len(texts):
-            raise PlaceboragValueError(
-                f"embedder.embed_batch returned {len(vectors)} vectors for {len(texts)} texts;"
-                " it must return one vector per text"
-            )
-        query, *documents = vectors
+        vectors = _checked_rows(self.embedder.embed_batch(texts), texts)
+        query, *documents = (_scaled(vector) for vector in vectors)
         qq = math.fsum(x * x for x in query)
         scores = tuple(_cosine(query, qq, document) for document in documents)
         return ScoringResponse(scores=scores, model_name=request.model_name)
@@ -574,7 +613,8 @@ class GeometryScorer(_RecordingScorer):
             embedder = FakeEmbedder()
         elif not callable(getattr(embedder, "embed_batch", None)):
             raise PlaceboragTypeError(
-                f"embedder={embedder!r} must have an embed_batch(texts) method, like FakeEmbedder"
+                f"embedder={shown(embedder)} must have an embed_batch(texts) method, like"
+                " FakeEmbedder"
             )
         super().__init__(model_name=model_name)
         self._step = _GeometryScores(embedder)

@@ -4,6 +4,7 @@ interpreter, and generated malformed filters that must all raise."""
 import math
 
 import pytest
+from fuzz._reference import reference
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -161,50 +162,8 @@ def test_integers_beyond_float_precision_compare_exactly():
 # -- differential test against a straightforward reference interpreter ----------------------
 
 
-def reference(where, meta):
-    """The README's rules, written as plainly as possible."""
-    meta = meta or {}
-    results = []
-    for key, cond in where.items():
-        if key == "$and":
-            results.append(all(reference(c, meta) for c in cond))
-        elif key == "$or":
-            results.append(any(reference(c, meta) for c in cond))
-        else:
-            ops = cond if isinstance(cond, dict) else {"$eq": cond}
-            for op, v in ops.items():
-                if key not in meta:
-                    results.append(False)
-                    continue
-                x = meta[key]
-
-                def kind(value):
-                    return (
-                        "bool"
-                        if isinstance(value, bool)
-                        else ("num" if isinstance(value, (int, float)) else "str")
-                    )
-
-                def eq(a, b):
-                    return kind(a) == kind(b) and a == b
-
-                if op == "$eq":
-                    results.append(eq(x, v))
-                elif op == "$ne":
-                    results.append(not eq(x, v))
-                elif op == "$in":
-                    results.append(any(eq(x, y) for y in v))
-                elif op == "$nin":
-                    results.append(not any(eq(x, y) for y in v))
-                else:
-                    if kind(x) != "num":
-                        results.append(False)
-                    else:
-                        results.append(
-                            {"$gt": x > v, "$gte": x >= v, "$lt": x < v, "$lte": x <= v}[op]
-                        )
-    return all(results)
-
+# The reference interpreter (reference(where, meta)) lives in tests/fuzz/_reference.py, shared
+# with the fuzz suite's differential test of the whole store.
 
 keys = st.sampled_from(["a", "b", "c"])
 numbers = st.one_of(st.integers(-5, 5), st.sampled_from([0.5, -1.5, 2.0, 3.0]))

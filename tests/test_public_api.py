@@ -35,6 +35,7 @@ EXPECTED = {
     "record_vectors",
     "load_demo_recording",
     "UnrecordedText",
+    "RecordingNotFound",
     "__version__",
     "ScriptedChatModel",
     "ChatMessage",

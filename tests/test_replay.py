@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import placeborag._errors as errors
 import placeborag._replay as replay
 from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
 from placeborag._replay import (
@@ -104,10 +106,11 @@ def raw_vectors(path: Path) -> np.ndarray:
 
 
 def test_all_lists_exactly_the_public_names() -> None:
+    # UnrecordedText moved to placeborag._errors (issue 13 item 12) and is re-exported.
+    assert replay.UnrecordedText is errors.UnrecordedText
     assert sorted(replay.__all__) == [
         "Recording",
         "ReplayEmbedder",
-        "UnrecordedText",
         "load_demo_recording",
         "record_vectors",
     ]
@@ -944,3 +947,193 @@ def test_a_fake_store_over_the_demo_replay_ranks_as_the_real_model_did(demo: Rec
         text for method, texts in embedder.calls if method == "embed_queries" for text in texts
     }
     assert asked == set(demo.query_texts)
+
+
+# --- issue 13: interrupted overwrites and hostile arguments ---------------------------------
+
+
+class Interrupted(BaseException):
+    """Stands for a kill: raised from inside the writer, it unwinds past every except clause."""
+
+
+def _loads_as_old_or_new(path: Path) -> str:
+    recording = Recording.load(path)
+    vector = recording.document_vectors[0].tolist()
+    assert vector in ([3.0, 4.0, 0.0], [6.0, 8.0, 0.0])
+    return "old" if vector == [3.0, 4.0, 0.0] else "new"
+
+
+@pytest.mark.parametrize(
+    ("exchange", "step"),
+    [
+        (True, "written"),
+        (True, "synced"),
+        (True, "exchanged"),
+        (False, "synced"),
+        (False, "retired"),
+        (False, "replaced"),
+    ],
+    ids=lambda v: {True: "rename-exchange", False: "two-renames"}.get(v, v),
+)
+def test_an_overwrite_interrupted_at_any_step_leaves_a_loadable_recording(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, exchange: bool
+) -> None:
+    # issue 13 item 7: killed between its two renames, the old recorder left no recording at
+    # the path (only a hidden .rec.old.* folder).
+    from placeborag import _files
+
+    if not exchange:
+        monkeypatch.setattr(_files, "_exchange", lambda a, b: False)
+    reached: list[str] = []
+
+    def interrupt(name: str) -> None:
+        reached.append(name)
+        if name == step:
+            raise Interrupted(name)
+
+    monkeypatch.setattr(_files, "_after_step", interrupt)
+    doubled = {text: [2 * x for x in vector] for text, vector in DOCS.items()}
+    with pytest.raises(Interrupted):
+        record(rec_path, embed_documents=Model(doubled), overwrite=True)
+    assert reached[-1] == step
+    _loads_as_old_or_new(rec_path)
+    ReplayEmbedder.from_path(rec_path)
+    monkeypatch.setattr(_files, "_after_step", None)
+    record(rec_path, embed_documents=Model(doubled), overwrite=True)
+    assert _loads_as_old_or_new(rec_path) == "new"
+    assert [p.name for p in rec_path.parent.iterdir()] == ["rec"]
+
+
+def test_hidden_leftovers_of_a_killed_recorder_are_removed_by_the_next_write(
+    rec_path: Path,
+) -> None:
+    # issue 13 item 7: random kills left hidden .rec.* folders behind for good.
+    dead = rec_path.parent / ".rec.999999999.x1y2.placeborag-tmp"
+    dead.mkdir()
+    (dead / "vectors.bin").write_bytes(b"half")
+    record(rec_path, overwrite=True)
+    assert [p.name for p in rec_path.parent.iterdir()] == ["rec"]
+
+
+def test_a_lone_surrogate_names_the_document(tmp_path: Path) -> None:
+    # issue 13 item 10: UnicodeEncodeError, naming no document.
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        record(tmp_path / "rec", documents=["fine", "bad \ud800 text"], embed_query=None)
+    assert excinfo.value.args == (
+        "documents[1]='bad \\ud800 text' holds the lone surrogate '\\ud800' at index 4; text"
+        " must be valid Unicode (encodable as UTF-8)",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "message"),
+    [
+        ({"provenance": [1]}, PlaceboragTypeError, "provenance=[1] must be a mapping"),
+        (
+            {"dtype": ["float32"]},
+            PlaceboragTypeError,
+            "dtype=['float32'] must be one of 'float32', 'float64'",
+        ),
+        ({"overwrite": "yes"}, PlaceboragTypeError, "overwrite='yes' must be True or False"),
+    ],
+    ids=["provenance-list", "dtype-list", "overwrite-str"],
+)
+def test_arguments_of_the_wrong_type_are_placeborag_errors(
+    tmp_path: Path, overrides: dict[str, Any], error: type, message: str
+) -> None:
+    # issue 13 item 10: raw TypeErrors (dict([1]), an unhashable dtype).
+    with pytest.raises(error) as excinfo:
+        record(tmp_path / "rec", **overrides)
+    assert excinfo.value.args == (message,)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_metadata_nested_3000_deep_is_an_error_not_a_recursion_error(tmp_path: Path) -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(3000):
+        deep = {"a": deep}
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        record(tmp_path / "rec", document_metadata=[deep, {}, {}])
+    assert excinfo.value.args == (
+        "metadata and provenance is nested too deeply to be written as JSON",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_deeply_nested_manifest_is_refused_when_loaded(rec_path: Path) -> None:
+    text = (rec_path / "manifest.json").read_text("utf-8")
+    deep = "[" * 100_000 + "]" * 100_000
+    (rec_path / "manifest.json").write_text(
+        text.replace('"provenance": {}', f'"provenance": {{"x": {deep}}}'), "utf-8"
+    )
+    with pytest.raises(PlaceboragValueError, match="nested too deeply to read"):
+        Recording.load(rec_path)
+
+
+def test_a_file_is_not_a_recording(tmp_path: Path) -> None:
+    # issue 13 item 10: NotADirectoryError.
+    path = tmp_path / "rec.json"
+    path.write_text("{}")
+    with pytest.raises(PlaceboragError) as excinfo:
+        ReplayEmbedder.from_path(path)
+    assert isinstance(excinfo.value, FileNotFoundError)
+    assert excinfo.value.args == (
+        f"no recording at {path}: it is a file; a recording is a directory holding"
+        " manifest.json and vectors.bin",
+    )
+
+
+def test_a_missing_recording_is_a_placeborag_error_and_a_file_not_found_error(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(PlaceboragError) as excinfo:
+        Recording.load(tmp_path / "nowhere")
+    assert isinstance(excinfo.value, FileNotFoundError)
+
+
+@pytest.mark.parametrize("dimension", [10**30, 10**400], ids=["1e30", "1e400"])
+def test_a_recording_declaring_an_absurd_dimension_is_refused(
+    rec_path: Path, dimension: int
+) -> None:
+    # issue 13 item 10: a forged dimension of 10**30 crashed numpy's reshape.
+    forge(rec_path, edit=lambda m: m.update(dimension=dimension))
+    with pytest.raises(PlaceboragValueError, match="bytes; 3 documents"):
+        Recording.load(rec_path)
+    forge(
+        rec_path,
+        raw=b"",
+        edit=lambda m: m.update(documents=[], queries=[], document_count=0, query_count=0),
+    )
+    with pytest.raises(PlaceboragValueError, match="document_count=0; a recording holds at least"):
+        Recording.load(rec_path)
+
+
+def test_a_manifest_holding_an_int_too_long_to_parse_is_refused(rec_path: Path) -> None:
+    text = (rec_path / "manifest.json").read_text("utf-8")
+    (rec_path / "manifest.json").write_text(
+        text.replace('"provenance": {}', '"provenance": {"n": ' + "7" * 5000 + "}"), "utf-8"
+    )
+    with pytest.raises(PlaceboragValueError, match="is not UTF-8 JSON: Exceeds the limit"):
+        Recording.load(rec_path)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"document_metadata": object()},
+            "document_metadata=<object object at",
+        ),
+        ({"document_metadata": {"lang": "en"}}, "document_metadata={'lang': 'en'} must be a"),
+        ({"document_ids": "abc"}, "document_ids='abc' must be a sequence of str"),
+    ],
+    ids=["object", "one-mapping", "bare-str-ids"],
+)
+def test_ids_and_metadata_must_be_one_per_text(
+    tmp_path: Path, overrides: dict[str, Any], message: str
+) -> None:
+    # Found by tests/fuzz: list(object()) raised a bare TypeError; a mapping was read as keys.
+    with pytest.raises(PlaceboragTypeError, match=re.escape(message)):
+        record(tmp_path / "rec", **overrides)
+    assert list(tmp_path.iterdir()) == []

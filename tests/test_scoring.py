@@ -944,3 +944,68 @@ async def test_geometry_ascore_agrees_with_score() -> None:
 
     assert awaited == scorer.score("refund policy", documents)
     assert [request.index for request in scorer.requests] == [0, 1]
+
+
+# -- issue 13: hostile numbers and vectors ---------------------------------------------------
+
+
+def test_an_int_beyond_float_range_is_refused_as_a_score_not_an_overflow():
+    # issue 13 item 2: float(10**400) raised OverflowError.
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        ScriptedScorer.scoring(10**400)
+    assert excinfo.value.args == (
+        "score=<an int of about 401 digits> must be a finite real number or a function of the"
+        " document text; it is beyond the range of a float",
+    )
+    with pytest.raises(PlaceboragValueError, match=r"^scores\[1\]=<an int of about 401 digits>"):
+        ScoringResponse(scores=[0.5, 10**400])
+    scorer = ScriptedScorer.scoring(lambda text: -(10**400))
+    with pytest.raises(PlaceboragValueError, match="beyond the range of a float"):
+        scorer.score("q", ["a"])
+
+
+class _Rows:
+    def __init__(self, *rows):
+        self.rows = rows
+
+    def embed_batch(self, texts):
+        return [list(row) for row in self.rows[: len(texts)]]
+
+
+def test_a_nan_vector_is_an_error_naming_the_document_not_a_perfect_score():
+    # issue 13 item 4: a NaN row scored 1.0, the best score there is.
+    scorer = GeometryScorer(_Rows([1.0, 0.0], [0.0, 1.0], [math.nan, 1.0]))
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        scorer.score("q", ["fine", "broken"])
+    assert excinfo.value.args == (
+        "embedder.embed_batch returned nan at index 0 for documents[1] 'broken'; every value"
+        " of a vector must be finite",
+    )
+
+
+def test_ragged_vectors_are_an_error_naming_the_document():
+    # issue 13 item 4: zip(strict=True) raised a bare ValueError.
+    scorer = GeometryScorer(_Rows([1.0, 0.0], [1.0]))
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        scorer.score("q", ["short"])
+    assert excinfo.value.args == (
+        "embedder.embed_batch returned 1 values for documents[0] 'short' and 2 for the query;"
+        " every vector must have the same length",
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "document", "expected"),
+    [([1e200], [-1e200], -1.0), ([1e-200], [1e-200], 1.0), ([1e200, 0.0], [0.0, 1e-200], 0.0)],
+)
+def test_geometry_scores_survive_overflow_and_underflow(query, document, expected):
+    assert GeometryScorer(_Rows(query, document)).score_all("q", ["d"]) == [expected]
+
+
+def test_the_script_errors_live_in_the_errors_module_and_are_still_importable_from_here():
+    # issue 13 item 12: exceptions were defined in three modules.
+    from placeborag import _errors, _scoring
+
+    assert ScriptError is _errors.ScriptError is _scoring.ScriptError
+    assert ScriptExhausted is _errors.ScriptExhausted is _scoring.ScriptExhausted
+    assert ScriptError.__module__ == "placeborag._errors"

@@ -6,6 +6,10 @@ import html
 import os
 from typing import Any
 
+from placeborag._errors import PlaceboragTypeError
+from placeborag._files import write_text
+from placeborag._validation import check_path, shown
+from placeborag.explore._access import store_rows
 from placeborag.explore._displays import (
     AnchorsDisplay,
     FilterModesDisplay,
@@ -27,17 +31,33 @@ FIGURE_IDS = (
 
 def render_report(scenario: Scenario | None = None) -> str:
     """The report's HTML: plotly.js inlined once, so the page needs no network."""
-    scenario = scenario or demo_scenario()
+    if scenario is None:
+        scenario = demo_scenario()
+    elif not isinstance(scenario, Scenario):
+        raise PlaceboragTypeError(f"scenario={shown(scenario)} must be a Scenario or None")
     store = scenario.store()
     args = (store, scenario.query, scenario.k, scenario.where)
     filters = FilterModesDisplay.from_scenario(scenario)
+    # A projection of one point (or of copies of one point) has no axes: no variance to
+    # explain, nothing to draw. Both the projection and the query-centred ranking project.
+    drawable = _distinct_rows(store_rows(store).vectors) >= 2
     figures: list[tuple[str, str, Any]] = [
-        ("Projection", FIGURE_IDS[0], ProjectionDisplay.from_store(*args).plot().figure_),
-        ("Query-centred ranking", FIGURE_IDS[1], RankingDisplay.from_store(*args).plot().figure_),
+        (
+            "Projection",
+            FIGURE_IDS[0],
+            ProjectionDisplay.from_store(*args).plot().figure_ if drawable else _NOT_DRAWN,
+        ),
+        (
+            "Query-centred ranking",
+            FIGURE_IDS[1],
+            RankingDisplay.from_store(*args).plot().figure_ if drawable else _NOT_DRAWN,
+        ),
         (
             "Anchors against jitter",
             FIGURE_IDS[2],
-            AnchorsDisplay.from_scenario(scenario).plot().figure_ if scenario.clusters else None,
+            AnchorsDisplay.from_scenario(scenario).plot().figure_
+            if scenario.clusters
+            else _NO_CLUSTERS,
         ),
         ("Pre- versus post-filter", FIGURE_IDS[3], filters.plot().figure_),
     ]
@@ -45,8 +65,8 @@ def render_report(scenario: Scenario | None = None) -> str:
     first = True
     for title, div_id, fig in figures:
         parts.append(f"<h2>{html.escape(title)}</h2>")
-        if fig is None:
-            parts.append(f'<div id="{div_id}"><p>No clusters are declared.</p></div>')
+        if isinstance(fig, str):
+            parts.append(f'<div id="{div_id}"><p>{html.escape(fig)}</p></div>')
             continue
         parts.append(
             fig.to_html(
@@ -81,6 +101,24 @@ k={scenario.k}, where=<code>{html.escape(repr(scenario.where))}</code>.</p>
 """
 
 
+_NOT_DRAWN = "A projection needs at least two documents with different vectors."
+
+
+def _distinct_rows(vectors: Any) -> int:
+    # At most two are needed; stop there rather than sort a large matrix.
+    first = None
+    for row in vectors:
+        if first is None:
+            first = row
+        elif (row != first).any():
+            return 2
+    return 0 if first is None else 1
+
+
+_NO_CLUSTERS = "No clusters are declared."
+
+
 def write_report(path: str | os.PathLike[str], scenario: Scenario | None = None) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(render_report(scenario))
+    """Render the report, then write it atomically: a failure leaves ``path`` as it was."""
+    target = check_path(path, "path", named=True)
+    write_text(target, render_report(scenario))

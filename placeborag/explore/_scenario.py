@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
+from placeborag import FakeEmbedder, FakeVectorStore
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._files import write_text
+from placeborag._validation import (
+    check_int,
+    check_mapping,
+    check_path,
+    check_str,
+    dump_json,
+    shown,
+)
 
 __all__ = ["EMBEDDER_FIELDS", "STORE_FIELDS", "Document", "Scenario", "demo_scenario"]
 
@@ -32,6 +43,92 @@ class Document:
     id: str
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_DOCUMENT_FIELDS = ("id", "text", "metadata")
+
+
+def _checked_document(document: object, name: str) -> Document:
+    if isinstance(document, Mapping):
+        unknown = sorted(set(document) - set(_DOCUMENT_FIELDS), key=str)
+        missing = [key for key in ("id", "text") if key not in document]
+        if unknown or missing:
+            problem = (
+                f"unknown field(s) {', '.join(map(shown, unknown))}"
+                if unknown
+                else f"no {' and no '.join(missing)}"
+            )
+            raise PlaceboragValueError(
+                f"{name}={shown(document)} has {problem}; a document has an id, a text and"
+                " optionally metadata"
+            )
+        document = Document(**document)
+    elif not isinstance(document, Document):
+        raise PlaceboragTypeError(
+            f"{name}={shown(document)} must be a Document or a mapping with id, text, metadata"
+        )
+    check_str(document.id, f"{name}.id")
+    check_str(document.text, f"{name}.text")
+    if document.metadata is None:
+        return dataclasses.replace(document, metadata={})
+    check_mapping(document.metadata, f"{name}.metadata")
+    return document
+
+
+def _checked_documents(documents: object) -> tuple[Document, ...]:
+    if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Iterable):
+        raise PlaceboragTypeError(
+            f"documents={shown(documents)} must be a sequence of Document or of mappings"
+        )
+    return tuple(_checked_document(d, f"documents[{i}]") for i, d in enumerate(documents))
+
+
+def _checked_clusters(clusters: object) -> dict[str, list[str]]:
+    if clusters is None:  # `clusters: null` in a file means no clusters
+        return {}
+    check_mapping(clusters, "clusters")
+    checked: dict[str, list[str]] = {}
+    for key, members in clusters.items():  # type: ignore[attr-defined]
+        check_str(key, "clusters key")
+        if isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
+            raise PlaceboragTypeError(
+                f"clusters[{key!r}]={shown(members)} must be a list of str, not a single value"
+            )
+        checked[key] = [
+            check_str(member, f"clusters[{key!r}][{i}]") for i, member in enumerate(members)
+        ]
+    return checked
+
+
+def _check_where(value: object, name: str) -> None:
+    if value is not None:
+        check_mapping(value, name)
+
+
+def _check_number(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be a number")
+
+
+def _check_k(value: object, name: str) -> None:
+    check_int(value, name, minimum=1)
+
+
+# The scalar fields; documents and clusters are normalised as well as checked, above.
+_FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
+    "query": check_str,
+    "k": _check_k,
+    "where": _check_where,
+    "model_name": check_str,
+    "dimensions": check_int,
+    "cluster_spread": _check_number,
+    "cluster_match": check_str,
+    "profile": check_str,
+    "filter_mode": check_str,
+    "recall": _check_number,
+    "visibility": check_str,
+    "name": check_str,
+}
 
 
 @dataclass(frozen=True)
@@ -56,9 +153,12 @@ class Scenario:
     name: str = "scenario"
 
     def __post_init__(self) -> None:
-        docs = tuple(d if isinstance(d, Document) else Document(**d) for d in self.documents)
-        object.__setattr__(self, "documents", docs)
-        object.__setattr__(self, "clusters", {k: list(v) for k, v in self.clusters.items()})
+        # Types are checked here, so a scenario file with `name: 5` or `clusters: null` fails
+        # on load with the field named; the embedder and the store check the values.
+        object.__setattr__(self, "documents", _checked_documents(self.documents))
+        object.__setattr__(self, "clusters", _checked_clusters(self.clusters))
+        for name, check in _FIELD_CHECKS.items():
+            check(getattr(self, name), name)
 
     # -- options ----------------------------------------------------------------------------
 
@@ -82,9 +182,11 @@ class Scenario:
             return dataclasses.replace(self, **changes)
         unknown = sorted(set(changes) - _FIELDS)
         if unknown:
-            raise TypeError(
+            raise PlaceboragTypeError(
                 f"unknown scenario field(s) {unknown}; expected some of {sorted(_FIELDS)}"
             )
+        for name, value in changes.items():
+            _FIELD_CHECKS[name](value, name)
         copy = dataclasses.replace(self, documents=(), clusters={})
         object.__setattr__(copy, "documents", self.documents)
         object.__setattr__(copy, "clusters", self.clusters)
@@ -116,8 +218,7 @@ class Scenario:
         few words and a year chosen by CRC-32 of ``i``, so the same ``n`` always gives the
         same knowledge base.
         """
-        if n < 1:
-            raise PlaceboragValueError(f"n={n!r} must be >= 1")
+        check_int(n, "n", minimum=1)
         base = self.documents
         docs = list(base[:n])
         for i in range(len(base), n):
@@ -139,10 +240,10 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
-        data = dict(data)
+        data = dict(check_mapping(data, "data"))
         fmt = data.pop("format", _FORMAT)
         if fmt != _FORMAT:
-            raise PlaceboragValueError(f"format={fmt!r} must be {_FORMAT!r}")
+            raise PlaceboragValueError(f"format={shown(fmt)} must be {_FORMAT!r}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -150,17 +251,41 @@ class Scenario:
                 f"unknown scenario field(s) {', '.join(map(repr, unknown))}; "
                 f"expected some of {', '.join(sorted(known))}"
             )
+        missing = [name for name in ("documents", "query") if name not in data]
+        if missing:
+            raise PlaceboragValueError(
+                f"a scenario needs {' and '.join(missing)}; the file has"
+                f" {', '.join(sorted(data)) or 'no fields'}"
+            )
         return cls(**data)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
+        """Write the scenario as JSON, atomically: ``path`` keeps its old content unless the
+        whole new file is written. numpy numbers in metadata are written as JSON numbers."""
+        text = dump_json(
+            self.to_dict(), f"scenario {shown(self.name)}", ensure_ascii=False, indent=2
+        )
+        write_text(check_path(path, "path", named=True), text + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh))
+        with open(check_path(path, "path"), "rb") as fh:
+            raw = fh.read()
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except ValueError as exc:  # not UTF-8, not JSON, or an int of more than 4,300 digits
+            raise PlaceboragValueError(
+                f"scenario file {str(path)!r} is not UTF-8 JSON: {exc}"
+            ) from None
+        except RecursionError:
+            raise PlaceboragValueError(
+                f"scenario file {str(path)!r} is nested too deeply to read"
+            ) from None
+        if not isinstance(data, dict):
+            raise PlaceboragValueError(
+                f"scenario file {str(path)!r} must hold a JSON object, not {type(data).__name__}"
+            )
+        return cls.from_dict(data)
 
     @classmethod
     def from_store(cls, store: FakeVectorStore, query: str, **changes: Any) -> Scenario:

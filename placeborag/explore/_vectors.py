@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import FakeVectorStore, PlaceboragValueError
+from placeborag import FakeVectorStore
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._validation import check_str, check_texts, shown
 
 __all__ = ["VectorTable", "store_from_vectors"]
 
@@ -28,14 +30,18 @@ class VectorTable:
         queries: Mapping[str, Sequence[float]] | None = None,
         model_name: str = "precomputed",
     ) -> None:
-        array = np.asarray(vectors, dtype=np.float64)
+        texts = check_texts(texts, "texts")
+        model_name = check_str(model_name, "model_name")
+        array = _matrix(vectors, "vectors")
         if array.ndim != 2 or array.shape[0] != len(texts):
             raise PlaceboragValueError(
                 f"vectors has shape {array.shape}; expected ({len(texts)}, dimensions)"
             )
         extra = list((queries or {}).items())
         if extra:
-            qs = np.asarray([v for _, v in extra], dtype=np.float64)
+            for text, _ in extra:
+                check_str(text, "queries key")
+            qs = _matrix([v for _, v in extra], "query vectors")
             if qs.ndim != 2 or qs.shape[1] != array.shape[1]:
                 raise PlaceboragValueError(
                     f"query vectors have shape {qs.shape}; expected (n, {array.shape[1]})"
@@ -48,19 +54,32 @@ class VectorTable:
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         rows = []
-        for text in texts:
+        for text in check_texts(texts, "texts"):
             row = self._row.get(text)
             if row is None:
                 close = difflib.get_close_matches(text, list(self._row), n=3)
                 hint = f"; nearest known texts: {', '.join(map(repr, close))}" if close else ""
                 raise PlaceboragValueError(
-                    f"text={text!r} has no precomputed vector{hint}; pass its vector in queries="
+                    f"text={shown(text)} has no precomputed vector{hint}; pass its vector in"
+                    " queries="
                 )
             rows.append(row)
         return self._vectors[np.asarray(rows, dtype=np.int64)].reshape(len(rows), self.dimensions)
 
     def embed(self, text: str) -> list[float]:
         return self.embed_batch([text])[0].tolist()
+
+
+def _matrix(values: object, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise PlaceboragTypeError(
+            f"{name}={shown(values)} must be rows of numbers, one row per text, all one length"
+        ) from None
+    if not np.isfinite(array).all():
+        raise PlaceboragValueError(f"{name} holds a value that is not finite; every value must be")
+    return array
 
 
 def store_from_vectors(

@@ -5,6 +5,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -14,7 +15,7 @@ pytest.importorskip("plotly")
 
 import placeborag
 from placeborag._cli import main
-from placeborag.explore import FIGURE_IDS, export_pytest
+from placeborag.explore import FIGURE_IDS, Document, Scenario, export_pytest, render_report
 
 pytest_plugins = ["pytester"]
 
@@ -103,3 +104,60 @@ def test_report_cli_reports_a_bad_scenario_file(tmp_path, capsys):
     path.write_text('{"documents": [], "query": "q", "bogus": 1}', encoding="utf-8")
     assert main(["report", "--out", str(tmp_path / "r.html"), "--scenario", str(path)]) == 1
     assert "unknown scenario field(s) 'bogus'" in capsys.readouterr().err
+
+
+# -- issue 13: a failed report or save never damages the file it would replace --------------
+
+
+def test_a_failed_report_leaves_the_old_page_whole(tmp_path, demo, capsys):
+    # issue 13 item 6: the page was opened (truncated) before the report was rendered.
+    out = tmp_path / "keep.html"
+    out.write_text("<p>the old report</p>", encoding="utf-8")
+    bad = tmp_path / "bad.json"
+    demo.replace(where={"lang": {"$regex": "h.*"}}).save(bad)
+    assert main(["report", "--out", str(out), "--scenario", str(bad)]) == 1
+    assert "unknown operator '$regex'" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "<p>the old report</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "keep.html"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("clusters", None, None),
+        ("name", 5, "name=5 must be a str"),
+        ("k", "5", "k='5' must be an int >= 1"),
+        ("documents", [{"id": "a"}], "documents[0]={'id': 'a'} has no text"),
+        ("clusters", {"refund": "refund policy"}, "clusters['refund']='refund policy' must be"),
+    ],
+    ids=["clusters-null", "name-int", "k-str", "document-without-text", "cluster-str"],
+)
+def test_the_report_cli_reports_a_scenario_field_of_the_wrong_type(
+    tmp_path, demo, capsys, field, value, message
+):
+    # issue 13 item 10: `clusters: null` and `name: 5` ended in tracebacks.
+    data = demo.to_dict()
+    data[field] = value
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code = main(["report", "--out", str(tmp_path / "r.html"), "--scenario", str(path)])
+    if message is None:  # null clusters mean no clusters: a correct report
+        assert code == 0
+        assert "No clusters are declared." in (tmp_path / "r.html").read_text(encoding="utf-8")
+    else:
+        assert code == 1
+        assert message in capsys.readouterr().err
+        assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize(
+    "texts", [["refund policy"], ["refund policy", "refund policy"]], ids=["one", "two-same"]
+)
+def test_a_one_point_report_has_no_numpy_warnings_and_no_empty_axes(texts):
+    # issue 13 item 10: RuntimeWarnings from the PCA of one point, "0.0% of variance" axes.
+    docs = [Document(f"d{i}", text, {"lang": "en"}) for i, text in enumerate(texts)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = render_report(Scenario(documents=docs, query="refund"))
+    assert "of variance" not in page
+    assert page.count("A projection needs at least two documents with different vectors.") == 2

@@ -1,0 +1,193 @@
+"""The argument checks shared by the package, and the one way a value is shown in a message.
+
+Every check raises a :class:`~placeborag._errors.PlaceboragError` subclass whose message names
+the argument, shows the value as given and says what is allowed (``k=0 must be >= 1``), before
+the caller changes any state. :func:`shown` is the repr used in those messages: it stays short
+for a 10 MB text and works for an int too long for ``repr`` (Python refuses to print an int of
+more than 4,300 digits).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+
+__all__ = [
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_mapping",
+    "check_path",
+    "check_real",
+    "check_str",
+    "check_texts",
+    "check_unicode",
+    "dump_json",
+    "shown",
+]
+
+_SHOWN_LIMIT = 200
+
+
+def shown(value: object, limit: int = _SHOWN_LIMIT) -> str:
+    """``repr(value)`` for a message: at most about ``limit`` characters, never an error."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        sign = "-" if value < 0 else ""
+        return f"{sign}<an int of about {digits} digits>"
+    try:
+        text = repr(value)
+    except Exception as exc:  # a user's __repr__ may raise; the message must still be built
+        text = f"<{type(value).__name__} whose repr raised {type(exc).__name__}>"
+    if len(text) <= limit:
+        return text
+    keep = (limit - 5) // 2
+    # Both ends: a stray character at the end is the usual reason an exact match fails.
+    return f"{text[:keep]} ... {text[-keep:]}"
+
+
+def check_str(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be a str")
+    return value
+
+
+def check_unicode(value: str, name: str) -> str:
+    """``value`` if it can be written as UTF-8; a lone surrogate cannot, and is named here."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} holds the lone surrogate {value[exc.start]!r} at index"
+            f" {exc.start}; text must be valid Unicode (encodable as UTF-8)"
+        ) from None
+    return value
+
+
+def check_texts(texts: object, name: str) -> list[str]:
+    """A list of the str in ``texts``; a bare str or bytes is refused, not split into letters."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={shown(texts)} must be a sequence of str, not a single value"
+        )
+    items = list(texts)
+    for i, text in enumerate(items):
+        check_str(text, f"{name}[{i}]")
+    return items
+
+
+def check_real(
+    value: object,
+    name: str,
+    allowed: str = "a finite real number",
+    *,
+    finite: bool = True,
+) -> float:
+    """``value`` as a float; a bool, a non-number, an int beyond float range, NaN or infinity
+    (when ``finite``) is refused with ``name=value must be <allowed>``."""
+    # bool is an int subclass; True as a number is a typo far more often than a wish for 1.0.
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be {allowed}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} must be {allowed}; it is beyond the range of a float"
+        ) from None
+    if finite and not math.isfinite(number):
+        raise PlaceboragValueError(f"{name}={shown(value)} must be {allowed}")
+    return number
+
+
+def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        bound = f" >= {minimum}" if minimum is not None else ""
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be an int{bound}")
+    number = int(value)
+    if minimum is not None and number < minimum:
+        raise PlaceboragValueError(f"{name}={shown(value)} must be >= {minimum}")
+    return number
+
+
+def check_bool(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be True or False")
+    return value
+
+
+def check_choice(value: object, name: str, allowed: Iterable[str]) -> str:
+    choices = tuple(allowed)
+    if not isinstance(value, str) or value not in choices:
+        error = PlaceboragValueError if isinstance(value, str) else PlaceboragTypeError
+        raise error(f"{name}={shown(value)} must be one of {', '.join(map(repr, choices))}")
+    return value
+
+
+def check_mapping(value: object, name: str) -> Mapping[Any, Any]:
+    if not isinstance(value, Mapping):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be a mapping")
+    return value
+
+
+def check_path(value: object, name: str, *, named: bool = False) -> Path:
+    """``value`` as a Path; refused if it is not a str or os.PathLike, holds a NUL or a lone
+    surrogate (no file system takes either), or, when ``named``, names no file (``''``, ``.``)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be a path (a str or os.PathLike)")
+    path = Path(value)
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} holds {exc.object[exc.start]!r}, which cannot be part of a"
+            " file name"
+        ) from None
+    if b"\0" in encoded:
+        raise PlaceboragValueError(f"{name}={shown(value)} holds a NUL character")
+    if named and path.name in ("", ".", ".."):
+        raise PlaceboragValueError(f"{name}={shown(value)} must name a file or directory")
+    return path
+
+
+def _plain(value: object) -> object:
+    # numpy scalars (np.int64 from a DataFrame, np.float32 from a model) are JSON numbers to a
+    # user; .item() gives the Python number. Checked by module name so numpy is not imported.
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        item = value.item()
+        if isinstance(item, (bool, int, float, str)) or item is None:
+            return item
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def dump_json(value: object, what: str, **options: Any) -> str:
+    """``json.dumps(value)`` with numpy scalars as numbers, checked to encode as UTF-8.
+
+    A value JSON cannot hold (NaN, a set, a non-str key of a kind JSON refuses) raises
+    ``PlaceboragTypeError``; a nesting deeper than the interpreter allows or a lone surrogate
+    raises ``PlaceboragValueError``. Each message starts with ``what`` and is raised before
+    anything is written.
+    """
+    options.setdefault("allow_nan", False)
+    try:
+        text = json.dumps(value, default=_plain, **options)
+        text.encode("utf-8")
+    except RecursionError:
+        raise PlaceboragValueError(f"{what} is nested too deeply to be written as JSON") from None
+    except UnicodeEncodeError as exc:
+        raise PlaceboragValueError(
+            f"{what} holds the lone surrogate {exc.object[exc.start]!r}; text must be valid"
+            " Unicode (encodable as UTF-8)"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise PlaceboragTypeError(
+            f"{what} must be JSON values (str, int, finite float, bool, None, list,"
+            f" dict with str keys): {exc}"
+        ) from None
+    return text

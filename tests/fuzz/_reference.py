@@ -1,0 +1,52 @@
+"""A small, independent interpreter of the metadata filter language, for differential tests.
+
+Written as plainly as possible from the documented rules (docs/vector-store.md), sharing no code
+with placeborag/_filters.py: an operator on a key the record lacks is false (strict semantics),
+values compare only within their kind (bool, number, str), numbers compare exactly (Python's
+int/float comparison is exact), and range operators hold only for numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    return "num" if isinstance(value, (int, float)) else "str"
+
+
+def equal(a: Any, b: Any) -> bool:
+    return kind(a) == kind(b) and a == b
+
+
+def reference(where: dict[str, Any], meta: dict[str, Any] | None) -> bool:
+    """Whether ``meta`` satisfies the well-formed filter ``where``."""
+    meta = meta or {}
+    results = []
+    for key, condition in where.items():
+        if key == "$and":
+            results.append(all(reference(c, meta) for c in condition))
+        elif key == "$or":
+            results.append(any(reference(c, meta) for c in condition))
+        else:
+            operators = condition if isinstance(condition, dict) else {"$eq": condition}
+            for op, v in operators.items():
+                if key not in meta:
+                    results.append(False)
+                    continue
+                x = meta[key]
+                if op == "$eq":
+                    results.append(equal(x, v))
+                elif op == "$ne":
+                    results.append(not equal(x, v))
+                elif op == "$in":
+                    results.append(any(equal(x, y) for y in v))
+                elif op == "$nin":
+                    results.append(not any(equal(x, y) for y in v))
+                elif kind(x) != "num":
+                    results.append(False)
+                else:
+                    results.append({"$gt": x > v, "$gte": x >= v, "$lt": x < v, "$lte": x <= v}[op])
+    return all(results)

@@ -1,0 +1,170 @@
+"""Fuzzing the explorer's file and command-line surfaces: scenario files, exports, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _fuzz import FUZZ, FUZZ_SLOW, anything, json_values, result_or_error, texts, tricky_json
+from hypothesis import given
+from hypothesis import strategies as st
+
+pytest.importorskip("pandas")
+pytest.importorskip("sklearn")
+pytest.importorskip("plotly")
+
+from placeborag import PlaceboragError
+from placeborag._cli import main
+from placeborag.explore import Scenario, demo_scenario, export_pytest
+
+DEMO = demo_scenario()
+SMALL = DEMO.replace(documents=DEMO.documents[:6], clusters={"refund": ["refund policy"]})
+FIELDS = list(SMALL.to_dict())
+
+field_values = st.one_of(
+    json_values,
+    st.integers(-(10**30), 10**30),
+    st.sampled_from(
+        [
+            None,
+            [],
+            {},
+            [{"id": "a"}],
+            [{"id": "a", "text": "t", "metadata": None}],
+            [{"id": "a", "text": "t", "colour": 1}],
+            {"refund": "refund policy"},
+            {"refund": [1]},
+            {"lang": {"$regex": "h"}},
+            "post",
+            "faiss",
+            0.3,
+        ]
+    ),
+)
+
+
+@FUZZ
+@given(field=st.sampled_from(FIELDS), value=field_values)
+def test_a_scenario_with_any_field_value_builds_a_store_or_is_refused(field, value):
+    data = SMALL.to_dict()
+    data[field] = value
+    scenario = result_or_error(lambda: Scenario.from_dict(data))
+    if isinstance(scenario, PlaceboragError):
+        return
+    store = result_or_error(scenario.store)
+    if isinstance(store, PlaceboragError):
+        return
+    result_or_error(lambda: store.query(scenario.query, k=scenario.k, where=scenario.where))
+
+
+@FUZZ
+@given(
+    raw=st.one_of(
+        st.binary(max_size=80), st.builds(json.dumps, json_values).map(str.encode), tricky_json
+    )
+)
+def test_a_scenario_file_of_any_content_loads_or_is_refused(raw):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.json"
+        path.write_bytes(raw)
+        result_or_error(lambda: Scenario.load(path))
+
+
+@FUZZ
+@given(
+    metadata=st.dictionaries(texts, st.one_of(json_values, anything), max_size=3),
+)
+def test_saving_any_metadata_writes_a_loadable_file_or_keeps_the_old_one(metadata):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.json"
+        SMALL.save(path)
+        before = path.read_bytes()
+        docs = (*SMALL.documents[:-1], SMALL.documents[-1].__class__("x", "t", metadata))
+        scenario = SMALL.replace(documents=docs)
+        outcome = result_or_error(lambda: scenario.save(path))
+        if isinstance(outcome, PlaceboragError):
+            assert path.read_bytes() == before
+        else:
+            result_or_error(lambda: Scenario.load(path))
+        assert [p.name for p in Path(folder).iterdir()] == ["s.json"]
+
+
+@FUZZ_SLOW
+@given(
+    selection=st.one_of(
+        st.none(),
+        st.lists(st.sampled_from([d.id for d in SMALL.documents] + ["nope", ""]), max_size=4),
+        st.lists(texts, max_size=2),
+    ),
+    changes=st.fixed_dictionaries(
+        {},
+        optional={
+            "k": st.one_of(st.integers(-2, 12), anything),
+            "where": st.one_of(st.none(), json_values),
+            "query": st.one_of(texts, anything),
+        },
+    ),
+)
+def test_export_of_any_selection_and_changes_is_source_or_an_error(selection, changes):
+    scenario = result_or_error(lambda: SMALL.replace(**changes))
+    if isinstance(scenario, PlaceboragError):
+        return
+    source = result_or_error(lambda: export_pytest(scenario, selection=selection))
+    if not isinstance(source, PlaceboragError):
+        compile(source, "exported.py", "exec")
+
+
+cli_words = st.sampled_from(
+    ["report", "--out", "--scenario", "-h", "--help", "bogus", "", "r.html", "s.json", "dir/"]
+)
+
+
+@FUZZ_SLOW
+@given(argv=st.lists(st.one_of(cli_words, texts), max_size=5))
+def test_the_cli_exits_cleanly_on_any_arguments(argv, capsys):
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "s.json").write_text(json.dumps({"documents": [], "query": 1}))
+        (Path(folder) / "dir").mkdir()
+        args = [str(Path(folder) / a) if a in ("r.html", "s.json", "dir/") else a for a in argv]
+        # The demo report is slow to render: a CLI call that would write one writes the small
+        # scenario's instead (the flags are what is under test).
+        if "--scenario" not in args:
+            args += ["--scenario", str(Path(folder) / "small.json")]
+            SMALL.save(Path(folder) / "small.json")
+        try:
+            code = main(args)
+        except SystemExit as exit_:  # argparse: --help exits 0, a usage error exits 2
+            assert exit_.code in (0, 2)
+        else:
+            assert code in (0, 1)
+    capsys.readouterr()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 13 item 12: export_pytest(selection=<not a list of str>) raises a bare"
+    " TypeError or numpy's ValueError (placeborag/explore/_export.py)",
+)
+@FUZZ
+@given(selection=st.sampled_from([object(), 5, np.array([1.0, 2.0]), [[]], [None]]))
+def test_export_refuses_a_selection_that_is_not_a_list_of_ids(selection):
+    result_or_error(lambda: export_pytest(SMALL, selection=selection))
+
+
+@FUZZ
+@given(path=st.one_of(texts.map(lambda t: t.replace("/", "")), anything))
+def test_a_scenario_path_of_any_kind_is_used_or_refused(path):
+    with tempfile.TemporaryDirectory() as folder:
+        previous = Path.cwd()
+        os.chdir(folder)
+        try:
+            if not isinstance(result_or_error(lambda: SMALL.save(path)), PlaceboragError):
+                assert Scenario.load(path) == SMALL
+            else:
+                assert list(Path(folder).iterdir()) == []
+        finally:
+            os.chdir(previous)
