@@ -115,6 +115,11 @@ def _check_k(value: object, name: str) -> None:
 
 
 # The scalar fields; documents and clusters are normalised as well as checked, above.
+def _check_optional_str(value: object, name: str) -> None:
+    if value is not None:
+        check_str(value, name)
+
+
 _FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
     "query": check_str,
     "k": _check_k,
@@ -124,7 +129,9 @@ _FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
     "cluster_spread": _check_number,
     "cluster_match": check_str,
     "profile": check_str,
+    "metric": _check_optional_str,
     "filter_mode": check_str,
+    "filter_semantics": check_str,
     "recall": _check_number,
     "visibility": check_str,
     "name": check_str,

@@ -384,11 +384,12 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(id_=consumes(ids))
     def delete(self, id_):
         outcome = result_or_error(lambda: self.store.delete(id_))
+        # One id: True when it was stored, False when not (0.4.0's contract).
         if id_ in self.written:
-            assert outcome is None
+            assert outcome is True
             del self.written[id_]
         else:
-            assert isinstance(outcome, PlaceboragError)
+            assert outcome is False
         if not self.manual:
             self.visible = dict(self.written)
 
