@@ -215,12 +215,13 @@ def test_metadata_the_store_cannot_filter_on_is_refused_before_anything_is_writt
         vector_store.add_documents(
             [
                 Document(page_content="a", metadata={"lang": "en"}),
-                Document(page_content="b", metadata={"tags": ["x", "y"]}),
+                Document(page_content="b", metadata={"tags": {"x"}}),
             ]
         )
 
     assert excinfo.value.args == (
-        "metadatas[1]['tags']=['x', 'y'] must be a str, int, float or bool, not list",
+        "metadatas[1]['tags']={'x'} must be None, a str, int, finite float, bool, datetime, "
+        "date, or a list or dict of those, not set",
     )
     assert len(vector_store.store) == 0
 
