@@ -18,9 +18,10 @@ from typing import Any, Literal
 import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._hashing import BatchMemo, hashed_counts, model_seeds
+from placeborag._hashing import BatchMemo, hashed_counts, hashed_counts_one, model_seeds
+from placeborag._options import EMBEDDER_OPTIONS
 
-__all__ = ["FakeEmbedder", "cosine_similarity"]
+__all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
 
 _SCALE_BITS = 52
 _MAX_DIMENSIONS = 65536
@@ -29,6 +30,8 @@ _GEOMETRY_ATTEMPTS = 8
 _MARGIN = 1e-9
 _CLUSTER_MATCH = ("exact", "substring")
 _CACHED_BATCH = 64
+_MEMBER_CACHE_BYTES = 32 << 20  # member vectors kept per embedder (float64 and int64 rows)
+_GRAM_BLOCK_BYTES = 16 << 20  # the cluster check compares members in blocks of this size
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -176,9 +179,9 @@ class FakeEmbedder:
         return self._match
 
     @property
-    def cluster_names(self) -> tuple[str, ...]:
-        """The declared cluster names, in declaration order."""
-        return tuple(self._clusters)
+    def cluster_names(self) -> list[str]:
+        """The declared cluster names, in declaration order (a new list each time)."""
+        return list(self._clusters)
 
     def __repr__(self) -> str:
         parts = [f"model_name={self._model_name!r}", f"dimensions={self._dimensions}"]
@@ -192,23 +195,38 @@ class FakeEmbedder:
 
     def embed(self, text: str) -> list[float]:
         """The L2-normalised vector of one text, as a list of floats."""
-        return self.embed_batch([_check_text(text)])[0].tolist()
+        text = _check_text(text)
+        if self._clusters and self._clusters_of([text])[0] is not None:
+            return self._embed_floats([text])[0].tolist()
+        counts = hashed_counts_one(text, self._dimensions, self._seeds)
+        # The same float operations as the batch path (an exact integer sum of squares, one
+        # square root, one division per coordinate), so the same bits.
+        counts /= math.sqrt(counts @ counts)
+        return counts.tolist()
 
-    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """The L2-normalised vectors of many texts: a float64 array of shape (n, dimensions)."""
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """The L2-normalised vectors of many texts, as lists of floats: ``[embed(t) for t in
+        texts]``, computed in one pass. :meth:`embed_array` gives the same values as an array."""
+        return self._embed_floats(_check_texts(texts)).tolist()
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of :meth:`embed_batch` as a float64 array of shape (n, dimensions).
+
+        The faster form for code that computes with the vectors (a store, a projection): no
+        Python lists are built. Row ``i`` holds the same values as ``embed(texts[i])``.
+        """
         return self._embed_floats(_check_texts(texts))
 
     def cluster_of(self, text: str) -> str | None:
         """The cluster a text belongs to under ``cluster_match``, or None."""
         return self._clusters_of([_check_text(text)])[0]
 
-    def cluster_anchor(self, name: str) -> list[float]:
-        """The unit anchor vector of a declared cluster."""
+    def cluster_anchor(self, name: str) -> list[float] | None:
+        """The unit anchor vector of a declared cluster, or None for a name not declared."""
         if not isinstance(name, str):
             raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
         if name not in self._anchors:
-            known = ", ".join(repr(n) for n in self._clusters) or "none"
-            raise PlaceboragValueError(f"unknown cluster {name!r}; declared clusters: {known}")
+            return None
         anchor = self._anchors[name]
         return (anchor / math.sqrt(self._dimensions)).tolist()
 
@@ -393,7 +411,8 @@ class FakeEmbedder:
             return None, floats
         members = np.take_along_axis(values, code, axis=1)
         if n <= _CACHED_BATCH and floats.dtype == np.float64:  # queries, mostly
-            room = max(65536 - len(self._member_cache), 0)
+            # Bounded in bytes: a row costs 16 bytes per dimension (int64 and float64).
+            room = max(_MEMBER_CACHE_BYTES // (16 * d) - len(self._member_cache), 0)
             self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
         return members, floats
 
@@ -457,31 +476,50 @@ class FakeEmbedder:
         cluster_names = list(self._clusters)
         anchors = np.stack([self._anchors[n] for n in cluster_names]) / math.sqrt(self._dimensions)
         to_anchor = vectors @ anchors.T
-        gram = vectors @ vectors.T
-        label = np.array([cluster_names.index(n) for n in names])
-        for i, text in enumerate(texts):
-            own = label[i]
-            others = np.flatnonzero(np.arange(len(cluster_names)) != own)
-            if others.size:
-                j = others[np.argmax(to_anchor[i, others])]
-                if to_anchor[i, j] >= to_anchor[i, own] - _MARGIN:
-                    return (
-                        f"{text!r} (cluster {cluster_names[own]!r}) is as close to the anchor of "
-                        f"cluster {cluster_names[j]!r} (cosine {to_anchor[i, j]:.3f}) as to its "
-                        f"own anchor (cosine {to_anchor[i, own]:.3f})"
-                    )
-            mates = np.flatnonzero((label == own) & (np.arange(len(texts)) != i))
-            strangers = np.flatnonzero(label != own)
-            if mates.size and strangers.size:
-                mate = mates[np.argmin(gram[i, mates])]
-                stranger = strangers[np.argmax(gram[i, strangers])]
-                if gram[i, stranger] >= gram[i, mate] - _MARGIN:
-                    return (
-                        f"{text!r} (cluster {cluster_names[own]!r}) is as close to "
-                        f"{texts[stranger]!r} (cluster {names[stranger]!r}, cosine "
-                        f"{gram[i, stranger]:.3f}) as to its cluster-mate {texts[mate]!r} "
-                        f"(cosine {gram[i, mate]:.3f})"
-                    )
+        position = {n: i for i, n in enumerate(cluster_names)}
+        label = np.array([position[n] for n in names], dtype=np.intp)
+        n, c = len(texts), len(cluster_names)
+        rows = np.arange(n)
+        # Per member: the nearest other anchor (the first one on a tie, as argmax gives).
+        others = np.where(label[:, None] == np.arange(c)[None, :], -np.inf, to_anchor)
+        near = np.argmax(others, axis=1) if c > 1 else np.zeros(n, dtype=np.intp)
+        own_cos = to_anchor[rows, label]
+        anchor_bad = (others[rows, near] >= own_cos - _MARGIN) if c > 1 else np.zeros(n, bool)
+        # The member-to-member cosines, a block of rows at a time: memory stays linear in the
+        # number of members (16k members at d=256 took 2 GB as one matrix). Time is
+        # O(n**2 * d) in BLAS, about a second for 16k members at d=256.
+        block = max(1, _GRAM_BLOCK_BYTES // (8 * max(n, 1)) // 3)
+        for first in range(0, n, block):
+            part = slice(first, min(n, first + block))
+            gram = vectors[part] @ vectors.T
+            same = label[part, None] == label[None, :]
+            mates = same.copy()
+            mates[np.arange(gram.shape[0]), rows[part]] = False
+            mate = np.argmin(np.where(mates, gram, np.inf), axis=1)
+            stranger = np.argmax(np.where(same, -np.inf, gram), axis=1)
+            local = np.arange(gram.shape[0])
+            has_both = mates.any(axis=1) & ~same.all(axis=1)
+            mate_bad = has_both & (gram[local, stranger] >= gram[local, mate] - _MARGIN)
+            bad = anchor_bad[part] | mate_bad
+            if not bad.any():
+                continue
+            r = int(np.argmax(bad))
+            i = first + r
+            text, own = texts[i], label[i]
+            if anchor_bad[i]:
+                j = near[i]
+                return (
+                    f"{text!r} (cluster {cluster_names[own]!r}) is as close to the anchor of "
+                    f"cluster {cluster_names[j]!r} (cosine {to_anchor[i, j]:.3f}) as to its "
+                    f"own anchor (cosine {to_anchor[i, own]:.3f})"
+                )
+            m, st = mate[r], stranger[r]
+            return (
+                f"{text!r} (cluster {cluster_names[own]!r}) is as close to "
+                f"{texts[st]!r} (cluster {names[st]!r}, cosine "
+                f"{gram[r, st]:.3f}) as to its cluster-mate {texts[m]!r} "
+                f"(cosine {gram[r, m]:.3f})"
+            )
         return None
 
 
@@ -546,24 +584,35 @@ def _normalise_counts(counts: np.ndarray) -> np.ndarray:
 def cosine_similarity(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Cosine of the angle between two vectors, computed with correctly rounded sums.
 
-    Raises ValueError for vectors of different lengths, empty vectors, non-finite values and
+    Each vector is first scaled by a power of two (exact) so that its largest value is near 1:
+    vectors of 1e200 or of 1e-200 give the cosine of their direction, not an overflow to
+    infinity or an underflow to zero. Raises :class:`~placeborag.PlaceboragValueError` for
+    vectors of different lengths, nested or ragged input, empty vectors, non-finite values and
     zero vectors (whose angle is undefined).
     """
-    va = _as_vector(a, "a")
-    vb = _as_vector(b, "b")
+    va = _unit_scaled(_as_vector(a, "a"))
+    vb = _unit_scaled(_as_vector(b, "b"))
     if va.size != vb.size:
         raise PlaceboragValueError(
             f"a has {va.size} values and b has {vb.size}; both must have the same length"
         )
-    na = math.sqrt(math.fsum((va * va).tolist()))
-    nb = math.sqrt(math.fsum((vb * vb).tolist()))
-    for name, norm in (("a", na), ("b", nb)):
-        if norm == 0.0:
+    for name, v in (("a", va), ("b", vb)):
+        if not v.any():
             raise PlaceboragValueError(
                 f"{name} is a zero vector; cosine similarity is undefined for it"
             )
+    na = math.sqrt(math.fsum((va * va).tolist()))
+    nb = math.sqrt(math.fsum((vb * vb).tolist()))
     dot = math.fsum((va * vb).tolist())
     return max(-1.0, min(1.0, dot / (na * nb)))
+
+
+def _unit_scaled(v: np.ndarray) -> np.ndarray:
+    """``v`` times the power of two that brings its largest magnitude into [0.5, 1)."""
+    top = float(np.max(np.abs(v)))
+    if top == 0.0:
+        return v
+    return np.ldexp(v, -math.frexp(top)[1])
 
 
 def _as_vector(v: object, name: str) -> np.ndarray:
@@ -573,7 +622,17 @@ def _as_vector(v: object, name: str) -> np.ndarray:
         )
     try:
         arr = np.asarray(v, dtype=np.float64)
+    except OverflowError:
+        raise PlaceboragValueError(
+            f"{name} holds a number too large for a float; all values must be finite floats"
+        ) from None
     except (TypeError, ValueError):
+        if any(
+            isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (str, bytes)) for x in v
+        ):
+            raise PlaceboragValueError(
+                f"{name} must be a one-dimensional sequence of numbers, not nested or ragged"
+            ) from None
         raise PlaceboragTypeError(f"{name}={v!r} must be a sequence of numbers") from None
     if arr.ndim != 1:
         raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {arr.shape}")
