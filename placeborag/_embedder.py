@@ -256,6 +256,11 @@ class FakeEmbedder:
 
     def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Float vectors and their exact integer forms (int64, same shape)."""
+        if len(texts) == 1 and not self._clusters:  # a query: the single-text path
+            counts = hashed_counts_one(texts[0], self._dimensions, self._seeds)
+            exact_row = counts.astype(np.int64)
+            counts /= math.sqrt(counts @ counts)
+            return counts[None, :], exact_row[None, :]
         members, keys, others = self._split(texts)
         floats = np.empty((len(texts), self._dimensions))
         exact = np.empty((len(texts), self._dimensions), dtype=np.int64)
@@ -270,6 +275,10 @@ class FakeEmbedder:
     def _embed_floats(self, texts: list[str], dtype: Any = np.float64) -> np.ndarray:
         """The unit vectors of ``texts`` as float64, or rounded once more to ``dtype``
         (float32 for a store's matrix: the same bits as casting the float64 rows)."""
+        if len(texts) == 1 and not self._clusters:  # one upsert: the single-text path
+            counts = hashed_counts_one(texts[0], self._dimensions, self._seeds)
+            counts /= math.sqrt(counts @ counts)
+            return counts[None, :] if dtype == np.float64 else counts[None, :].astype(dtype)
         members, keys, others = self._split(texts)
         if not members:
             counts = _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))

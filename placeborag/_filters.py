@@ -207,9 +207,9 @@ def _combine_bools(op: str, values: list[Any]) -> bool:
 
 
 def _combine_masks(op: str, values: list[Any]) -> np.ndarray:
-    if len(values) == 1:
-        return values[0]
     combine = np.logical_and if op == "$and" else np.logical_or
+    if len(values) <= 2:
+        return values[0] if len(values) == 1 else combine(values[0], values[1])
     return combine.reduce(values)
 
 
@@ -350,12 +350,14 @@ class _Compare(Filter):
         k = _kind(values[0])  # $in/$nin values share one kind
         if k == _STR:
             wanted = [table[v] for v in values if v in table]
-            hit = np.isin(codes, np.array(wanted, dtype=np.int64)) if wanted else present & False
+            if len(wanted) == 1:
+                hit = codes == wanted[0]
+            else:
+                hit = np.isin(codes, wanted) if wanted else np.zeros(len(columns), dtype=bool)
+        elif len(values) == 1:
+            hit = (kind == k) & (number == float(values[0]))
         else:
-            floats = np.array([float(v) for v in values])
-            hit = (kind == k) & (
-                np.isin(number, floats) if floats.size > 1 else number == floats[0]
-            )
+            hit = (kind == k) & np.isin(number, [float(v) for v in values])
         if op in ("$ne", "$nin"):
             return ~hit if self.missing else present & ~hit
         return hit

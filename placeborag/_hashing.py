@@ -245,8 +245,8 @@ def hashed_counts(
     n = len(texts)
     if n == 0:
         return np.zeros((0, dimensions))
-    if n == 1:
-        return hashed_counts_one(texts[0], dimensions, seeds)[None, :]
+    if n <= _FEW:  # a few texts (a store re-ranking its top k) cost less one at a time
+        return np.stack([hashed_counts_one(t, dimensions, seeds) for t in texts])
     large = [i for i, t in enumerate(texts) if len(t) > _LARGE_TEXT]
     if large:  # long texts one by one, in bounded memory; the rest as a batch
         out = np.empty((n, dimensions))
@@ -295,7 +295,8 @@ def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int
 
 # numpy operations with a 0-d array operand are cheaper than with a numpy scalar one
 _MIX = tuple(
-    np.array(m, dtype=np.uint64) for m in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+    np.array(m, dtype=np.uint64)
+    for m in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
 )
 _SHIFTS = tuple(np.array(k, dtype=np.uint64) for k in (30, 27, 31))
 _TOP_BIT = np.array(1 << 63, dtype=np.uint64)
@@ -307,6 +308,7 @@ _SMALL_TEXT = 512  # longer texts take the chunked path, with no per-length cach
 _LARGE_TEXT = 1 << 16  # a batch hashes texts longer than this one by one (bounded memory)
 _CACHED_POWERS = 1 << 20  # the module's power table grows to this many entries at most
 _CHUNK = 1 << 15
+_FEW = 4
 _one_cache: dict[Any, Any] = {}
 
 
@@ -332,13 +334,14 @@ def _ngram_index(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _salts_and_weights(
     seeds: tuple[int, int, int, int], size: int, nw: int, dimensions: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, ...]:
     n3, n4 = size, max(size - 1, 0)
     salt = np.repeat(np.array(seeds[:3], dtype=np.uint64), (n3, n4, nw))
     weight = np.repeat(
         np.array((_NGRAM_WEIGHT, _NGRAM_WEIGHT, _WORD_WEIGHT), dtype=np.float64), (n3, n4, nw)
     )
-    return salt, weight, -weight, np.array(dimensions, dtype=np.uint64)
+    modulus = np.array(dimensions, dtype=np.uint64)
+    return salt, weight, -weight, modulus, np.array(dimensions - 1, dtype=np.uint64)
 
 
 def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
@@ -363,14 +366,19 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
         cp[1:-1] = cp_of(low)
         word = _word_mask(cp.astype(np.uint32))
     np.add.accumulate(np.multiply(cp, pw[: size + 2], out=cp), out=prefix[1:])
-    edges = np.flatnonzero(word[1:] != word[:-1])
+    edges = np.nonzero(word[1:] != word[:-1])[0]
     edges += 1
     word_start, word_end = edges[0::2], edges[1::2]  # runs start and end in turn
     nw = word_start.size
-    ngram_end, ngram_start = _kept(size, lambda: _ngram_index(size))
-    salt, weight, negative, modulus = _kept(
-        (seeds, size, nw, dimensions), lambda: _salts_and_weights(seeds, size, nw, dimensions)
-    )
+    shape = _one_cache.get(size)
+    if shape is None:
+        shape = _kept(size, lambda: _ngram_index(size))
+    ngram_end, ngram_start = shape
+    key = (seeds, size, nw, dimensions)
+    kinds = _one_cache.get(key)
+    if kinds is None:
+        kinds = _kept(key, lambda: _salts_and_weights(seeds, size, nw, dimensions))
+    salt, weight, negative, modulus, low_bits = kinds
     end = np.concatenate((ngram_end, word_end))
     start = np.concatenate((ngram_start, word_start))
     z = prefix[end]
@@ -386,7 +394,10 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
     np.multiply(z, _MIX[2], out=z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
     signed = np.where(z >= _TOP_BIT, negative, weight)  # the top bit is the sign
-    bucket = np.remainder(z, modulus, out=tmp).view(np.int64)  # below dimensions: exact
+    if dimensions & (dimensions - 1):
+        bucket = np.remainder(z, modulus, out=tmp).view(np.int64)  # below dimensions: exact
+    else:  # a power of two: the low bits are the remainder, and cheaper to take
+        bucket = np.bitwise_and(z, low_bits, out=tmp).view(np.int64)
     counts = np.bincount(bucket, weights=signed, minlength=dimensions)
     if not counts.any():
         counts = np.zeros(dimensions)
@@ -405,7 +416,7 @@ def _hashed_counts_long(
     cp[0] = cp[-1] = _SENTINEL_U64
     cp[1:-1] = cp_of(low)
     word = _word_mask(cp.astype(np.uint32))
-    edges = np.flatnonzero(word[1:] != word[:-1])
+    edges = np.nonzero(word[1:] != word[:-1])[0]
     del word
     edges += 1
     word_start, word_end = edges[0::2], edges[1::2]

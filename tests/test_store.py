@@ -448,4 +448,4 @@ def test_a_fake_embedders_rows_are_stored_as_its_float64_vectors_rounded_to_floa
     store.upsert_many([f"d{i}" for i in range(len(texts))], texts)
     stored = store._vectors[: store._count]
     assert stored.dtype == np.float32
-    assert np.array_equal(stored, embedder.embed_batch(texts).astype(np.float32))
+    assert np.array_equal(stored, embedder.embed_array(texts).astype(np.float32))

@@ -123,7 +123,7 @@ def test_embeddings_default_to_a_fake_embedder_and_return_its_vectors() -> None:
     embeddings = PlaceboEmbeddings()
 
     assert embeddings.embed_query("refund policy") == FakeEmbedder().embed("refund policy")
-    assert embeddings.embed_documents(["a", "b"]) == FakeEmbedder().embed_batch(["a", "b"]).tolist()
+    assert embeddings.embed_documents(["a", "b"]) == FakeEmbedder().embed_batch(["a", "b"])
 
 
 def test_replay_embeddings_answer_documents_and_queries_from_their_own_namespace() -> None:
