@@ -121,17 +121,30 @@ def bench_query() -> list[tuple[str, str, str, str]]:
     ]
 
 
-def median_of(fn: Callable[[], object], repeat: int = 7, number: int = 1) -> float:
-    """The median wall time of ``repeat`` rounds of ``number`` calls, per call (seconds)."""
+def paired(
+    ours: Callable[[], object],
+    base: Callable[[], object],
+    number: tuple[int, int],
+    rounds: int = 9,
+) -> tuple[float, float, float]:
+    """Time ``ours`` and ``base`` in alternating rounds (so load on a shared machine hits both
+    alike): the median time per call of each, and the median of the per-round ratios
+    base / ours. Times are CPU time of this thread (``time.thread_time``), which the other
+    processes on the machine do not inflate."""
     import time
 
-    rounds = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        rounds.append((time.perf_counter() - start) / number)
-    return statistics.median(rounds)
+    ours_t, base_t, ratios = [], [], []
+    for _ in range(rounds):
+        times = []
+        for fn, n in ((ours, number[0]), (base, number[1])):
+            start = time.thread_time()
+            for _ in range(n):
+                fn()
+            times.append((time.thread_time() - start) / n)
+        ours_t.append(times[0])
+        base_t.append(times[1])
+        ratios.append(times[1] / times[0])
+    return statistics.median(ours_t), statistics.median(base_t), statistics.median(ratios)
 
 
 def bench_unit_scale() -> list[tuple[str, str, str, str]]:
@@ -151,9 +164,15 @@ def bench_unit_scale() -> list[tuple[str, str, str, str]]:
     for text in texts[:25]:  # the exact reference computes the very same vectors
         assert embed_exact(text, 256, seeds) == embedder.embed(text), text
     ours_it, light_it, exact_it = (itertools.cycle(texts) for _ in range(3))
-    ours_embed = median_of(lambda: embedder.embed(next(ours_it)), number=1000)
-    light_embed = median_of(lambda: embed_light(next(light_it)), number=300)
-    exact_embed = median_of(lambda: embed_exact(next(exact_it), 256, seeds), number=50)
+    ours_embed, light_embed, embed_ratio = paired(
+        lambda: embedder.embed(next(ours_it)), lambda: embed_light(next(light_it)), (600, 200)
+    )
+    _, exact_embed, exact_ratio = paired(
+        lambda: embedder.embed(next(ours_it)),
+        lambda: embed_exact(next(exact_it), 256, seeds),
+        (200, 30),
+        rounds=3,
+    )
 
     def records(round_: int) -> list[tuple[str, str, dict]]:
         start = (round_ * 100) % 2900
@@ -180,18 +199,19 @@ def bench_unit_scale() -> list[tuple[str, str, str, str]]:
             store.upsert(id_, text, meta)
         return store
 
-    ours_build = median_of(build_ours, number=3)
-    reference_build = median_of(build_reference, number=3)
+    ours_build, reference_build, build_ratio = paired(build_ours, build_reference, (3, 3))
     store, reference = build_ours(), build_reference()
     where = {"lang": "hu", "year": {"$gte": 2018}}
     assert len(store.query(texts[0], k=5, where=where)) == 5
     q_ours, q_ref = itertools.cycle(texts), itertools.cycle(texts)
-    ours_query = median_of(lambda: store.query(next(q_ours), k=5, where=where), number=200)
-    reference_query = median_of(lambda: reference.query(next(q_ref), k=5, where=where), number=50)
+    ours_query, reference_query, query_ratio = paired(
+        lambda: store.query(next(q_ours), k=5, where=where),
+        lambda: reference.query(next(q_ref), k=5, where=where),
+        (100, 40),
+    )
 
-    def row(name: str, ours: float, light: float, unit: float, label: str, extra: str = ""):
-        ratio = light / ours
-        value = f"{ours / unit:.1f} {label} vs {light / unit:.1f} {label} ({ratio:.2f}x){extra}"
+    def row(name, ours, base, ratio, unit, label, extra=""):
+        value = f"{ours / unit:.1f} {label} vs {base / unit:.1f} {label} ({ratio:.2f}x){extra}"
         return (name, value, ">= 2x", verdict(ratio >= 2))
 
     return [
@@ -199,13 +219,26 @@ def bench_unit_scale() -> list[tuple[str, str, str, str]]:
             "one embed() of a ~50-char text",
             ours_embed,
             light_embed,
+            embed_ratio,
             1e-6,
             "us",
-            f"; exact reference {exact_embed * 1e6:.0f} us ({exact_embed / ours_embed:.1f}x)",
+            f"; exact reference {exact_embed * 1e6:.0f} us ({exact_ratio:.1f}x)",
         ),
-        row("a 100-record store by 100 upsert() calls", ours_build, reference_build, 1e-3, "ms"),
         row(
-            "a filtered query(k=5) over those 100 records", ours_query, reference_query, 1e-6, "us"
+            "a 100-record store by 100 upsert() calls",
+            ours_build,
+            reference_build,
+            build_ratio,
+            1e-3,
+            "ms",
+        ),
+        row(
+            "a filtered query(k=5) over those 100 records",
+            ours_query,
+            reference_query,
+            query_ratio,
+            1e-6,
+            "us",
         ),
     ]
 
@@ -256,7 +289,7 @@ def bench_import() -> list[tuple[str, str, str, str]]:
 
 def main() -> None:
     print_table(
-        "Unit-test scale (medians; placeborag vs a pure-Python reference, same run)",
+        "Unit-test scale (CPU-time medians, alternating rounds; vs a pure-Python reference)",
         bench_unit_scale(),
     )
     print_table("Embedding (ratios against scikit-learn in this run)", bench_embedding())

@@ -49,10 +49,29 @@ def model_seeds(model_name: str, dimensions: int) -> tuple[int, int, int, int]:
 
 
 def splitmix64(z: np.ndarray) -> np.ndarray:
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    """SplitMix64's finaliser of every entry of a uint64 array (a new array)."""
+    z = np.add(np.asarray(z, dtype=np.uint64), _MIX[0])
+    if z.ndim == 0:  # a scalar: no buffer to work in
+        z = z ^ (z >> _SHIFTS[0])
+        z = z * _MIX[1]
+        z = z ^ (z >> _SHIFTS[1])
+        z = z * _MIX[2]
+        return z ^ (z >> _SHIFTS[2])
+    tmp = np.empty_like(z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
+    np.multiply(z, _MIX[1], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], out=tmp), out=z)
+    np.multiply(z, _MIX[2], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
+    return z
+
+
+# numpy operations with a 0-d array operand are cheaper than with a numpy scalar one
+_MIX = tuple(
+    np.array(m, dtype=np.uint64)
+    for m in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+)
+_SHIFTS = tuple(np.array(k, dtype=np.uint64) for k in (30, 27, 31))
 
 
 _power_tables: tuple[np.ndarray, np.ndarray] = (np.ones(1, np.uint64), np.ones(1, np.uint64))
@@ -293,12 +312,6 @@ def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int
 # expression; the salts and weights of a text's features depend only on how many there are of
 # each kind, so they are kept per count. About 30 numpy calls, where the batch path makes 60.
 
-# numpy operations with a 0-d array operand are cheaper than with a numpy scalar one
-_MIX = tuple(
-    np.array(m, dtype=np.uint64)
-    for m in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
-)
-_SHIFTS = tuple(np.array(k, dtype=np.uint64) for k in (30, 27, 31))
 _TOP_BIT = np.array(1 << 63, dtype=np.uint64)
 _SENTINEL_U64 = np.array(SENTINEL, dtype=np.uint64)
 _ASCII_WORD_BYTES = np.zeros(256, dtype=bool)
@@ -323,13 +336,13 @@ def _kept(key: Any, make: Callable[[], Any]) -> Any:
     return found
 
 
-def _ngram_index(size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Window ends and starts of the 3- and 4-grams of a text of ``size`` code points between
-    its two sentinels (every window is valid: the sentinels sit at the ends only)."""
+def _ngram_index(size: int) -> np.ndarray:
+    """Window starts (row 0) and ends (row 1) of the 3- and 4-grams of a text of ``size`` code
+    points between its two sentinels (every window is valid: the sentinels sit at the ends)."""
     n3, n4 = size, max(size - 1, 0)
     start = np.concatenate((np.arange(n3), np.arange(n4))).astype(np.intp)
     end = start + np.repeat(np.array([3, 4], dtype=np.intp), (n3, n4))
-    return end, start
+    return np.stack((start, end))
 
 
 def _salts_and_weights(
@@ -352,8 +365,7 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
     if size > _SMALL_TEXT:
         return _hashed_counts_long(text, low, dimensions, seeds)
     pw, pw_inv = _power_table(size + 3)
-    prefix = np.empty(size + 3, dtype=np.uint64)
-    prefix[0] = 0
+    prefix = np.zeros(size + 3, dtype=np.uint64)
     if low.isascii():
         # NUL stands for the sentinels here: it is not a word character either
         padded = np.frombuffer(b"\x00" + low.encode("ascii") + b"\x00", np.uint8)
@@ -366,24 +378,22 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
         cp[1:-1] = cp_of(low)
         word = _word_mask(cp.astype(np.uint32))
     np.add.accumulate(np.multiply(cp, pw[: size + 2], out=cp), out=prefix[1:])
-    edges = np.nonzero(word[1:] != word[:-1])[0]
+    edges = (word[1:] != word[:-1]).nonzero()[0]
     edges += 1
-    word_start, word_end = edges[0::2], edges[1::2]  # runs start and end in turn
-    nw = word_start.size
-    shape = _one_cache.get(size)
-    if shape is None:
-        shape = _kept(size, lambda: _ngram_index(size))
-    ngram_end, ngram_start = shape
+    nw = edges.size // 2  # runs start and end in turn
+    ngrams = _one_cache.get(size)
+    if ngrams is None:
+        ngrams = _kept(size, lambda: _ngram_index(size))
     key = (seeds, size, nw, dimensions)
     kinds = _one_cache.get(key)
     if kinds is None:
         kinds = _kept(key, lambda: _salts_and_weights(seeds, size, nw, dimensions))
     salt, weight, negative, modulus, low_bits = kinds
-    end = np.concatenate((ngram_end, word_end))
-    start = np.concatenate((ngram_start, word_start))
-    z = prefix[end]
-    z -= prefix[start]
-    z *= pw_inv[start]
+    # row 0: where each feature's span starts; row 1: where it ends
+    span = np.concatenate((ngrams, edges.reshape(nw, 2).T), axis=1)
+    ends = prefix[span]
+    z = ends[1] - ends[0]
+    z *= pw_inv[span[0]]
     z ^= salt
     # SplitMix64, in place
     tmp = np.empty_like(z)
