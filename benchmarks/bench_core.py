@@ -243,6 +243,53 @@ def bench_unit_scale() -> list[tuple[str, str, str, str]]:
     ]
 
 
+def bench_bounds() -> list[tuple[str, str, str, str]]:
+    """Time and memory bounded by the input's size (issue 13): one 10 MB text, a declaration
+    of 16,000 cluster members, a numeric $in of 200,000 values over 5,000 records."""
+    import time
+
+    from placeborag._filters import Columns, compile_filter
+
+    def measured(fn: Callable[[], object]) -> tuple[float, int]:
+        tracemalloc.start()
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return elapsed, peak
+
+    text = (" ".join(corpus(250_000, seed=5)))[:10_000_000]
+    embedder = FakeEmbedder()
+    big_s, big_peak = measured(lambda: embedder.embed(text))
+    clusters = {f"c{i}": [f"member {i} {j}" for j in range(1000)] for i in range(16)}
+    check_s, check_peak = measured(lambda: FakeEmbedder(clusters=clusters, cluster_spread=0.3))
+    rows = [{"n": i} for i in range(5000)]
+    values = list(range(0, 400_000, 2))
+    in_s = best_of(lambda: compile_filter({"n": {"$in": values}}).mask(Columns(rows)), repeat=3)
+    per_char = big_peak / len(text)
+    return [
+        (
+            "embed() of one 10 MB text",
+            f"{big_s:.2f} s, peak {per_char:.0f} bytes/char",
+            "linear; <= 48 bytes/char",
+            verdict(per_char <= 48),
+        ),
+        (
+            "FakeEmbedder with 16 clusters x 1,000 members (d=256)",
+            f"{check_s:.1f} s, peak {check_peak / 2**20:.0f} MiB",
+            "memory linear (the full matrix: 2 GiB)",
+            verdict(check_peak < 256 << 20),
+        ),
+        (
+            "$in of 200k ints over 5k records (compile + mask)",
+            f"{in_s * 1e3:.0f} ms",
+            "report (was 2.3 s)",
+            "",
+        ),
+    ]
+
+
 def bench_memory() -> list[tuple[str, str, str, str]]:
     n, d = 100_000, 256
     texts = corpus(n, seed=13)
@@ -295,6 +342,7 @@ def main() -> None:
     print_table("Embedding (ratios against scikit-learn in this run)", bench_embedding())
     print_table("Query over 100,000 records", bench_query())
     print_table("Memory", bench_memory())
+    print_table("Bounds: one huge text, many members, a long $in", bench_bounds())
     print_table("Import", bench_import())
 
 

@@ -252,7 +252,7 @@ class _Always(Filter):
 
 
 class _Compare(Filter):
-    __slots__ = ("key", "lookup", "missing", "op", "strict", "value")
+    __slots__ = ("_lookup", "key", "missing", "op", "strict", "value")
 
     _RANGE: dict[str, Callable[[Any, Any], Any]] = {
         "$gt": lambda a, b: a > b,
@@ -266,9 +266,15 @@ class _Compare(Filter):
         self.key, self.op, self.value = key, op, value
         self.missing = False  # what a record without the key gives (engine semantics may flip it)
         self.strict = True  # a range bound against a value of another kind raises
-        self.lookup = (
-            frozenset(_lookup_key(v) for v in value) if op in ("$in", "$nin") else frozenset()
-        )
+        self._lookup: frozenset[tuple[int, object]] | None = None
+
+    @property
+    def lookup(self) -> frozenset[tuple[int, object]]:
+        """The ``$in``/``$nin`` values as a set (built on first use: the vectorised path does
+        not need it)."""
+        if self._lookup is None:
+            self._lookup = frozenset((_kind(v), v) for v in self.value)
+        return self._lookup
 
     # -- one record ----------------------------------------------------------------------
 
@@ -323,6 +329,11 @@ class _Compare(Filter):
         if self.op == "$contains":
             return False
         values = self.value if self.op in ("$in", "$nin") else (self.value,)
+        types = set(map(type, values))
+        if types == {str}:
+            return True
+        if types == {int}:  # a long list of ints: two C-speed passes
+            return -_EXACT_INT <= min(values) and max(values) <= _EXACT_INT
         for v in values:
             k = _kind(v)
             if k not in _SIMPLE_KINDS or (isinstance(v, int) and abs(v) > _EXACT_INT):
@@ -357,7 +368,7 @@ class _Compare(Filter):
         elif len(values) == 1:
             hit = (kind == k) & (number == float(values[0]))
         else:
-            hit = (kind == k) & np.isin(number, [float(v) for v in values])
+            hit = (kind == k) & np.isin(number, np.array(values, dtype=np.float64))
         if op in ("$ne", "$nin"):
             return ~hit if self.missing else present & ~hit
         return hit
@@ -450,7 +461,11 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
             raise _fail_type(f"{op} needs a non-empty list, got {value!r}", clause)
         if not value:
             raise _fail(f"{op} needs a non-empty list, got an empty one", clause)
-        kinds = {_check_scalar(op, v, clause) for v in value}
+        types = set(map(type, value))
+        if types == {str} or types == {int} or types == {bool}:
+            kinds = {_kind(value[0])}  # the common large lists: one pass over the types only
+        else:
+            kinds = {_check_scalar(op, v, clause) for v in value}
         if len(kinds) > 1:
             raise _fail(
                 f"{op} needs values of one kind (all str, all numbers, all bool or all datetimes)",
