@@ -333,7 +333,7 @@ class _Compare(Filter):
         if types == {str}:
             return True
         if types == {int}:  # a long list of ints: two C-speed passes
-            return -_EXACT_INT <= min(values) and max(values) <= _EXACT_INT
+            return min(values) >= -_EXACT_INT and max(values) <= _EXACT_INT
         for v in values:
             k = _kind(v)
             if k not in _SIMPLE_KINDS or (isinstance(v, int) and abs(v) > _EXACT_INT):
