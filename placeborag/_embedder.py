@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -30,6 +31,9 @@ _GEOMETRY_ATTEMPTS = 8
 _MARGIN = 1e-9
 _CLUSTER_MATCH = ("exact", "substring")
 _CACHED_BATCH = 64
+_CACHED_TEXT = 1024  # longer texts are not kept (the key would cost more than the row)
+_TEXT_CACHE_BYTES = 8 << 20  # hashed rows kept per embedder (16 bytes per dimension each)
+_TEXT_CACHE_LOCK = threading.Lock()
 _MEMBER_CACHE_BYTES = 32 << 20  # member vectors kept per embedder (float64 and int64 rows)
 _GRAM_BLOCK_BYTES = 16 << 20  # the cluster check compares members in blocks of this size
 
@@ -94,6 +98,7 @@ class FakeEmbedder:
         "_model_name",
         "_seeds",
         "_substring_order",
+        "_text_cache",
     )
 
     def __init__(
@@ -150,6 +155,9 @@ class FakeEmbedder:
         self._substring_order = sorted(declared, key=lambda t: (-len(t), declared.index(t)))
         # Member vectors cost a SHAKE digest and big-integer arithmetic: keep them per text.
         self._member_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        # Hashed texts (unit float64 row, integer counts as float64), first in first out: a
+        # store re-ranks the texts it was given a moment ago, a test queries the same text.
+        self._text_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._anchors: dict[str, np.ndarray] = {}
         self._attempt = 0
         if self._clusters:
@@ -198,10 +206,11 @@ class FakeEmbedder:
         text = _check_text(text)
         if self._clusters and self._clusters_of([text])[0] is not None:
             return self._embed_floats([text])[0].tolist()
+        kept = self._text_cache.get(text)  # a text a store of this embedder was given
+        if kept is not None:
+            return kept[0].tolist()
         counts = hashed_counts_one(text, self._dimensions, self._seeds)
-        # The same float operations as the batch path (an exact integer sum of squares, one
-        # square root, one division per coordinate), so the same bits.
-        counts /= math.sqrt(counts @ counts)
+        counts /= math.sqrt(counts @ counts)  # as in _hash_one: the same bits
         return counts.tolist()
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
@@ -254,20 +263,65 @@ class FakeEmbedder:
             out.append(found)
         return out
 
+    def _hash_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """(unit float64 row, integer counts as float64) of one text not in a cluster, kept."""
+        counts = hashed_counts_one(text, self._dimensions, self._seeds)
+        # The same float operations as the batch path (an exact integer sum of squares, one
+        # square root, one division per coordinate), so the same bits.
+        row = (counts / math.sqrt(counts @ counts), counts)
+        if len(text) <= _CACHED_TEXT:
+            self._keep({text: row})
+        return row
+
+    def _keep(self, rows: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Keep hashed rows of short texts, the oldest dropped past the byte budget."""
+        cache = self._text_cache
+        room = max(_TEXT_CACHE_BYTES // (16 * self._dimensions), 1)
+        with _TEXT_CACHE_LOCK:
+            for text, row in rows.items():
+                if len(text) <= _CACHED_TEXT:
+                    cache[text] = row
+            while len(cache) > room:
+                del cache[next(iter(cache))]
+
+    def _hashed_rows(self, texts: list[str], exact: bool) -> tuple[np.ndarray, Any]:
+        """Unit float64 rows of texts outside the clusters, and their integer forms (int64) if
+        ``exact``: kept texts from the cache, a few others one by one, a batch in one pass."""
+        if len(texts) == 1:  # one upsert or one query
+            row = self._text_cache.get(texts[0]) or self._hash_one(texts[0])
+            floats = row[0][None, :].copy()  # a copy: the kept row must not change
+            return floats, row[1][None, :].astype(np.int64) if exact else None
+        if 0 < len(texts) <= _CACHED_BATCH:
+            get = self._text_cache.get
+            rows = [get(t) for t in texts]
+            missing = list(dict.fromkeys(t for t, r in zip(texts, rows) if r is None))
+            if len(missing) > 4:  # more than a few: one pass for them all
+                counts = hashed_counts(missing, self._dimensions, self._seeds)
+                unit = _normalise_counts(counts.copy())
+                made = {t: (unit[j].copy(), counts[j].copy()) for j, t in enumerate(missing)}
+                self._keep(made)
+                rows = [r if r is not None else made[t] for t, r in zip(texts, rows)]
+            elif missing:
+                rows = [
+                    r if r is not None else get(t) or self._hash_one(t) for t, r in zip(texts, rows)
+                ]
+            floats = np.stack([r[0] for r in rows])
+            return floats, np.stack([r[1] for r in rows]).astype(np.int64) if exact else None
+        counts = hashed_counts(texts, self._dimensions, self._seeds)
+        ints = counts.astype(np.int64) if exact else None
+        return _normalise_counts(counts), ints
+
     def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Float vectors and their exact integer forms (int64, same shape)."""
-        if len(texts) == 1 and not self._clusters:  # a query: the single-text path
-            counts = hashed_counts_one(texts[0], self._dimensions, self._seeds)
-            exact_row = counts.astype(np.int64)
-            counts /= math.sqrt(counts @ counts)
-            return counts[None, :], exact_row[None, :]
+        if not self._clusters:
+            return self._hashed_rows(texts, exact=True)
         members, keys, others = self._split(texts)
         floats = np.empty((len(texts), self._dimensions))
         exact = np.empty((len(texts), self._dimensions), dtype=np.int64)
         if others:
-            counts = hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
-            exact[others] = counts.astype(np.int64)
-            floats[others] = _normalise_counts(counts)
+            floats[others], exact[others] = self._hashed_rows(
+                [texts[i] for i in others], exact=True
+            )
         if members:
             exact[members], floats[members] = self._member_rows(keys)
         return floats, exact
@@ -275,19 +329,13 @@ class FakeEmbedder:
     def _embed_floats(self, texts: list[str], dtype: Any = np.float64) -> np.ndarray:
         """The unit vectors of ``texts`` as float64, or rounded once more to ``dtype``
         (float32 for a store's matrix: the same bits as casting the float64 rows)."""
-        if len(texts) == 1 and not self._clusters:  # one upsert: the single-text path
-            counts = hashed_counts_one(texts[0], self._dimensions, self._seeds)
-            counts /= math.sqrt(counts @ counts)
-            return counts[None, :] if dtype == np.float64 else counts[None, :].astype(dtype)
         members, keys, others = self._split(texts)
         if not members:
-            counts = _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
-            return counts if dtype == np.float64 else counts.astype(dtype)
+            floats = self._hashed_rows(texts, exact=False)[0]
+            return floats if dtype == np.float64 else floats.astype(dtype)
         floats = np.empty((len(texts), self._dimensions), dtype=dtype)
         if others:
-            floats[others] = _normalise_counts(
-                hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
-            )
+            floats[others] = self._hashed_rows([texts[i] for i in others], exact=False)[0]
         floats[members] = self._member_rows(keys, exact=False, dtype=dtype)[1]
         return floats
 

@@ -410,3 +410,20 @@ def test_checking_many_cluster_members_does_not_build_the_whole_cosine_matrix():
         tracemalloc.stop()
     assert embedder.cluster_of("member 3 999") == "c3"
     assert peak < 64 << 20  # the 4000 x 4000 matrix alone is 128 MB
+
+
+def test_kept_rows_are_bounded_and_give_the_same_bits_as_fresh_ones():
+    from placeborag import _embedder
+
+    d = 512
+    embedder = FakeEmbedder(dimensions=d)
+    texts = [f"refund note {i}" for i in range(1500)]
+    fresh = FakeEmbedder(dimensions=d).embed_array(texts)
+    for text in texts:  # one at a time, as single upserts are
+        embedder._embed_floats([text], dtype=np.float32)
+    assert len(embedder._text_cache) <= _embedder._TEXT_CACHE_BYTES // (16 * d) < len(texts)
+    floats, exact = embedder._embed_exact(texts[-5:])
+    assert np.array_equal(floats, fresh[-5:])
+    assert embedder.embed(texts[-1]) == fresh[-1].tolist()
+    floats[0, 0] = 99.0  # what a caller does to its copy does not reach the kept row
+    assert embedder.embed(texts[-5]) == fresh[-5].tolist()
