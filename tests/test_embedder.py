@@ -424,6 +424,7 @@ def test_kept_rows_are_bounded_and_give_the_same_bits_as_fresh_ones():
     assert len(embedder._text_cache) <= _embedder._TEXT_CACHE_BYTES // (16 * d) < len(texts)
     floats, exact = embedder._embed_exact(texts[-5:])
     assert np.array_equal(floats, fresh[-5:])
+    assert np.array_equal(exact, FakeEmbedder(dimensions=d)._embed_exact(texts[-5:])[1])
     assert embedder.embed(texts[-1]) == fresh[-1].tolist()
     floats[0, 0] = 99.0  # what a caller does to its copy does not reach the kept row
     assert embedder.embed(texts[-5]) == fresh[-5].tolist()
