@@ -586,15 +586,19 @@ def compile_filter(
     where: Mapping[str, Any] | None,
     *,
     negations_match_missing: bool = False,
-    semantics: str = "strict",
+    semantics: str | None = None,
 ) -> Filter | None:
     """Validate and compile a ``where`` filter; None (no filter) for None and for ``{}``.
 
     ``negations_match_missing=True`` gives the engine semantics of Chroma and Qdrant, where
     ``$ne``/``$nin`` also match a record that lacks the key (placeborag's own rule says no).
     ``semantics="engine"`` skips a record whose value cannot be compared with a range bound,
-    where ``"strict"`` (the default) raises ``FilterTypeError`` naming it.
+    where ``"strict"`` raises ``FilterTypeError`` naming it. None (the default) means
+    ``"engine"`` when ``negations_match_missing`` is set (only engine semantics set it) and
+    ``"strict"`` otherwise; a store should pass its ``filter_semantics``.
     """
+    if semantics is None:
+        semantics = "engine" if negations_match_missing else "strict"
     if semantics not in _SEMANTICS:
         raise FilterError(f"semantics={semantics!r} must be one of 'strict', 'engine'")
     if where is None:

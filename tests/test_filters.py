@@ -563,3 +563,10 @@ def test_check_metadata_copies_deeply_keeps_tuples_and_converts_numpy_scalars():
         check_metadata({"a": [1.0, float("nan")]})
     with pytest.raises(TypeError, match=r"metadata\['a'\]\[0\]=\{1\} must be None, a str"):
         check_metadata({"a": [{1}]})
+
+
+def test_a_store_with_engine_semantics_on_chroma_skips_a_string_against_a_numeric_bound():
+    store = FakeVectorStore(profile="chroma", filter_semantics="engine")
+    store.upsert("old", "refund policy", {"year": 2024})
+    store.upsert("new", "refund policy", {"year": "recent"})
+    assert [m.id for m in store.query("refund policy", where={"year": {"$gt": 2020}})] == ["old"]
