@@ -210,7 +210,7 @@ class FakeEmbedder:
         if kept is not None:
             return kept[0].tolist()
         counts = hashed_counts_one(text, self._dimensions, self._seeds)
-        counts /= math.sqrt(counts @ counts)  # as in _hash_one: the same bits
+        counts /= math.sqrt(counts.dot(counts))  # as in _hash_one: the same bits
         return counts.tolist()
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
@@ -268,7 +268,7 @@ class FakeEmbedder:
         counts = hashed_counts_one(text, self._dimensions, self._seeds)
         # The same float operations as the batch path (an exact integer sum of squares, one
         # square root, one division per coordinate), so the same bits.
-        row = (counts / math.sqrt(counts @ counts), counts)
+        row = (counts / math.sqrt(counts.dot(counts)), counts)
         if len(text) <= _CACHED_TEXT:
             self._keep({text: row})
         return row

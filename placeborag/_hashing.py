@@ -392,11 +392,12 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
     # row 0: where each feature's span starts; row 1: where it ends
     span = np.concatenate((ngrams, edges.reshape(nw, 2).T), axis=1)
     ends = prefix[span]
-    z = ends[1] - ends[0]
+    z = ends[1]
+    z -= ends[0]
     z *= pw_inv[span[0]]
     z ^= salt
-    # SplitMix64, in place
-    tmp = np.empty_like(z)
+    # SplitMix64, in place (the other row of ``ends`` is the scratch buffer)
+    tmp = ends[0]
     np.add(z, _MIX[0], out=z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
     np.multiply(z, _MIX[1], out=z)
@@ -404,10 +405,11 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
     np.multiply(z, _MIX[2], out=z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
     signed = np.where(z >= _TOP_BIT, negative, weight)  # the top bit is the sign
+    bucket = tmp.view(np.int64)  # every bucket is below dimensions: exact as int64
     if dimensions & (dimensions - 1):
-        bucket = np.remainder(z, modulus, out=tmp).view(np.int64)  # below dimensions: exact
+        np.remainder(z, modulus, out=tmp)
     else:  # a power of two: the low bits are the remainder, and cheaper to take
-        bucket = np.bitwise_and(z, low_bits, out=tmp).view(np.int64)
+        np.bitwise_and(z, low_bits, out=tmp)
     counts = np.bincount(bucket, weights=signed, minlength=dimensions)
     if not counts.any():
         counts = np.zeros(dimensions)
