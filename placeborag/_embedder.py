@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._hashing import BatchMemo, hashed_counts, model_seeds
+from placeborag._hashing import BatchMemo, hashed_counts, hashed_counts_one, model_seeds
+from placeborag._options import EMBEDDER_OPTIONS
 
-__all__ = ["FakeEmbedder", "cosine_similarity"]
+__all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
 
 _SCALE_BITS = 52
 _MAX_DIMENSIONS = 65536
@@ -29,6 +31,11 @@ _GEOMETRY_ATTEMPTS = 8
 _MARGIN = 1e-9
 _CLUSTER_MATCH = ("exact", "substring")
 _CACHED_BATCH = 64
+_CACHED_TEXT = 1024  # longer texts are not kept (the key would cost more than the row)
+_TEXT_CACHE_BYTES = 8 << 20  # hashed rows kept per embedder (16 bytes per dimension each)
+_TEXT_CACHE_LOCK = threading.Lock()
+_MEMBER_CACHE_BYTES = 32 << 20  # member vectors kept per embedder (float64 and int64 rows)
+_GRAM_BLOCK_BYTES = 16 << 20  # the cluster check compares members in blocks of this size
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -91,6 +98,7 @@ class FakeEmbedder:
         "_model_name",
         "_seeds",
         "_substring_order",
+        "_text_cache",
     )
 
     def __init__(
@@ -147,6 +155,9 @@ class FakeEmbedder:
         self._substring_order = sorted(declared, key=lambda t: (-len(t), declared.index(t)))
         # Member vectors cost a SHAKE digest and big-integer arithmetic: keep them per text.
         self._member_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        # Hashed texts (unit float64 row, integer counts as float64), first in first out: a
+        # store re-ranks the texts it was given a moment ago, a test queries the same text.
+        self._text_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._anchors: dict[str, np.ndarray] = {}
         self._attempt = 0
         if self._clusters:
@@ -176,9 +187,9 @@ class FakeEmbedder:
         return self._match
 
     @property
-    def cluster_names(self) -> tuple[str, ...]:
-        """The declared cluster names, in declaration order."""
-        return tuple(self._clusters)
+    def cluster_names(self) -> list[str]:
+        """The declared cluster names, in declaration order (a new list each time)."""
+        return list(self._clusters)
 
     def __repr__(self) -> str:
         parts = [f"model_name={self._model_name!r}", f"dimensions={self._dimensions}"]
@@ -192,23 +203,39 @@ class FakeEmbedder:
 
     def embed(self, text: str) -> list[float]:
         """The L2-normalised vector of one text, as a list of floats."""
-        return self.embed_batch([_check_text(text)])[0].tolist()
+        text = _check_text(text)
+        if self._clusters and self._clusters_of([text])[0] is not None:
+            return self._embed_floats([text])[0].tolist()
+        kept = self._text_cache.get(text)  # a text a store of this embedder was given
+        if kept is not None:
+            return kept[0].tolist()
+        counts = hashed_counts_one(text, self._dimensions, self._seeds)
+        counts /= math.sqrt(counts.dot(counts))  # as in _hash_one: the same bits
+        return counts.tolist()
 
-    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """The L2-normalised vectors of many texts: a float64 array of shape (n, dimensions)."""
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """The L2-normalised vectors of many texts, as lists of floats: ``[embed(t) for t in
+        texts]``, computed in one pass. :meth:`embed_array` gives the same values as an array."""
+        return self._embed_floats(_check_texts(texts)).tolist()
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of :meth:`embed_batch` as a float64 array of shape (n, dimensions).
+
+        The faster form for code that computes with the vectors (a store, a projection): no
+        Python lists are built. Row ``i`` holds the same values as ``embed(texts[i])``.
+        """
         return self._embed_floats(_check_texts(texts))
 
     def cluster_of(self, text: str) -> str | None:
         """The cluster a text belongs to under ``cluster_match``, or None."""
         return self._clusters_of([_check_text(text)])[0]
 
-    def cluster_anchor(self, name: str) -> list[float]:
-        """The unit anchor vector of a declared cluster."""
+    def cluster_anchor(self, name: str) -> list[float] | None:
+        """The unit anchor vector of a declared cluster, or None for a name not declared."""
         if not isinstance(name, str):
             raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
         if name not in self._anchors:
-            known = ", ".join(repr(n) for n in self._clusters) or "none"
-            raise PlaceboragValueError(f"unknown cluster {name!r}; declared clusters: {known}")
+            return None
         anchor = self._anchors[name]
         return (anchor / math.sqrt(self._dimensions)).tolist()
 
@@ -260,15 +287,65 @@ class FakeEmbedder:
             out.append(found)
         return out
 
+    def _hash_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """(unit float64 row, integer counts as float64) of one text not in a cluster, kept."""
+        counts = hashed_counts_one(text, self._dimensions, self._seeds)
+        # The same float operations as the batch path (an exact integer sum of squares, one
+        # square root, one division per coordinate), so the same bits.
+        row = (counts / math.sqrt(counts.dot(counts)), counts)
+        if len(text) <= _CACHED_TEXT:
+            self._keep({text: row})
+        return row
+
+    def _keep(self, rows: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Keep hashed rows of short texts, the oldest dropped past the byte budget."""
+        cache = self._text_cache
+        room = max(_TEXT_CACHE_BYTES // (16 * self._dimensions), 1)
+        with _TEXT_CACHE_LOCK:
+            for text, row in rows.items():
+                if len(text) <= _CACHED_TEXT:
+                    cache[text] = row
+            while len(cache) > room:
+                del cache[next(iter(cache))]
+
+    def _hashed_rows(self, texts: list[str], exact: bool) -> tuple[np.ndarray, Any]:
+        """Unit float64 rows of texts outside the clusters, and their integer forms (int64) if
+        ``exact``: kept texts from the cache, a few others one by one, a batch in one pass."""
+        if len(texts) == 1:  # one upsert or one query
+            row = self._text_cache.get(texts[0]) or self._hash_one(texts[0])
+            floats = row[0][None, :].copy()  # a copy: the kept row must not change
+            return floats, row[1][None, :].astype(np.int64) if exact else None
+        if 0 < len(texts) <= _CACHED_BATCH:
+            get = self._text_cache.get
+            rows = [get(t) for t in texts]
+            missing = list(dict.fromkeys(t for t, r in zip(texts, rows) if r is None))
+            if len(missing) > 4:  # more than a few: one pass for them all
+                counts = hashed_counts(missing, self._dimensions, self._seeds)
+                unit = _normalise_counts(counts.copy())
+                made = {t: (unit[j].copy(), counts[j].copy()) for j, t in enumerate(missing)}
+                self._keep(made)
+                rows = [r if r is not None else made[t] for t, r in zip(texts, rows)]
+            elif missing:
+                rows = [
+                    r if r is not None else get(t) or self._hash_one(t) for t, r in zip(texts, rows)
+                ]
+            floats = np.stack([r[0] for r in rows])
+            return floats, np.stack([r[1] for r in rows]).astype(np.int64) if exact else None
+        counts = hashed_counts(texts, self._dimensions, self._seeds)
+        ints = counts.astype(np.int64) if exact else None
+        return _normalise_counts(counts), ints
+
     def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Float vectors and their exact integer forms (int64, same shape)."""
+        if not self._clusters:
+            return self._hashed_rows(texts, exact=True)
         members, keys, others = self._split(texts)
         floats = np.empty((len(texts), self._dimensions))
         exact = np.empty((len(texts), self._dimensions), dtype=np.int64)
         if others:
-            counts = hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
-            exact[others] = counts.astype(np.int64)
-            floats[others] = _normalise_counts(counts)
+            floats[others], exact[others] = self._hashed_rows(
+                [texts[i] for i in others], exact=True
+            )
         if members:
             exact[members], floats[members] = self._member_rows(keys)
         return floats, exact
@@ -278,13 +355,11 @@ class FakeEmbedder:
         (float32 for a store's matrix: the same bits as casting the float64 rows)."""
         members, keys, others = self._split(texts)
         if not members:
-            counts = _normalise_counts(hashed_counts(texts, self._dimensions, self._seeds))
-            return counts if dtype == np.float64 else counts.astype(dtype)
+            floats = self._hashed_rows(texts, exact=False)[0]
+            return floats if dtype == np.float64 else floats.astype(dtype)
         floats = np.empty((len(texts), self._dimensions), dtype=dtype)
         if others:
-            floats[others] = _normalise_counts(
-                hashed_counts([texts[i] for i in others], self._dimensions, self._seeds)
-            )
+            floats[others] = self._hashed_rows([texts[i] for i in others], exact=False)[0]
         floats[members] = self._member_rows(keys, exact=False, dtype=dtype)[1]
         return floats
 
@@ -417,7 +492,8 @@ class FakeEmbedder:
             return None, floats
         members = np.take_along_axis(values, code, axis=1)
         if n <= _CACHED_BATCH and floats.dtype == np.float64:  # queries, mostly
-            room = max(65536 - len(self._member_cache), 0)
+            # Bounded in bytes: a row costs 16 bytes per dimension (int64 and float64).
+            room = max(_MEMBER_CACHE_BYTES // (16 * d) - len(self._member_cache), 0)
             self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
         return members, floats
 
@@ -481,31 +557,62 @@ class FakeEmbedder:
         cluster_names = list(self._clusters)
         anchors = np.stack([self._anchors[n] for n in cluster_names]) / math.sqrt(self._dimensions)
         to_anchor = vectors @ anchors.T
-        gram = vectors @ vectors.T
-        label = np.array([cluster_names.index(n) for n in names])
-        for i, text in enumerate(texts):
-            own = label[i]
-            others = np.flatnonzero(np.arange(len(cluster_names)) != own)
-            if others.size:
-                j = others[np.argmax(to_anchor[i, others])]
-                if to_anchor[i, j] >= to_anchor[i, own] - _MARGIN:
-                    return (
-                        f"{text!r} (cluster {cluster_names[own]!r}) is as close to the anchor of "
-                        f"cluster {cluster_names[j]!r} (cosine {to_anchor[i, j]:.3f}) as to its "
-                        f"own anchor (cosine {to_anchor[i, own]:.3f})"
-                    )
-            mates = np.flatnonzero((label == own) & (np.arange(len(texts)) != i))
-            strangers = np.flatnonzero(label != own)
-            if mates.size and strangers.size:
-                mate = mates[np.argmin(gram[i, mates])]
-                stranger = strangers[np.argmax(gram[i, strangers])]
-                if gram[i, stranger] >= gram[i, mate] - _MARGIN:
-                    return (
-                        f"{text!r} (cluster {cluster_names[own]!r}) is as close to "
-                        f"{texts[stranger]!r} (cluster {names[stranger]!r}, cosine "
-                        f"{gram[i, stranger]:.3f}) as to its cluster-mate {texts[mate]!r} "
-                        f"(cosine {gram[i, mate]:.3f})"
-                    )
+        position = {n: i for i, n in enumerate(cluster_names)}
+        label = np.array([position[n] for n in names], dtype=np.intp)
+        n, c = len(texts), len(cluster_names)
+        rows = np.arange(n)
+        # Per member: the nearest other anchor (the first one on a tie, as argmax gives).
+        others = np.where(label[:, None] == np.arange(c)[None, :], -np.inf, to_anchor)
+        near = np.argmax(others, axis=1) if c > 1 else np.zeros(n, dtype=np.intp)
+        own_cos = to_anchor[rows, label]
+        anchor_bad = (others[rows, near] >= own_cos - _MARGIN) if c > 1 else np.zeros(n, bool)
+        # The member-to-member cosines, a block of rows at a time: memory stays linear in the
+        # number of members (16k members at d=256 took 2 GB as one matrix). The time is
+        # O(n**2 * d): a float32 product screens every row (members of a cluster are
+        # contiguous, so mates and strangers are column ranges), and a row the screen cannot
+        # clear is checked again exactly in float64, so the outcome is the float64 one.
+        screen = 4.0 * self._dimensions * 2.0**-24 + _MARGIN  # float32 error bound, and then some
+        v32 = vectors.astype(np.float32)
+        bounds = np.searchsorted(label, np.arange(c + 1))
+        block = max(1, _GRAM_BLOCK_BYTES // (4 * max(n, 1)))
+        for ci in range(c):
+            a, b = int(bounds[ci]), int(bounds[ci + 1])
+            for r0 in range(a, b, block):
+                r1 = min(b, r0 + block)
+                maybe = np.zeros(r1 - r0, dtype=bool)
+                if b - a > 1 and n - (b - a) > 0:
+                    gram = v32[r0:r1] @ v32.T
+                    own_block = gram[:, a:b]
+                    own_block[np.arange(r1 - r0), np.arange(r0 - a, r1 - a)] = np.inf
+                    mate_min = own_block.min(axis=1)
+                    stranger_max = np.full(r1 - r0, -np.inf, dtype=np.float32)
+                    if a:
+                        stranger_max = np.maximum(stranger_max, gram[:, :a].max(axis=1))
+                    if b < n:
+                        stranger_max = np.maximum(stranger_max, gram[:, b:].max(axis=1))
+                    maybe = stranger_max >= mate_min - screen
+                for i in (np.flatnonzero(anchor_bad[r0:r1] | maybe) + r0).tolist():
+                    own = label[i]
+                    if anchor_bad[i]:
+                        j = near[i]
+                        return (
+                            f"{texts[i]!r} (cluster {cluster_names[own]!r}) is as close to the "
+                            f"anchor of cluster {cluster_names[j]!r} (cosine "
+                            f"{to_anchor[i, j]:.3f}) as to its own anchor (cosine "
+                            f"{to_anchor[i, own]:.3f})"
+                        )
+                    row = vectors[i] @ vectors.T  # exactly as the float64 check always was
+                    mates = np.r_[a:i, i + 1 : b]
+                    strangers = np.r_[0:a, b:n]
+                    mate = mates[np.argmin(row[mates])]
+                    stranger = strangers[np.argmax(row[strangers])]
+                    if row[stranger] >= row[mate] - _MARGIN:
+                        return (
+                            f"{texts[i]!r} (cluster {cluster_names[own]!r}) is as close to "
+                            f"{texts[stranger]!r} (cluster {names[stranger]!r}, cosine "
+                            f"{row[stranger]:.3f}) as to its cluster-mate {texts[mate]!r} "
+                            f"(cosine {row[mate]:.3f})"
+                        )
         return None
 
 
@@ -570,24 +677,35 @@ def _normalise_counts(counts: np.ndarray) -> np.ndarray:
 def cosine_similarity(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Cosine of the angle between two vectors, computed with correctly rounded sums.
 
-    Raises ValueError for vectors of different lengths, empty vectors, non-finite values and
+    Each vector is first scaled by a power of two (exact) so that its largest value is near 1:
+    vectors of 1e200 or of 1e-200 give the cosine of their direction, not an overflow to
+    infinity or an underflow to zero. Raises :class:`~placeborag.PlaceboragValueError` for
+    vectors of different lengths, nested or ragged input, empty vectors, non-finite values and
     zero vectors (whose angle is undefined).
     """
-    va = _as_vector(a, "a")
-    vb = _as_vector(b, "b")
+    va = _unit_scaled(_as_vector(a, "a"))
+    vb = _unit_scaled(_as_vector(b, "b"))
     if va.size != vb.size:
         raise PlaceboragValueError(
             f"a has {va.size} values and b has {vb.size}; both must have the same length"
         )
-    na = math.sqrt(math.fsum((va * va).tolist()))
-    nb = math.sqrt(math.fsum((vb * vb).tolist()))
-    for name, norm in (("a", na), ("b", nb)):
-        if norm == 0.0:
+    for name, v in (("a", va), ("b", vb)):
+        if not v.any():
             raise PlaceboragValueError(
                 f"{name} is a zero vector; cosine similarity is undefined for it"
             )
+    na = math.sqrt(math.fsum((va * va).tolist()))
+    nb = math.sqrt(math.fsum((vb * vb).tolist()))
     dot = math.fsum((va * vb).tolist())
     return max(-1.0, min(1.0, dot / (na * nb)))
+
+
+def _unit_scaled(v: np.ndarray) -> np.ndarray:
+    """``v`` times the power of two that brings its largest magnitude into [0.5, 1)."""
+    top = float(np.max(np.abs(v)))
+    if top == 0.0:
+        return v
+    return np.ldexp(v, -math.frexp(top)[1])
 
 
 def _as_vector(v: object, name: str) -> np.ndarray:
@@ -597,7 +715,17 @@ def _as_vector(v: object, name: str) -> np.ndarray:
         )
     try:
         arr = np.asarray(v, dtype=np.float64)
+    except OverflowError:
+        raise PlaceboragValueError(
+            f"{name} holds a number too large for a float; all values must be finite floats"
+        ) from None
     except (TypeError, ValueError):
+        if any(
+            isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (str, bytes)) for x in v
+        ):
+            raise PlaceboragValueError(
+                f"{name} must be a one-dimensional sequence of numbers, not nested or ragged"
+            ) from None
         raise PlaceboragTypeError(f"{name}={v!r} must be a sequence of numbers") from None
     if arr.ndim != 1:
         raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {arr.shape}")

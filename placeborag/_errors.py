@@ -9,9 +9,11 @@ from __future__ import annotations
 
 __all__ = [
     "FilterError",
+    "FilterTypeError",
     "PlaceboragError",
     "PlaceboragTypeError",
     "PlaceboragValueError",
+    "PlaceboragWarning",
     "RecordingNotFound",
     "RetrievalError",
     "RetrievalTimeout",
@@ -35,6 +37,19 @@ class PlaceboragValueError(PlaceboragError, ValueError):
 
 class FilterError(PlaceboragValueError):
     """A malformed metadata filter; raised before any record is read."""
+
+
+class FilterTypeError(FilterError, PlaceboragTypeError):
+    """A filter clause of the wrong type (a non-dict filter, ``$in`` or ``$and`` without a list),
+    or a bound of one type compared with a stored value of another ("cannot compare").
+
+    It is both a ``TypeError`` (what 0.4.0 raised for these) and a ``ValueError`` (what every
+    other :class:`FilterError` is), so ``pytest.raises`` with either one holds.
+    """
+
+
+class PlaceboragWarning(UserWarning):
+    """Something placeborag was asked to do has no effect (a marker no fixture reads, ...)."""
 
 
 class RetrievalError(PlaceboragError, RuntimeError):

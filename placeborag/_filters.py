@@ -3,51 +3,119 @@
 ``compile_filter`` validates the whole filter before any record is read and returns a node tree.
 Each node answers two questions the same way: ``matches(metadata)`` for one record (the plain
 path) and ``mask(columns)`` for a whole column store at once (the vectorised path the store
-uses). The rules:
+uses). Compiling, evaluating and copying a filter walk it with an explicit stack, so a filter
+nested to any depth works (Python's recursion limit plays no part). The rules:
 
 * a key the record does not carry never matches, whatever the operator (``$ne``/``$nin``
-  included: "absent" is not a value to compare against);
-* values have three kinds, bool, number (int or float) and str; equality needs the same kind
-  (``5 == 5.0`` matches, ``True`` does not equal ``1``, ``"7"`` does not equal ``7``);
-* ``$gt``/``$gte``/``$lt``/``$lte`` take a finite number; a record whose value is not a number
-  does not match;
-* a malformed clause raises :class:`~placeborag.FilterError` naming the clause.
+  included: "absent" is not a value to compare against); a key holding ``None`` counts as absent;
+* values have kinds: bool, number (int or float), str, datetime, date, list and dict; equality
+  needs the same kind (``5 == 5.0`` matches, ``True`` does not equal ``1``, ``"7"`` does not
+  equal ``7``); a dict or list given as a value is compared as a literal, item by item;
+* ``$in``/``$nin`` test a stored scalar against the list, and a stored list by its items (any
+  item in the list); ``$contains`` tests whether a stored list holds a value;
+* ``$gt``/``$gte``/``$lt``/``$lte`` take a finite number, a datetime or a date. Under the default
+  ``semantics="strict"`` a record whose value cannot be compared with the bound (a str or a bool
+  against a number, a number against a datetime) raises :class:`~placeborag._errors.FilterTypeError`
+  ("cannot compare") when the query runs: it is a bug in the filter, not a record that happens
+  not to match. Under ``semantics="engine"`` such a record does not match, as in Chroma and
+  Qdrant;
+* ``{}`` has no conditions and matches every record;
+* a malformed clause raises :class:`~placeborag.FilterError` naming the clause (a
+  :class:`~placeborag._errors.FilterTypeError`, also a ``TypeError``, where a list or a dict was
+  expected and something else was given).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from placeborag._errors import FilterError, PlaceboragTypeError
+from placeborag._errors import FilterError, FilterTypeError
 
-__all__ = ["OPERATORS", "Columns", "Filter", "compile_filter"]
+__all__ = [
+    "MAX_CLAUSES",
+    "MAX_LITERAL_DEPTH",
+    "OPERATORS",
+    "Columns",
+    "Filter",
+    "compile_filter",
+    "copy_filter",
+]
 
-_COMPARISON = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin")
+_COMPARISON = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$contains")
 _LOGICAL = ("$and", "$or")
 OPERATORS = tuple(sorted(_COMPARISON + _LOGICAL))
+_RANGE_OPS = ("$gt", "$gte", "$lt", "$lte")
 _EXACT_INT = 2**53
+MAX_CLAUSES = 100_000  # keeps a cyclic filter (a list that holds itself) from compiling forever
+MAX_LITERAL_DEPTH = 64  # nesting of a dict or list given as a value (what metadata may hold too)
+_SEMANTICS = ("strict", "engine")
 
 # kind codes used in the columns
-_MISSING, _BOOL, _NUMBER, _STR = 0, 1, 2, 3
+_MISSING, _BOOL, _NUMBER, _STR, _DATETIME, _DATE, _LIST, _DICT, _OTHER = range(9)
+_KIND_NAMES = {
+    _BOOL: "bool",
+    _NUMBER: "number",
+    _STR: "str",
+    _DATETIME: "datetime",
+    _DATE: "date",
+    _LIST: "list",
+    _DICT: "dict",
+}
+_SIMPLE_KINDS = (_MISSING, _BOOL, _NUMBER, _STR)
 
 
 def _kind(value: object) -> int:
+    t = type(value)
+    if t is str:
+        return _STR
+    if t is bool:
+        return _BOOL
+    if t is int or t is float:
+        return _NUMBER
+    if value is None:
+        return _MISSING
     if isinstance(value, bool):
         return _BOOL
     if isinstance(value, (int, float)):
         return _NUMBER
     if isinstance(value, str):
         return _STR
-    return _MISSING
+    if isinstance(value, _dt.datetime):
+        return _DATETIME
+    if isinstance(value, _dt.date):
+        return _DATE
+    if isinstance(value, (list, tuple)):
+        return _LIST
+    if isinstance(value, Mapping):
+        return _DICT
+    return _OTHER
 
 
 def _same(a: object, b: object) -> bool:
+    """Equality with kinds: a bool never equals a number, a str never equals a number.
+
+    Dicts and lists compare item by item with the same rule; their depth is bounded (metadata
+    and filter literals are checked at MAX_LITERAL_DEPTH), so the recursion is too.
+    """
     ka = _kind(a)
-    return ka != _MISSING and ka == _kind(b) and a == b
+    if ka == _MISSING or ka != _kind(b):
+        return False
+    if ka == _LIST:
+        return len(a) == len(b) and all(map(_same, a, b))  # type: ignore[arg-type]
+    if ka == _DICT:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)  # type: ignore[attr-defined,index]
+    return bool(a == b)
+
+
+def _lookup_key(value: object) -> tuple[int, object]:
+    """A set key with the equality of :func:`_same` for scalars (Python compares ints and floats
+    exactly, and equal numbers hash equal)."""
+    return (_kind(value), value)
 
 
 class Columns:
@@ -63,7 +131,11 @@ class Columns:
         return len(self._rows)
 
     def column(self, key: str) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray, bool]:
-        """(kind, number, str codes table, str codes, exact) for one key."""
+        """(kind, number, str codes table, str codes, simple) for one key.
+
+        ``simple`` is False when a value cannot be answered from these arrays alone (an int
+        beyond 2**53, a datetime, a list, a dict): the filter then answers row by row, exactly.
+        """
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -72,7 +144,7 @@ class Columns:
         number = np.full(n, np.nan)
         codes = np.full(n, -1, dtype=np.int64)
         table: dict[str, int] = {}
-        exact = True
+        simple = True
         for i, meta in enumerate(self._rows):
             if not meta or key not in meta:
                 continue
@@ -81,11 +153,14 @@ class Columns:
             kind[i] = k
             if k == _STR:
                 codes[i] = table.setdefault(value, len(table))
-            elif k != _MISSING:
-                number[i] = float(value)
+            elif k in (_NUMBER, _BOOL):
                 if isinstance(value, int) and abs(value) > _EXACT_INT:
-                    exact = False
-        out = (kind, number, table, codes, exact)
+                    simple = False  # float() would round it, or overflow beyond 1e308
+                else:
+                    number[i] = float(value)
+            elif k != _MISSING:
+                simple = False
+        out = (kind, number, table, codes, simple)
         self._cache[key] = out
         return out
 
@@ -102,20 +177,82 @@ class Filter:
         self.clause = clause
 
     def matches(self, metadata: Mapping[str, Any] | None) -> bool:
-        raise NotImplementedError
+        """Whether one record's metadata passes the filter."""
+        return bool(
+            _evaluate(self, lambda leaf: leaf._leaf_matches(metadata), _combine_bools)  # type: ignore[attr-defined]
+        )
 
     def mask(self, columns: Columns) -> np.ndarray:
-        raise NotImplementedError
+        """A boolean array: which of the column store's records pass the filter."""
+        return _evaluate(self, lambda leaf: leaf._leaf_mask(columns), _combine_masks)  # type: ignore[attr-defined]
 
     def keys(self) -> frozenset[str]:
-        raise NotImplementedError
+        """The metadata keys the filter reads."""
+        out: set[str] = set()
+        stack: list[Filter] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _Logical):
+                stack.extend(node.children)
+            elif isinstance(node, _Compare):
+                out.add(node.key)
+        return frozenset(out)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.clause!r})"
 
 
+def _combine_bools(op: str, values: list[Any]) -> bool:
+    return all(values) if op == "$and" else any(values)
+
+
+def _combine_masks(op: str, values: list[Any]) -> np.ndarray:
+    combine = np.logical_and if op == "$and" else np.logical_or
+    if len(values) <= 2:
+        return values[0] if len(values) == 1 else combine(values[0], values[1])
+    return combine.reduce(values)
+
+
+def _evaluate(root: Filter, leaf: Callable[[Filter], Any], combine: Callable[..., Any]) -> Any:
+    """Evaluate a node tree bottom-up with an explicit stack (no recursion at any depth).
+
+    Every leaf is evaluated (no short-circuit), so the plain and the vectorised paths raise the
+    same "cannot compare" errors for the same records.
+    """
+    if not isinstance(root, _Logical):
+        return leaf(root)
+    out: list[Any] = []
+    stack: list[tuple[Filter, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, _Logical):
+            if done:
+                n = len(node.children)
+                values = out[len(out) - n :]
+                del out[len(out) - n :]
+                out.append(combine(node.op, values))
+            else:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(node.children))
+        else:
+            out.append(leaf(node))
+    return out[0]
+
+
+class _Always(Filter):
+    """``{}`` inside ``$and``/``$or``: a filter with no conditions matches every record."""
+
+    __slots__ = ()
+
+    def _leaf_matches(self, metadata: Mapping[str, Any] | None) -> bool:
+        return True
+
+    def _leaf_mask(self, columns: Columns) -> np.ndarray:
+        return np.ones(len(columns), dtype=bool)
+
+
 class _Compare(Filter):
-    __slots__ = ("key", "missing", "op", "test", "value")
+    __slots__ = ("_lookup", "key", "missing", "op", "strict", "value")
 
     _RANGE: dict[str, Callable[[Any, Any], Any]] = {
         "$gt": lambda a, b: a > b,
@@ -128,9 +265,18 @@ class _Compare(Filter):
         super().__init__(clause)
         self.key, self.op, self.value = key, op, value
         self.missing = False  # what a record without the key gives (engine semantics may flip it)
+        self.strict = True  # a range bound against a value of another kind raises
+        self._lookup: frozenset[tuple[int, object]] | None = None
 
-    def keys(self) -> frozenset[str]:
-        return frozenset((self.key,))
+    @property
+    def lookup(self) -> frozenset[tuple[int, object]]:
+        """The ``$in``/``$nin`` values as a set (built on first use: the vectorised path does
+        not need it)."""
+        if self._lookup is None:
+            self._lookup = frozenset((_kind(v), v) for v in self.value)
+        return self._lookup
+
+    # -- one record ----------------------------------------------------------------------
 
     def _holds(self, stored: Any) -> bool:
         op = self.op
@@ -138,45 +284,91 @@ class _Compare(Filter):
             return _same(stored, self.value)
         if op == "$ne":
             return not _same(stored, self.value)
-        if op == "$in":
-            return any(_same(stored, v) for v in self.value)
-        if op == "$nin":
-            return not any(_same(stored, v) for v in self.value)
-        return _kind(stored) == _NUMBER and bool(self._RANGE[op](stored, self.value))
+        if op in ("$in", "$nin"):
+            if _kind(stored) == _LIST:
+                hit = any(_lookup_key(item) in self.lookup for item in stored)
+            else:
+                hit = _lookup_key(stored) in self.lookup
+            return hit if op == "$in" else not hit
+        if op == "$contains":
+            return _kind(stored) == _LIST and any(_same(item, self.value) for item in stored)
+        return self._compare(stored)
 
-    def matches(self, metadata: Mapping[str, Any] | None) -> bool:
+    def _compare(self, stored: Any) -> bool:
+        bound = self.value
+        kind = _kind(stored)
+        if kind == _kind(bound):
+            try:
+                return bool(self._RANGE[self.op](stored, bound))
+            except TypeError:  # a naive and an aware datetime
+                pass
+        if self.strict:
+            raise self._cannot_compare(stored)
+        return False
+
+    def _cannot_compare(self, stored: Any) -> FilterTypeError:
+        bound = self.value
+        return FilterTypeError(
+            f"cannot compare {self.op} {bound!r} ({type(bound).__name__}) with the stored value "
+            f"{stored!r} ({type(stored).__name__}) of metadata key {self.key!r}; a bound against a "
+            f"value of another type is a bug in the filter (pass filter_semantics='engine' to "
+            f"skip such records as the engines do) in clause {self.clause!r}"
+        )
+
+    def _leaf_matches(self, metadata: Mapping[str, Any] | None) -> bool:
         if not metadata or self.key not in metadata:
             return self.missing
-        return self._holds(metadata[self.key])
+        stored = metadata[self.key]
+        if stored is None:
+            return self.missing
+        return self._holds(stored)
 
-    def _bounds_exact(self) -> bool:
+    # -- a whole column store ------------------------------------------------------------
+
+    def _simple_bound(self) -> bool:
+        if self.op == "$contains":
+            return False
         values = self.value if self.op in ("$in", "$nin") else (self.value,)
-        return all(not isinstance(v, int) or abs(v) <= _EXACT_INT for v in values)
+        types = set(map(type, values))
+        if types == {str}:
+            return True
+        if types == {int}:  # a long list of ints: two C-speed passes
+            return min(values) >= -_EXACT_INT and max(values) <= _EXACT_INT
+        for v in values:
+            k = _kind(v)
+            if k not in _SIMPLE_KINDS or (isinstance(v, int) and abs(v) > _EXACT_INT):
+                return False
+        return True
 
-    def mask(self, columns: Columns) -> np.ndarray:
-        kind, number, table, codes, exact = columns.column(self.key)
-        if not (exact and self._bounds_exact()):
-            # Integers beyond 2**53 do not survive float64: answer row by row, exactly.
+    def _leaf_mask(self, columns: Columns) -> np.ndarray:
+        kind, number, table, codes, simple = columns.column(self.key)
+        if not (simple and self._simple_bound()):
+            # Big integers, datetimes, lists and dicts: answer row by row, exactly.
             return np.fromiter(
-                (self.matches(columns.row(i)) for i in range(len(columns))),
+                (self._leaf_matches(columns.row(i)) for i in range(len(columns))),
                 dtype=bool,
                 count=len(columns),
             )
         present = kind != _MISSING
         op = self.op
         if op in self._RANGE:
+            clash = present & (kind != _NUMBER)
+            if self.strict and clash.any():
+                raise self._cannot_compare(columns.row(int(np.argmax(clash)))[self.key])
             with np.errstate(invalid="ignore"):
                 return (kind == _NUMBER) & self._RANGE[op](number, float(self.value))
         values = self.value if op in ("$in", "$nin") else (self.value,)
-        hit = np.zeros(len(columns), dtype=bool)
-        for v in values:
-            k = _kind(v)
-            if k == _STR:
-                code = table.get(v)
-                if code is not None:
-                    hit |= codes == code
+        k = _kind(values[0])  # $in/$nin values share one kind
+        if k == _STR:
+            wanted = [table[v] for v in values if v in table]
+            if len(wanted) == 1:
+                hit = codes == wanted[0]
             else:
-                hit |= (kind == k) & (number == float(v))
+                hit = np.isin(codes, wanted) if wanted else np.zeros(len(columns), dtype=bool)
+        elif len(values) == 1:
+            hit = (kind == k) & (number == float(values[0]))
+        else:
+            hit = (kind == k) & np.isin(number, np.array(values, dtype=np.float64))
         if op in ("$ne", "$nin"):
             return ~hit if self.missing else present & ~hit
         return hit
@@ -189,54 +381,96 @@ class _Logical(Filter):
         super().__init__(clause)
         self.op, self.children = op, children
 
-    def keys(self) -> frozenset[str]:
-        return frozenset().union(*(c.keys() for c in self.children))
-
-    def matches(self, metadata: Mapping[str, Any] | None) -> bool:
-        if self.op == "$and":
-            return all(c.matches(metadata) for c in self.children)
-        return any(c.matches(metadata) for c in self.children)
-
-    def mask(self, columns: Columns) -> np.ndarray:
-        masks = [c.mask(columns) for c in self.children]
-        combine = np.logical_and if self.op == "$and" else np.logical_or
-        return combine.reduce(masks) if len(masks) > 1 else masks[0]
-
 
 def _fail(message: str, clause: object) -> FilterError:
     return FilterError(f"{message} in clause {clause!r}")
 
 
-def _check_scalar(op: str, value: object, clause: object) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
+def _fail_type(message: str, clause: object) -> FilterTypeError:
+    return FilterTypeError(f"{message} in clause {clause!r}")
+
+
+def _is_finite_number(value: object) -> bool:
+    # math.isfinite(10**400) raises OverflowError: ints are always finite.
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _check_literal(op: str, value: object, clause: object) -> None:
+    """A value for equality: a scalar, a datetime or date, or a list or dict of those (bounded
+    depth, checked with a stack)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        k = _kind(item)
+        if k == _NUMBER and not _is_finite_number(item):
+            raise _fail(f"{op} needs a finite value, got {item!r}", clause)
+        if item is None:
+            raise _fail(
+                f"{op} needs a value, got None; a key holding None counts as absent and never "
+                "matches",
+                clause,
+            )
+        if k == _OTHER:
+            raise _fail_type(
+                f"{op} needs a str, int, float, bool, datetime, date, list or dict, got {item!r} "
+                f"of type {type(item).__name__}",
+                clause,
+            )
+        if k in (_LIST, _DICT):
+            if depth >= MAX_LITERAL_DEPTH:
+                raise _fail(f"{op} value is nested deeper than {MAX_LITERAL_DEPTH} levels", clause)
+            if k == _DICT:
+                for key in item:  # type: ignore[union-attr]
+                    if not isinstance(key, str):
+                        raise _fail_type(f"{op} value key {key!r} must be a str", clause)
+                children = list(item.values())  # type: ignore[union-attr]
+            else:
+                children = list(item)  # type: ignore[call-overload]
+            stack.extend((child, depth + 1) for child in children)
+
+
+def _check_scalar(op: str, value: object, clause: object) -> int:
+    k = _kind(value)
+    if k == _NUMBER and not _is_finite_number(value):
         raise _fail(f"{op} needs a finite value, got {value!r}", clause)
-    if _kind(value) == _MISSING:
+    if k in (_MISSING, _LIST, _DICT, _OTHER):
         raise _fail(
-            f"{op} needs a str, int, float or bool, got {value!r} of type {type(value).__name__}",
+            f"{op} needs a str, int, float, bool, datetime or date, got {value!r} of type "
+            f"{type(value).__name__}",
             clause,
         )
+    return k
 
 
 def _compile_operator(key: str, op: str, value: object, clause: object) -> Filter:
     if op in ("$eq", "$ne"):
+        _check_literal(op, value, clause)
+    elif op == "$contains":
         _check_scalar(op, value, clause)
-    elif op in ("$gt", "$gte", "$lt", "$lte"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _fail(
-                f"{op} needs a number, got {value!r} of type {type(value).__name__}", clause
+    elif op in _RANGE_OPS:
+        if isinstance(value, bool) or not isinstance(value, (int, float, _dt.date)):
+            raise _fail_type(
+                f"{op} needs a number, a datetime or a date, got {value!r} of type "
+                f"{type(value).__name__}",
+                clause,
             )
-        if not math.isfinite(value):
+        if not _is_finite_number(value):
             raise _fail(f"{op} needs a finite number, got {value!r}", clause)
     elif op in ("$in", "$nin"):
         if not isinstance(value, (list, tuple)):
-            raise _fail(f"{op} needs a non-empty list, got {value!r}", clause)
+            raise _fail_type(f"{op} needs a non-empty list, got {value!r}", clause)
         if not value:
             raise _fail(f"{op} needs a non-empty list, got an empty one", clause)
-        for v in value:
-            _check_scalar(op, v, clause)
-        kinds = {_kind(v) for v in value}
+        types = set(map(type, value))
+        if types == {str} or types == {int} or types == {bool}:
+            kinds = {_kind(value[0])}  # the common large lists: one pass over the types only
+        else:
+            kinds = {_check_scalar(op, v, clause) for v in value}
         if len(kinds) > 1:
-            raise _fail(f"{op} needs values of one kind (all str, all numbers or all bool)", clause)
+            raise _fail(
+                f"{op} needs values of one kind (all str, all numbers, all bool or all datetimes)",
+                clause,
+            )
         value = tuple(value)
     elif op in _LOGICAL:
         raise _fail(
@@ -249,80 +483,163 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
 
 def _compile_key(key: object, condition: object, clause: object) -> Filter:
     if not isinstance(key, str):
-        raise _fail(f"metadata key {key!r} must be a str", clause)
+        raise _fail_type(f"metadata key {key!r} must be a str", clause)
     if not key:
         raise _fail("metadata key '' must be a non-empty str", clause)
     if isinstance(condition, Mapping):
-        if not condition:
-            raise _fail(f"the condition on {key!r} is empty; give at least one operator", clause)
-        nodes = []
-        for op, value in condition.items():
-            if not isinstance(op, str) or not op.startswith("$"):
-                raise _fail(
-                    f"{op!r} is not an operator; nested metadata is not supported, "
-                    f"expected one of {', '.join(_COMPARISON)}",
-                    clause,
-                )
-            nodes.append(_compile_operator(key, op, value, clause))
+        operators = [op for op in condition if isinstance(op, str) and op.startswith("$")]
+        if not operators:  # no operator: a dict value, compared as a literal
+            _check_literal("equality", condition, clause)
+            return _Compare(clause, key, "$eq", condition)
+        if len(operators) != len(condition):
+            plain = next(k for k in condition if not (isinstance(k, str) and k.startswith("$")))
+            raise _fail(
+                f"the condition on {key!r} mixes operators and the plain key {plain!r}; give "
+                f"operators only (one of {', '.join(_COMPARISON)}), or a dict without operators "
+                "to compare a dict value",
+                clause,
+            )
+        nodes = [_compile_operator(key, op, value, clause) for op, value in condition.items()]
         return nodes[0] if len(nodes) == 1 else _Logical(clause, "$and", nodes)
     if isinstance(condition, (list, tuple)):
         raise _fail(
-            f"a list is not a value; to match any of them use {{'$in': {list(condition)!r}}}",
+            f"a list is not a value; to match any of them use {{'$in': {list(condition)!r}}}, "
+            f"to compare a list value use {{'$eq': {list(condition)!r}}}",
             clause,
         )
-    _check_scalar("equality", condition, clause)
+    _check_literal("equality", condition, clause)
     return _Compare(clause, key, "$eq", condition)
 
 
-def _compile(where: object) -> Filter:
-    if not isinstance(where, Mapping):
-        raise FilterError(f"a filter must be a dict, got {where!r} of type {type(where).__name__}")
-    if not where:
-        raise FilterError("the filter {} has no conditions; pass where=None for no filter")
-    nodes: list[Filter] = []
-    for key, condition in where.items():
-        if isinstance(key, str) and key.startswith("$"):
-            if key not in _LOGICAL:
-                if key in _COMPARISON:
+def _compile(where: Mapping[str, Any]) -> Filter:
+    """Compile a non-empty filter dict, walking nested ``$and``/``$or`` with a stack."""
+    root: list[Filter] = []
+    # (filter dict, the list its node goes into)
+    stack: list[tuple[object, list[Filter]]] = [(where, root)]
+    clauses = 0
+    while stack:
+        current, out = stack.pop()
+        clauses += 1
+        if clauses > MAX_CLAUSES:
+            raise FilterError(
+                f"the filter has more than {MAX_CLAUSES} clauses (does a list hold itself?)"
+            )
+        if not isinstance(current, Mapping):
+            raise FilterTypeError(
+                f"a filter must be a dict, got {current!r} of type {type(current).__name__}"
+            )
+        if not current:
+            out.append(_Always(current))
+            continue
+        many = len(current) > 1
+        target = out
+        if many:
+            node = _Logical(current, "$and", [])
+            out.append(node)
+            target = node.children
+        pending: list[tuple[object, list[Filter]]] = []
+        for key, condition in current.items():
+            if isinstance(key, str) and key.startswith("$"):
+                if key not in _LOGICAL:
+                    if key in _COMPARISON:
+                        raise _fail(
+                            f"{key} compares a value; put it under a metadata key, "
+                            f"like {{'lang': {{{key!r}: ...}}}}",
+                            current,
+                        )
                     raise _fail(
-                        f"{key} compares a value; put it under a metadata key, "
-                        f"like {{'lang': {{{key!r}: ...}}}}",
-                        where,
+                        f"unknown operator {key!r}; expected one of {', '.join(OPERATORS)}",
+                        current,
                     )
-                raise _fail(
-                    f"unknown operator {key!r}; expected one of {', '.join(OPERATORS)}", where
-                )
-            if not isinstance(condition, (list, tuple)) or not condition:
-                raise _fail(f"{key} needs a non-empty list of filters, got {condition!r}", where)
-            nodes.append(_Logical(where, key, [_compile(c) for c in condition]))
-        else:
-            nodes.append(_compile_key(key, condition, where))
-    return nodes[0] if len(nodes) == 1 else _Logical(where, "$and", nodes)
+                if not isinstance(condition, (list, tuple)):
+                    raise _fail_type(
+                        f"{key} needs a non-empty list of filters, got {condition!r}", current
+                    )
+                if not condition:
+                    raise _fail(
+                        f"{key} needs a non-empty list of filters, got {condition!r}", current
+                    )
+                node = _Logical(current, key, [])
+                target.append(node)
+                # Children are compiled later, in order (the stack is last in, first out).
+                pending.extend((child, node.children) for child in condition)
+            else:
+                target.append(_compile_key(key, condition, current))
+        stack.extend(reversed(pending))
+    return root[0]
 
 
-def _negations_match_missing(node: Filter) -> Filter:
-    """Let every ``$ne``/``$nin`` in the tree match a record without the key (engine semantics)."""
-    if isinstance(node, _Logical):
-        for child in node.children:
-            _negations_match_missing(child)
-    elif isinstance(node, _Compare) and node.op in ("$ne", "$nin"):
-        node.missing = True
-    return node
+def _set_semantics(root: Filter, negations_match_missing: bool, strict: bool) -> Filter:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _Logical):
+            stack.extend(node.children)
+        elif isinstance(node, _Compare):
+            node.strict = strict
+            if negations_match_missing and node.op in ("$ne", "$nin"):
+                node.missing = True
+    return root
 
 
 def compile_filter(
-    where: Mapping[str, Any] | None, *, negations_match_missing: bool = False
+    where: Mapping[str, Any] | None,
+    *,
+    negations_match_missing: bool = False,
+    semantics: str | None = None,
 ) -> Filter | None:
-    """Validate and compile a ``where`` filter; None means no filter.
+    """Validate and compile a ``where`` filter; None (no filter) for None and for ``{}``.
 
     ``negations_match_missing=True`` gives the engine semantics of Chroma and Qdrant, where
     ``$ne``/``$nin`` also match a record that lacks the key (placeborag's own rule says no).
+    ``semantics="engine"`` skips a record whose value cannot be compared with a range bound,
+    where ``"strict"`` raises ``FilterTypeError`` naming it. None (the default) means
+    ``"engine"`` when ``negations_match_missing`` is set (only engine semantics set it) and
+    ``"strict"`` otherwise; a store should pass its ``filter_semantics``.
     """
+    if semantics is None:
+        semantics = "engine" if negations_match_missing else "strict"
+    if semantics not in _SEMANTICS:
+        raise FilterError(f"semantics={semantics!r} must be one of 'strict', 'engine'")
     if where is None:
         return None
     if not isinstance(where, Mapping):
-        raise PlaceboragTypeError(
-            f"where={where!r} must be a dict or None, not {type(where).__name__}"
-        )
+        raise FilterTypeError(f"where={where!r} must be a dict or None, not {type(where).__name__}")
+    if not where:
+        return None  # no conditions: every record matches, as in 0.4.0
     node = _compile(where)
-    return _negations_match_missing(node) if negations_match_missing else node
+    if negations_match_missing or semantics != "strict":
+        _set_semantics(node, negations_match_missing, semantics == "strict")
+    return node
+
+
+def copy_filter(where: Any) -> Any:
+    """A deep copy of a filter (dicts, lists and tuples copied, other values shared), made with
+    a stack: a filter nested to any depth copies without reaching the recursion limit."""
+    if not isinstance(where, (Mapping, list, tuple)):
+        return where
+    out: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(where, False)]
+    while stack:
+        item, done = stack.pop()
+        if not done:
+            if isinstance(item, Mapping):
+                children = list(item.values())
+            elif isinstance(item, (list, tuple)):
+                children = list(item)
+            else:
+                out.append(item)
+                continue
+            stack.append((item, True))
+            stack.extend((child, False) for child in reversed(children))
+            continue
+        n = len(item)
+        values = out[len(out) - n :]
+        del out[len(out) - n :]
+        if isinstance(item, Mapping):
+            out.append(dict(zip(item.keys(), values)))
+        elif isinstance(item, tuple):
+            out.append(tuple(values))
+        else:
+            out.append(values)
+    return out[0]

@@ -49,10 +49,29 @@ def model_seeds(model_name: str, dimensions: int) -> tuple[int, int, int, int]:
 
 
 def splitmix64(z: np.ndarray) -> np.ndarray:
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    """SplitMix64's finaliser of every entry of a uint64 array (a new array)."""
+    z = np.add(np.asarray(z, dtype=np.uint64), _MIX[0])
+    if z.ndim == 0:  # a scalar: no buffer to work in
+        z = z ^ (z >> _SHIFTS[0])
+        z = z * _MIX[1]
+        z = z ^ (z >> _SHIFTS[1])
+        z = z * _MIX[2]
+        return z ^ (z >> _SHIFTS[2])
+    tmp = np.empty_like(z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
+    np.multiply(z, _MIX[1], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], out=tmp), out=z)
+    np.multiply(z, _MIX[2], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
+    return z
+
+
+# numpy operations with a 0-d array operand are cheaper than with a numpy scalar one
+_MIX = tuple(
+    np.array(m, dtype=np.uint64)
+    for m in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+)
+_SHIFTS = tuple(np.array(k, dtype=np.uint64) for k in (30, 27, 31))
 
 
 _power_tables: tuple[np.ndarray, np.ndarray] = (np.ones(1, np.uint64), np.ones(1, np.uint64))
@@ -73,8 +92,10 @@ def _power_table(n: int) -> tuple[np.ndarray, np.ndarray]:
     """
     global _power_tables
     tables = _power_tables
+    if n > _CACHED_POWERS:  # a huge batch: its own tables, not kept by the module
+        return _powers(_P, n), _powers(_P_INV, n)
     if tables[0].size < n:
-        size = max(n, 2 * tables[0].size, 4096)
+        size = min(max(n, 2 * tables[0].size, 4096), _CACHED_POWERS)
         tables = (_powers(_P, size), _powers(_P_INV, size))
         _power_tables = tables
     return tables
@@ -243,6 +264,17 @@ def hashed_counts(
     n = len(texts)
     if n == 0:
         return np.zeros((0, dimensions))
+    if n <= _FEW:  # a few texts (a store re-ranking its top k) cost less one at a time
+        return np.stack([hashed_counts_one(t, dimensions, seeds) for t in texts])
+    large = [i for i, t in enumerate(texts) if len(t) > _LARGE_TEXT]
+    if large:  # long texts one by one, in bounded memory; the rest as a batch
+        out = np.empty((n, dimensions))
+        for i in large:
+            out[i] = hashed_counts_one(texts[i], dimensions, seeds)
+        rest = [i for i in range(n) if len(texts[i]) <= _LARGE_TEXT]
+        if rest:
+            out[rest] = hashed_counts([texts[i] for i in rest], dimensions, seeds)
+        return out
     plan = _plan(texts)
     kinds = plan.kinds
     salt = np.repeat(np.array(seeds[:3], dtype=np.uint64), kinds)
@@ -260,10 +292,191 @@ def hashed_counts(
 
     empty = np.flatnonzero(~counts.any(axis=1))
     for i in empty.tolist():
-        digest = hashlib.blake2b(
-            texts[i].encode("utf-8", "surrogatepass"),
-            digest_size=8,
-            key=seeds[3].to_bytes(8, "little"),
-        ).digest()
-        counts[i, int.from_bytes(digest, "little") % dimensions] = 1.0
+        counts[i, _fallback_bucket(texts[i], dimensions, seeds)] = 1.0
     return counts
+
+
+def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int]) -> int:
+    """The bucket of the one count a text without features (or whose features cancel) gets."""
+    digest = hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=8, key=seeds[3].to_bytes(8, "little")
+    ).digest()
+    return int.from_bytes(digest, "little") % dimensions
+
+
+# -- one text: the path of embed(), a query and a single upsert ---------------------------------
+#
+# The same features and arithmetic as the batch path (so the same bits), with the batch's
+# general machinery left out: one text has sentinels only at its two ends, so every n-gram
+# window is valid and the windows are plain slices; an ASCII text's words are found by a regular
+# expression; the salts and weights of a text's features depend only on how many there are of
+# each kind, so they are kept per count. About 30 numpy calls, where the batch path makes 60.
+
+_TOP_BIT = np.array(1 << 63, dtype=np.uint64)
+_SENTINEL_U64 = np.array(SENTINEL, dtype=np.uint64)
+_ASCII_WORD_BYTES = np.zeros(256, dtype=bool)
+_ASCII_WORD_BYTES[:129] = _ASCII_WORD_EXT
+_ONE_CACHE_LIMIT = 1024  # entries of at most ~40 kB each (texts up to _SMALL_TEXT)
+_SMALL_TEXT = 512  # longer texts take the chunked path, with no per-length cache
+_LARGE_TEXT = 1 << 16  # a batch hashes texts longer than this one by one (bounded memory)
+_CACHED_POWERS = 1 << 20  # the module's power table grows to this many entries at most
+_CHUNK = 1 << 15
+_FEW = 4
+_one_cache: dict[Any, Any] = {}
+
+
+def _kept(key: Any, make: Callable[[], Any]) -> Any:
+    """A small per-shape cache (salts, weights, n-gram index arrays); cleared when full."""
+    found = _one_cache.get(key)
+    if found is None:
+        found = make()
+        if len(_one_cache) >= _ONE_CACHE_LIMIT:
+            _one_cache.clear()
+        _one_cache[key] = found
+    return found
+
+
+def _ngram_index(size: int) -> np.ndarray:
+    """Window starts (row 0) and ends (row 1) of the 3- and 4-grams of a text of ``size`` code
+    points between its two sentinels (every window is valid: the sentinels sit at the ends)."""
+    n3, n4 = size, max(size - 1, 0)
+    start = np.concatenate((np.arange(n3), np.arange(n4))).astype(np.intp)
+    end = start + np.repeat(np.array([3, 4], dtype=np.intp), (n3, n4))
+    return np.stack((start, end))
+
+
+def _salts_and_weights(
+    seeds: tuple[int, int, int, int], size: int, nw: int, dimensions: int
+) -> tuple[np.ndarray, ...]:
+    n3, n4 = size, max(size - 1, 0)
+    salt = np.repeat(np.array(seeds[:3], dtype=np.uint64), (n3, n4, nw))
+    weight = np.repeat(
+        np.array((_NGRAM_WEIGHT, _NGRAM_WEIGHT, _WORD_WEIGHT), dtype=np.float64), (n3, n4, nw)
+    )
+    modulus = np.array(dimensions, dtype=np.uint64)
+    return salt, weight, -weight, modulus, np.array(dimensions - 1, dtype=np.uint64)
+
+
+def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
+    """The signed feature counts of one text, shape ``(dimensions,)``: the same float64 values
+    as its row of :func:`hashed_counts`."""
+    low = text.lower()
+    size = len(low)
+    if size > _SMALL_TEXT:
+        return _hashed_counts_long(text, low, dimensions, seeds)
+    pw, pw_inv = _power_table(size + 3)
+    prefix = np.zeros(size + 3, dtype=np.uint64)
+    if low.isascii():
+        # NUL stands for the sentinels here: it is not a word character either
+        padded = np.frombuffer(b"\x00" + low.encode("ascii") + b"\x00", np.uint8)
+        word = _ASCII_WORD_BYTES[padded]
+        cp = padded.astype(np.uint64)
+        cp[0] = cp[-1] = _SENTINEL_U64
+    else:
+        cp = np.empty(size + 2, dtype=np.uint64)
+        cp[0] = cp[-1] = _SENTINEL_U64
+        cp[1:-1] = cp_of(low)
+        word = _word_mask(cp.astype(np.uint32))
+    np.add.accumulate(np.multiply(cp, pw[: size + 2], out=cp), out=prefix[1:])
+    edges = (word[1:] != word[:-1]).nonzero()[0]
+    edges += 1
+    nw = edges.size // 2  # runs start and end in turn
+    ngrams = _one_cache.get(size)
+    if ngrams is None:
+        ngrams = _kept(size, lambda: _ngram_index(size))
+    key = (seeds, size, nw, dimensions)
+    kinds = _one_cache.get(key)
+    if kinds is None:
+        kinds = _kept(key, lambda: _salts_and_weights(seeds, size, nw, dimensions))
+    salt, weight, negative, modulus, low_bits = kinds
+    # row 0: where each feature's span starts; row 1: where it ends
+    span = np.concatenate((ngrams, edges.reshape(nw, 2).T), axis=1)
+    ends = prefix[span]
+    z = ends[1]
+    z -= ends[0]
+    z *= pw_inv[span[0]]
+    z ^= salt
+    # SplitMix64, in place (the other row of ``ends`` is the scratch buffer)
+    tmp = ends[0]
+    np.add(z, _MIX[0], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
+    np.multiply(z, _MIX[1], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], out=tmp), out=z)
+    np.multiply(z, _MIX[2], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
+    signed = np.where(z >= _TOP_BIT, negative, weight)  # the top bit is the sign
+    bucket = tmp.view(np.int64)  # every bucket is below dimensions: exact as int64
+    if dimensions & (dimensions - 1):
+        np.remainder(z, modulus, out=tmp)
+    else:  # a power of two: the low bits are the remainder, and cheaper to take
+        np.bitwise_and(z, low_bits, out=tmp)
+    counts = np.bincount(bucket, weights=signed, minlength=dimensions)
+    if not counts.any():
+        counts = np.zeros(dimensions)
+        counts[_fallback_bucket(text, dimensions, seeds)] = 1.0
+    return counts
+
+
+def _hashed_counts_long(
+    text: str, low: str, dimensions: int, seeds: tuple[int, int, int, int]
+) -> np.ndarray:
+    """:func:`hashed_counts_one` for a long text: the features are hashed in chunks of
+    ``_CHUNK``, so time is linear in the text's length and memory about 40 bytes per character
+    (the code points, their prefix hashes and the inverse powers, 8 bytes each, and transients)."""
+    size = len(low)
+    cp = np.empty(size + 2, dtype=np.uint64)
+    cp[0] = cp[-1] = _SENTINEL_U64
+    cp[1:-1] = cp_of(low)
+    word = _word_mask(cp.astype(np.uint32))
+    edges = np.nonzero(word[1:] != word[:-1])[0]
+    del word
+    edges += 1
+    word_start, word_end = edges[0::2], edges[1::2]
+    if size + 3 <= _CACHED_POWERS:
+        pw, pw_inv = _power_table(size + 3)
+    else:  # not kept: the module's table stays small
+        pw, pw_inv = _powers(_P, size + 2), _powers(_P_INV, size + 1)
+    prefix = np.empty(size + 3, dtype=np.uint64)
+    prefix[0] = 0
+    np.add.accumulate(np.multiply(cp, pw[: size + 2], out=cp), out=prefix[1:])
+    del cp, pw
+    counts = np.zeros(dimensions)
+    modulus = np.array(dimensions, dtype=np.uint64)
+    for kind, n in enumerate(_NGRAM_SIZES):
+        windows = size + 3 - n
+        for a in range(0, max(windows, 0), _CHUNK):
+            b = min(windows, a + _CHUNK)
+            z = prefix[a + n : b + n] - prefix[a:b]
+            z *= pw_inv[a:b]
+            _add_features(counts, z, seeds[kind], _NGRAM_WEIGHT, modulus)
+    for a in range(0, word_start.size, _CHUNK):
+        start, end = word_start[a : a + _CHUNK], word_end[a : a + _CHUNK]
+        z = prefix[end] - prefix[start]
+        z *= pw_inv[start]
+        _add_features(counts, z, seeds[2], _WORD_WEIGHT, modulus)
+    if not counts.any():
+        counts[_fallback_bucket(text, dimensions, seeds)] = 1.0
+    return counts
+
+
+def _add_features(
+    counts: np.ndarray, z: np.ndarray, salt: int, weight: int, modulus: np.ndarray
+) -> None:
+    """Add the signed, weighted buckets of span hashes ``z`` (changed in place) to ``counts``.
+    Every partial sum is an integer far below 2**53, so adding in chunks is exact."""
+    z ^= np.array(salt, dtype=np.uint64)
+    tmp = np.empty_like(z)
+    np.add(z, _MIX[0], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
+    np.multiply(z, _MIX[1], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], out=tmp), out=z)
+    np.multiply(z, _MIX[2], out=z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
+    signed = np.where(z >= _TOP_BIT, -float(weight), float(weight))
+    bucket = np.remainder(z, modulus, out=tmp).view(np.int64)
+    counts += np.bincount(bucket, weights=signed, minlength=counts.size)
+
+
+def cp_of(text: str) -> np.ndarray:
+    """The code points of a text, as uint32."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)

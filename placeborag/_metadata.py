@@ -1,18 +1,27 @@
 """What a record may hold: the checks on ids and metadata every write path shares.
 
-The store, the adapters and the explorer's scenarios all accept records through these two
+The store, the adapters and the explorer's scenarios all accept records through these
 functions, so what a metadata value may be (and how it is normalised) is decided here once.
+
+A metadata value may be what the engines store: ``None``, a str, an int (any size), a finite
+float, a bool, a ``datetime.datetime`` or ``datetime.date``, or a list, tuple or dict of those,
+nested up to ``MAX_DEPTH`` levels (dict keys are str). numpy scalars become the Python number
+they hold. The checks walk nested values with a stack, and the value kept is a deep copy: a
+caller changing its own dict or list afterwards does not change the record.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 
-__all__ = ["check_id", "check_metadata"]
+__all__ = ["MAX_DEPTH", "check_id", "check_metadata", "copy_metadata"]
+
+MAX_DEPTH = 64
 
 
 def check_id(value: object, name: str = "id") -> str:
@@ -23,10 +32,13 @@ def check_id(value: object, name: str = "id") -> str:
     return value
 
 
-_SCALARS = frozenset({str, int, bool})
+# Immutable values kept as they are; a float needs its finiteness checked, so it is not here.
+_SCALARS = frozenset({str, int, bool, type(None), _dt.datetime, _dt.date})
+_ALLOWED = "None, a str, int, finite float, bool, datetime, date, or a list or dict of those"
 
 
 def check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | None:
+    """The metadata of one record, checked and deep-copied (None stays None)."""
     if value is None:
         return None
     if type(value) is dict and all(
@@ -37,18 +49,112 @@ def check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | No
         raise PlaceboragTypeError(
             f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
         )
-    out: dict[str, Any] = {}
-    for key, item in value.items():
+    for key in value:
         if not isinstance(key, str) or not key or key.startswith("$"):
             raise PlaceboragValueError(
                 f"{name} key {key!r} must be a non-empty str not starting with '$'"
             )
-        if not isinstance(item, (str, int, float, bool)):
-            raise PlaceboragTypeError(
-                f"{name}[{key!r}]={item!r} must be a str, int, float or bool, "
-                f"not {type(item).__name__}"
-            )
-        if isinstance(item, float) and not math.isfinite(item):
-            raise PlaceboragValueError(f"{name}[{key!r}]={item!r} must be finite")
-        out[key] = item
-    return out
+    return _checked_copy(value, name)
+
+
+def copy_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of checked metadata for a caller to keep: shallow when every value is immutable
+    (the common case), deep when a list or dict is held (so the caller cannot change the
+    record through it)."""
+    if not value:
+        return {}
+    if all(type(v) in _SCALARS or type(v) is float for v in value.values()):
+        return dict(value)
+    return _checked_copy(value, "metadata")
+
+
+def _checked_copy(value: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Validate and deep-copy a metadata dict with an explicit stack (any depth up to MAX_DEPTH,
+    no recursion)."""
+    out: dict[str, Any] = {}
+    # (source container, target container, path for messages, depth)
+    stack: list[tuple[Any, Any, str, int]] = [(value, out, name, 0)]
+    while stack:
+        source, target, path, depth = stack.pop()
+        items = source.items() if isinstance(source, Mapping) else enumerate(source)
+        for key, item in items:
+            where = f"{path}[{key!r}]"
+            if depth and isinstance(source, Mapping) and not isinstance(key, str):
+                raise PlaceboragTypeError(
+                    f"{path} key {key!r} must be a str, not {type(key).__name__}"
+                )
+            item = _scalar(item, where)
+            if isinstance(item, (Mapping, list, tuple)):
+                if depth + 1 >= MAX_DEPTH:
+                    raise PlaceboragValueError(
+                        f"{where} is nested deeper than {MAX_DEPTH} levels; "
+                        f"metadata may be {_ALLOWED}, up to {MAX_DEPTH} levels deep"
+                    )
+                if isinstance(item, Mapping):
+                    copy: Any = {}
+                    stack.append((item, copy, where, depth + 1))
+                else:
+                    copy = [None] * len(item)
+                    stack.append((item, copy, where, depth + 1))
+                    if isinstance(item, tuple):
+                        # filled in place, then frozen once its items are in
+                        copy = _TupleSlot(copy)
+                _put(target, key, copy)
+            else:
+                _put(target, key, item)
+    return _freeze_tuples(out)
+
+
+class _TupleSlot:
+    """A list being filled that becomes a tuple when the copy is done."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+
+def _put(target: Any, key: Any, item: Any) -> None:
+    target[key] = item
+
+
+def _freeze_tuples(root: dict[str, Any]) -> dict[str, Any]:
+    """Replace every _TupleSlot by the tuple of its items, innermost first (a stack again)."""
+    order: list[tuple[Any, Any]] = []  # (container, key) of every slot, parents before children
+    stack: list[Any] = [root]
+    while stack:
+        container = stack.pop()
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, item in items:
+            if isinstance(item, _TupleSlot):
+                order.append((container, key))
+                stack.append(item.items)
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    for container, key in reversed(order):
+        container[key] = tuple(container[key].items)
+    return root
+
+
+def _scalar(item: Any, where: str) -> Any:
+    """A leaf value as kept (numpy scalars as Python numbers), or a container to walk."""
+    t = type(item)
+    if t in _SCALARS or isinstance(item, (Mapping, list, tuple)):
+        return item
+    if isinstance(item, (bool, str, _dt.date)):
+        return item
+    if isinstance(item, int):
+        return int(item)
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            raise PlaceboragValueError(f"{where}={item!r} must be finite")
+        return float(item)
+    # numpy scalars, without importing numpy here
+    kind = getattr(getattr(item, "dtype", None), "kind", None)
+    if kind == "b" and hasattr(item, "item"):
+        return bool(item)
+    if kind in ("i", "u") and hasattr(item, "item"):
+        return int(item)
+    if kind == "f" and hasattr(item, "item"):
+        return _scalar(float(item), where)
+    raise PlaceboragTypeError(f"{where}={item!r} must be {_ALLOWED}, not {t.__name__}")

@@ -5,9 +5,14 @@ It also registers a project's own markers listed in the ``placeborag_markers`` i
 ``--strict-markers`` with no conftest registration.
 
 pytest loads this module in every run of every project that installs placeborag, so it imports
-nothing but pytest at load time: the core (and numpy) is imported only when a fixture is used.
-Marker options are checked at collection, so a misspelled option stops the run with a
-``pytest.UsageError`` that lists the options there are.
+nothing but pytest and the option lists at load time: the core (and numpy) is imported only when
+a fixture is used.
+
+Marker options are checked when a test requests a fixture, as in 0.4.0: a misspelled option
+fails that test with a ``pytest.UsageError`` listing the options there are, and the rest of the
+session runs (``-k`` and ``--deselect`` can skip the test). A marker that has no effect (the test
+uses no placeborag fixture, or overrides the one its options are for) gives a
+``PlaceboragWarning`` when the test runs.
 """
 
 from __future__ import annotations
@@ -18,22 +23,13 @@ from typing import Any
 
 import pytest
 
-EMBEDDER_OPTIONS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
-STORE_OPTIONS = (
-    "profile",
-    "filter_mode",
-    "recall",
-    "visibility",
-    "metric",
-    "tie_order",
-    "seed",
-    "on_existing_id",
-    "pad_missing",
-    "filter_semantics",
-    "orphans",
-    "churn",
-)
+from placeborag._options import EMBEDDER_OPTIONS, STORE_OPTIONS
+
+__all__ = ["EMBEDDER_OPTIONS", "STORE_OPTIONS"]
+
 _MARKER = "placeborag"
+# Which of placeborag's fixtures set a test up ("embedder", "store"): what the marker reached.
+_USED = pytest.StashKey[set]()
 
 
 _PROJECT_MARKERS = "placeborag_markers"
@@ -96,10 +92,41 @@ def _options(node: pytest.Item | pytest.Collector) -> dict[str, Any]:
     return merged
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker(_MARKER) is not None:
-            _options(item)
+def _mark_used(request: pytest.FixtureRequest, part: str) -> None:
+    request.node.stash.setdefault(_USED, set()).add(part)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """Warn when a marker put on this test has no effect (its fixtures are set up by now)."""
+    own = [m for m in getattr(item, "own_markers", ()) if m.name == _MARKER]
+    if not own:
+        return  # a class or module marker also covers tests that do not use it: no warning
+    used = item.stash.get(_USED, set())
+    if not used:
+        message = (
+            f"{item.nodeid}: @pytest.mark.{_MARKER} has no effect: the test uses neither "
+            "placeborag fixture (fake_embedder, fake_vector_store), or overrides them without "
+            "requesting placeborag's"
+        )
+    else:
+        names = [name for marker in own for name in marker.kwargs]
+        ignored = [
+            name
+            for name in dict.fromkeys(names)
+            if (name in EMBEDDER_OPTIONS and "embedder" not in used)
+            or (name in STORE_OPTIONS and "store" not in used)
+        ]
+        if not ignored:
+            return
+        message = (
+            f"{item.nodeid}: @pytest.mark.{_MARKER} option(s) {', '.join(ignored)} have no "
+            "effect: the fixture they configure is not placeborag's here (overridden) or is not "
+            "used by the test"
+        )
+    from placeborag._errors import PlaceboragWarning
+
+    item.warn(PlaceboragWarning(message))
 
 
 @pytest.fixture
@@ -108,6 +135,7 @@ def fake_embedder(request: pytest.FixtureRequest) -> Any:
     from placeborag import FakeEmbedder
 
     options = _options(request.node)
+    _mark_used(request, "embedder")
     return FakeEmbedder(**{k: v for k, v in options.items() if k in EMBEDDER_OPTIONS})
 
 
@@ -117,6 +145,7 @@ def fake_vector_store(request: pytest.FixtureRequest, fake_embedder: Any) -> Any
     from placeborag import FakeVectorStore
 
     options = _options(request.node)
+    _mark_used(request, "store")
     return FakeVectorStore(
         embedder=fake_embedder, **{k: v for k, v in options.items() if k in STORE_OPTIONS}
     )

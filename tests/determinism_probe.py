@@ -44,7 +44,7 @@ def digest() -> dict:
     out: dict = {}
     for i, config in enumerate(CONFIGS):
         embedder = FakeEmbedder(**config)
-        vectors = embedder.embed_batch(TEXTS)
+        vectors = embedder.embed_array(TEXTS)
         out[f"vectors-{i}"] = hashlib.sha256(vectors.astype("<f8").tobytes()).hexdigest()
         for profile in ("chroma", "qdrant"):
             for mode, recall in (("pre", 1.0), ("post", 0.6)):

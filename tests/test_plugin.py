@@ -69,7 +69,7 @@ def test_the_closest_marker_wins_option_by_option(pytester):
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-def test_a_misspelled_option_stops_the_run_with_the_known_options(pytester):
+def test_a_misspelled_option_fails_that_test_and_the_session_runs_on(pytester):
     pytester.makepyfile(
         """
         import pytest
@@ -77,19 +77,25 @@ def test_a_misspelled_option_stops_the_run_with_the_known_options(pytester):
         @pytest.mark.placeborag(profle="qdrant")
         def test_typo(fake_vector_store):
             pass
+
+        def test_other(fake_vector_store):
+            pass
         """
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
         [
-            "ERROR: test_a_misspelled_option_stops_the_run_with_the_known_options.py::test_typo: "
-            "unknown @pytest.mark.placeborag option 'profle' (did you mean 'profile'?); "
-            "embedder options: model_name, dimensions, clusters, cluster_spread, cluster_match; "
-            "store options: profile, filter_mode, recall, visibility, metric, tie_order, seed, "
-            "on_existing_id, pad_missing, filter_semantics, orphans, churn"
+            "*UsageError: test_a_misspelled_option_fails_that_test_and_the_session_runs_on.py"
+            "::test_typo: unknown @pytest.mark.placeborag option 'profle' (did you mean "
+            "'profile'?); embedder options: model_name, dimensions, clusters, cluster_spread, "
+            "cluster_match; store options: profile, filter_mode, recall, visibility, metric, "
+            "tie_order, seed, on_existing_id, pad_missing, filter_semantics, orphans, churn"
         ]
     )
+    deselected = pytester.runpytest("-p", "no:cacheprovider", "-k", "not typo")
+    deselected.assert_outcomes(passed=1, deselected=1)
+    assert deselected.ret == pytest.ExitCode.OK
 
 
 def test_positional_marker_arguments_are_a_usage_error(pytester):
@@ -103,8 +109,8 @@ def test_positional_marker_arguments_are_a_usage_error(pytester):
         """
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*takes keyword options only, got positional ('qdrant',)"])
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*takes keyword options only, got positional ('qdrant',)"])
 
 
 def test_a_bad_option_value_fails_the_test_with_the_librarys_error(pytester):
@@ -156,4 +162,77 @@ def test_loading_the_plugin_imports_neither_numpy_nor_the_core():
         "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('placeborag.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['placeborag._pytest_plugin']"
+    assert out.stdout.strip() == "['placeborag._options', 'placeborag._pytest_plugin']"
+
+
+def test_the_option_names_are_listed_once():
+    from placeborag import _embedder, _options, _pytest_plugin
+
+    assert _pytest_plugin.EMBEDDER_OPTIONS is _options.EMBEDDER_OPTIONS
+    assert _embedder.EMBEDDER_OPTIONS is _options.EMBEDDER_OPTIONS
+    assert _pytest_plugin.STORE_OPTIONS is _options.STORE_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("body", "warning"),
+    [
+        (
+            """
+            @pytest.mark.placeborag(profile="qdrant")
+            def test_no_fixture():
+                pass
+            """,
+            "*has no effect: the test uses neither placeborag fixture*",
+        ),
+        (
+            """
+            @pytest.fixture
+            def fake_vector_store():
+                return "mine"
+
+            @pytest.mark.placeborag(profile="qdrant")
+            def test_overridden(fake_vector_store):
+                assert fake_vector_store == "mine"
+            """,
+            "*has no effect: the test uses neither placeborag fixture*",
+        ),
+        (
+            """
+            @pytest.mark.placeborag(profile="qdrant", dimensions=8)
+            def test_embedder_only(fake_embedder):
+                assert fake_embedder.dimensions == 8
+            """,
+            "*option(s) profile have no effect*",
+        ),
+    ],
+)
+def test_a_marker_with_no_effect_warns(pytester, body, warning):
+    import textwrap
+
+    pytester.makepyfile("import pytest\n" + textwrap.dedent(body))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*PlaceboragWarning: *" + warning])
+
+
+def test_a_marker_that_reaches_its_fixtures_does_not_warn(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+
+        pytestmark = pytest.mark.placeborag(profile="qdrant")
+
+        def test_module_marker_without_fixture():
+            pass
+
+        @pytest.fixture
+        def fake_vector_store(fake_vector_store):
+            return fake_vector_store
+
+        @pytest.mark.placeborag(dimensions=8, profile="qdrant")
+        def test_wrapped(fake_vector_store):
+            assert fake_vector_store.profile.name == "qdrant"
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::UserWarning")
+    result.assert_outcomes(passed=2)

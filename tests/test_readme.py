@@ -203,7 +203,7 @@ def test_the_fixture_example(fake_vector_store):
     clusters={"refund": ["refund policy", "money back"]},
 )
 def test_the_marker_routes_options_to_the_right_object(fake_embedder, fake_vector_store):
-    assert fake_embedder.cluster_names == ("refund",)
+    assert fake_embedder.cluster_names == ["refund"]
     assert fake_vector_store.embedder is fake_embedder
     assert fake_vector_store.profile.name == "qdrant"
     assert fake_vector_store.filter_mode == "post"

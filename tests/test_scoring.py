@@ -726,7 +726,7 @@ def test_geometry_scorer_defaults_to_a_fake_embedder_space() -> None:
     response = scorer.score("refund policy", documents)
 
     embedder = FakeEmbedder()
-    vectors = embedder.embed_batch(["refund policy", *documents]).tolist()
+    vectors = embedder.embed_batch(["refund policy", *documents])
     expected = [
         math.fsum(q * d for q, d in zip(vectors[0], row, strict=True)) for row in vectors[1:]
     ]

@@ -169,9 +169,10 @@ def test_the_store_records_every_query_with_its_context():
 def test_a_bad_record_in_a_batch_writes_nothing():
     store = FakeVectorStore()
     with pytest.raises(TypeError) as excinfo:
-        store.upsert_many(["a", "b", "c"], ["x", "y", "z"], [None, None, {"tags": ["a"]}])
+        store.upsert_many(["a", "b", "c"], ["x", "y", "z"], [None, None, {"tags": {"a"}}])
     assert excinfo.value.args == (
-        "metadatas[2]['tags']=['a'] must be a str, int, float or bool, not list",
+        "metadatas[2]['tags']={'a'} must be None, a str, int, finite float, bool, datetime, "
+        "date, or a list or dict of those, not set",
     )
     assert len(store) == 0
 
@@ -470,4 +471,4 @@ def test_a_fake_embedders_rows_are_stored_as_its_float64_vectors_rounded_to_floa
     store.upsert_many([f"d{i}" for i in range(len(texts))], texts)
     stored = store.records().vectors
     assert stored.dtype == np.float32
-    assert np.array_equal(stored, embedder.embed_batch(texts).astype(np.float32))
+    assert np.array_equal(stored, embedder.embed_array(texts).astype(np.float32))

@@ -643,6 +643,7 @@ class Explorer:
         valid drawing."""
         return self._views
 
+
 def app(scenario: Scenario | None = None, **kwargs: Any) -> Explorer:
     """Build an :class:`Explorer` (same arguments)."""
     return Explorer(scenario, **kwargs)

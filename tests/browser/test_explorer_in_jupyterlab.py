@@ -68,7 +68,7 @@ KERNEL = """async (code) => {
     return out;
 }"""
 # The ranking plot's geometry in page pixels, and every point's id and pixel position.
-RANKING = """() => {
+RANKING = r"""() => {
     const gd = document.querySelectorAll('.placeborag-app .js-plotly-plot')[1];
     const fl = gd._fullLayout, box = gd.getBoundingClientRect();
     const left = box.left + fl._size.l, top = box.top + fl._size.t;
@@ -186,9 +186,7 @@ def drag(page, start: tuple[float, float], end: tuple[float, float]) -> None:
 def inside(geometry, start, end) -> list[str]:
     """The ids of the points strictly inside the box from ``start`` to ``end`` (pixels)."""
     (x0, x1), (y0, y1) = sorted((start[0], end[0])), sorted((start[1], end[1]))
-    return sorted(
-        p["id"] for p in geometry["points"] if x0 < p["px"] < x1 and y0 < p["py"] < y1
-    )
+    return sorted(p["id"] for p in geometry["points"] if x0 < p["px"] < x1 and y0 < p["py"] < y1)
 
 
 def row_box(geometry, first: int, last: int) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -252,9 +250,7 @@ def test_a_box_whose_drag_ends_on_a_marker_still_arrives(page):
     assert sorted(selection(page)) == expected
 
 
-def test_the_export_of_the_selection_passes_and_asserts_the_preview_the_page_shows(
-    page, tmp_path
-):
+def test_the_export_of_the_selection_passes_and_asserts_the_preview_the_page_shows(page, tmp_path):
     chosen = selection(page)
     assert chosen
     page.locator(".placeborag-export-button").click()
@@ -299,7 +295,6 @@ def test_every_profile_can_be_picked(page):
     )
     assert len(profiles) == 7
     for name in profiles:
-        table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
         page.locator(".placeborag-profile select").select_option(value=name)
         page.wait_for_function(KERNEL_IDLE)
         page.wait_for_function(

@@ -21,15 +21,21 @@ def equal(a: Any, b: Any) -> bool:
     return kind(a) == kind(b) and a == b
 
 
-def reference(where: dict[str, Any], meta: dict[str, Any] | None) -> bool:
-    """Whether ``meta`` satisfies the well-formed filter ``where``."""
+class Clash(Exception):
+    """The reference's "cannot compare": a range bound against a stored non-number (raised
+    under strict semantics, where the filter is a bug, not a record that does not match)."""
+
+
+def reference(where: dict[str, Any], meta: dict[str, Any] | None, strict: bool = False) -> bool:
+    """Whether ``meta`` satisfies the well-formed filter ``where``. Every clause is evaluated
+    (so ``strict`` sees a clash anywhere in the filter)."""
     meta = meta or {}
     results = []
     for key, condition in where.items():
         if key == "$and":
-            results.append(all(reference(c, meta) for c in condition))
+            results.append(all([reference(c, meta, strict) for c in condition]))
         elif key == "$or":
-            results.append(any(reference(c, meta) for c in condition))
+            results.append(any([reference(c, meta, strict) for c in condition]))
         else:
             operators = condition if isinstance(condition, dict) else {"$eq": condition}
             for op, v in operators.items():
@@ -46,6 +52,8 @@ def reference(where: dict[str, Any], meta: dict[str, Any] | None) -> bool:
                 elif op == "$nin":
                     results.append(not any(equal(x, y) for y in v))
                 elif kind(x) != "num":
+                    if strict:
+                        raise Clash
                     results.append(False)
                 else:
                     results.append({"$gt": x > v, "$gte": x >= v, "$lt": x < v, "$lte": x <= v}[op])

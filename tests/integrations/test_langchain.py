@@ -125,7 +125,7 @@ def test_embeddings_default_to_a_fake_embedder_and_return_its_vectors() -> None:
     embeddings = PlaceboEmbeddings()
 
     assert embeddings.embed_query("refund policy") == FakeEmbedder().embed("refund policy")
-    assert embeddings.embed_documents(["a", "b"]) == FakeEmbedder().embed_batch(["a", "b"]).tolist()
+    assert embeddings.embed_documents(["a", "b"]) == FakeEmbedder().embed_batch(["a", "b"])
 
 
 def test_replay_embeddings_answer_documents_and_queries_from_their_own_namespace() -> None:
@@ -208,6 +208,24 @@ def test_documents_keep_their_ids_and_unnamed_ones_get_generated_ids() -> None:
 
     assert written[0] == "mine"
     assert ids(vector_store.get_by_ids([*written, "absent"])) == written
+
+
+def test_metadata_the_store_cannot_filter_on_is_refused_before_anything_is_written() -> None:
+    vector_store = PlaceboVectorStore()
+
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        vector_store.add_documents(
+            [
+                Document(page_content="a", metadata={"lang": "en"}),
+                Document(page_content="b", metadata={"tags": {"x"}}),
+            ]
+        )
+
+    assert excinfo.value.args == (
+        "metadatas[1]['tags']={'x'} must be None, a str, int, finite float, bool, datetime, "
+        "date, or a list or dict of those, not set",
+    )
+    assert len(vector_store.store) == 0
 
 
 def test_a_where_dict_and_a_callable_filter_both_filter() -> None:

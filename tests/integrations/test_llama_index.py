@@ -322,6 +322,14 @@ def test_delete_nodes_and_clear_ignore_unknown_ids() -> None:
     assert len(vector_store.store) == 0
 
 
+def test_metadata_the_store_cannot_filter_on_is_refused() -> None:
+    vector_store = PlaceboLlamaVectorStore()
+
+    with pytest.raises(PlaceboragTypeError, match=r"^metadatas\[0\]\['page'\]=\{1\} must be None"):
+        vector_store.add([TextNode(id_="a", text="refunds", metadata={"page": {1}})])
+    assert len(vector_store.store) == 0
+
+
 @pytest.mark.parametrize(
     ("query", "error", "message"),
     [
