@@ -18,6 +18,8 @@ _LAZY = {
     "FakeEmbedder": "placeborag._embedder",
     "cosine_similarity": "placeborag._embedder",
     "FilterError": "placeborag._errors",
+    "FilterTypeError": "placeborag._errors",
+    "PlaceboragWarning": "placeborag._errors",
     "PlaceboragError": "placeborag._errors",
     "PlaceboragTypeError": "placeborag._errors",
     "PlaceboragValueError": "placeborag._errors",
@@ -127,9 +129,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._embedder import FakeEmbedder, cosine_similarity
     from placeborag._errors import (
         FilterError,
+        FilterTypeError,
         PlaceboragError,
         PlaceboragTypeError,
         PlaceboragValueError,
+        PlaceboragWarning,
         RecordingNotFound,
         RetrievalError,
         RetrievalTimeout,

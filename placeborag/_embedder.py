@@ -136,7 +136,7 @@ class FakeEmbedder:
                 f"cluster_spread={cluster_spread!r} must be a finite number between 0 and "
                 f"{_MAX_SPREAD:g}"
             )
-        if cluster_match not in _CLUSTER_MATCH:
+        if not isinstance(cluster_match, str) or cluster_match not in _CLUSTER_MATCH:
             raise PlaceboragValueError(
                 f"cluster_match={cluster_match!r} must be one of 'exact', 'substring'"
             )

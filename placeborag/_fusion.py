@@ -17,7 +17,6 @@ Orders, from best to worst:
 
 from __future__ import annotations
 
-import copy
 import decimal
 import math
 import re
@@ -28,7 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._filters import compile_filter
+from placeborag._filters import compile_filter, copy_filter
 
 __all__ = [
     "FusedMatch",
@@ -443,8 +442,8 @@ class HybridRetriever:
             raise PlaceboragTypeError(
                 f"context={context!r} must be a dict or None, not {type(context).__name__}"
             )
-        where_copy = copy.deepcopy(dict(where)) if where is not None else None
-        context_copy = copy.deepcopy(dict(context)) if context is not None else None
+        where_copy = copy_filter(dict(where)) if where is not None else None
+        context_copy = copy_filter(dict(context)) if context is not None else None
         with self._lock:
             self._queries.append(QueryRecord(text, k, where_copy, context_copy))
         # FAISS-style padding ("-1" slots) is not a candidate: a real fusion step drops it.
@@ -459,6 +458,7 @@ class HybridRetriever:
             where,
             negations_match_missing=self._store.filter_semantics == "engine"
             and self._store.profile.negation_matches_missing,
+            semantics=self._store.filter_semantics,
         )
         keyword = self._keyword_index()._search(text, self._candidates, predicate)
         fused = reciprocal_rank_fusion(

@@ -33,6 +33,7 @@ from placeborag._filters import compile_filter
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
 from placeborag._metadata import check_metadata as _check_metadata
+from placeborag._metadata import copy_metadata
 from placeborag._profiles import Profile, get_profile
 from placeborag._ranking import ExactScores, TieRule, float_to_exact, rank
 from placeborag._records import RecordTable, text_hash
@@ -48,6 +49,7 @@ from placeborag._trace import (
     build_trace,
     copy_where,
 )
+from placeborag._validation import shown
 
 __all__ = [
     "STORE_OPTIONS",
@@ -66,6 +68,9 @@ _FILTER_SEMANTICS = ("strict", "engine")
 _ORPHAN_SALT = 0x6F727068616E2121
 _CHURN_SALT = 0x636875726E212121
 _SHUFFLE_SALT = 0x73687566666C6521
+# The largest k a query takes: what Qdrant and Chroma accept in practice is far below it, and
+# padding profiles allocate one match per slot.
+_MAX_K = 1_000_000
 #: Every option a store is built with besides its embedder, in the constructor's order.
 STORE_OPTIONS = (
     "profile",
@@ -95,8 +100,14 @@ class _Pending:
 def _check_share(value: object, name: str) -> Fraction:
     """A share between 0 and 1, as the decimal the user wrote (0.7 is 7/10, not 0.69999...)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise PlaceboragTypeError(f"{name}={value!r} must be a number, not {type(value).__name__}")
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be a number, not {type(value).__name__}"
+        )
+    # Compared as given (an int of any size, never converted to a float first).
+    if isinstance(value, (int, np.integer)):
+        if not 0 <= int(value) <= 1:
+            raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
+    elif not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise PlaceboragValueError(f"{name}={value!r} must be between 0.0 and 1.0")
     # repr() of a float is the shortest decimal that reads back as the same float: the number
     # as the user typed it.
@@ -875,10 +886,16 @@ class FakeVectorStore:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise PlaceboragTypeError(f"k={k!r} must be an int, not {type(k).__name__}")
         if k < 1:
-            raise PlaceboragValueError(f"k={k!r} must be >= 1")
+            raise PlaceboragValueError(f"k={shown(k)} must be >= 1")
+        if k > _MAX_K:
+            raise PlaceboragValueError(
+                f"k={shown(k)} must be <= {_MAX_K:,} (engines cap the results of one query; "
+                "a FAISS-style profile would build that many padding matches)"
+            )
         predicate = compile_filter(
             where,  # type: ignore[arg-type]
             negations_match_missing=self._negations_match_missing,
+            semantics=self._filter_semantics,
         )
         vector_given: tuple[float, ...] | None = None
         if vector is not None:
@@ -1144,10 +1161,7 @@ class FakeVectorStore:
         table = self._table
         meta = table.metas[row]
         return Match(
-            id=table.ids[row],
-            text=table.texts[row],
-            metadata=dict(meta) if meta else {},
-            score=score,
+            id=table.ids[row], text=table.texts[row], metadata=copy_metadata(meta), score=score
         )
 
     def _recall_survivors(self, salt: int, rows: np.ndarray, share: Fraction) -> np.ndarray:

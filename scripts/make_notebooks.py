@@ -929,12 +929,15 @@ RankingDisplay.from_scenario(small).plot().figure_
     md("""
 ## Export
 
-The expected ids in the module are not copied from the screen: the exporter rebuilds the store
-from the selected documents and runs the query, so the module passes by construction and fails
-the day the ranking changes.
+`explorer.export()` first shows the ranking of the selected documents under the screen's options
+(the preview), then writes a module that carries those documents, the options and the query as
+one JSON document (data, never code) and asserts exactly the previewed ids and scores. The
+preview is computed by the same code the module runs, so the module passes by construction and
+fails the day the ranking changes.
 """),
     code("""
 source = explorer.export()
+print("preview:", [m.id for m in explorer.last_export.preview])
 print(source)
 """),
     md("""
@@ -973,13 +976,13 @@ print("exit code:", result.returncode, "|", result.stdout.strip().splitlines()[-
     md("""
 ## Does it test anything?
 
-A test earns its place if it fails when the behaviour changes. Switch the marker to
+A test earns its place if it fails when the behaviour changes. Switch the exported store to
 pre-filtering, as if the backend changed under the pipeline, and the same module fails: two
 Hungarian matches become three.
 """),
     code("""
 mutant = workdir / "test_mutant.py"
-mutant.write_text(source.replace("filter_mode='post'", "filter_mode='pre'"), encoding="utf-8")
+mutant.write_text(source + '\\nDATA["store"]["filter_mode"] = "pre"\\n', encoding="utf-8")
 result = run_pytest(mutant)
 print("exit code:", result.returncode, "|", result.stdout.strip().splitlines()[-1])
 for line in result.stdout.splitlines():

@@ -21,6 +21,8 @@ EXPECTED = {
     "PlaceboragTypeError",
     "PlaceboragValueError",
     "FilterError",
+    "FilterTypeError",
+    "PlaceboragWarning",
     "RetrievalError",
     "RetrievalTimeout",
     "ScriptedScorer",

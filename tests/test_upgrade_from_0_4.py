@@ -26,10 +26,6 @@ def test_cluster_names_is_a_list():
     assert FakeEmbedder(clusters={"refund": ["refund policy"]}).cluster_names == ["refund"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store.ids is the store's row (placeborag/_store.py, the lead's): still a tuple here",
-)
 def test_store_ids_is_a_list():
     store = FakeVectorStore()
     assert store.ids == []
@@ -61,10 +57,6 @@ def test_deliberate_change_cluster_spread_accepts_0_and_values_above_1():
             FakeEmbedder(clusters=clusters, cluster_spread=bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store.delete's return value is the store's row (placeborag/_store.py, the lead's)",
-)
 def test_delete_returns_true_when_removed_and_false_for_an_unknown_id():
     store = FakeVectorStore()
     store.upsert("refund", "our refund policy")

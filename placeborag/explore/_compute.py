@@ -333,7 +333,7 @@ def anchor_geometry(
             is_declared = np.array([t in own[c] for t, c in zip(selected, label.tolist())])
             expected = 1.0 / np.sqrt(1.0 + jitter * jitter)
             starts = np.searchsorted(label, np.arange(len(emb.cluster_names)))
-        vectors = emb.embed_batch(selected)
+        vectors = emb.embed_array(selected)
         anchors = emb.cluster_anchors()
         cos = np.einsum("ij,ij->i", vectors, anchors[label])
         # 1 = nearest its anchor, within each cluster (ties keep the members' order).

@@ -144,11 +144,6 @@ def test_the_cli_exits_cleanly_on_any_arguments(argv, capsys):
     capsys.readouterr()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 item 12: export_pytest(selection=<not a list of str>) raises a bare"
-    " TypeError or numpy's ValueError (placeborag/explore/_export.py)",
-)
 @FUZZ
 @given(selection=st.sampled_from([object(), 5, np.array([1.0, 2.0]), [[]], [None]]))
 def test_export_refuses_a_selection_that_is_not_a_list_of_ids(selection):

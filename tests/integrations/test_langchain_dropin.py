@@ -380,10 +380,6 @@ WIDE_METADATA = [
 ]
 
 
-@pytest.mark.xfail(
-    reason="waiting on the core: FakeVectorStore does not store None, lists, dicts or datetimes",
-    strict=True,
-)
 def test_metadata_loaders_and_retrievers_write_is_stored_and_returned() -> None:
     vector_store = PlaceboVectorStore()
 

@@ -341,9 +341,6 @@ def test_a_pickled_store_keeps_its_records() -> None:
     assert again.store.ids == vector_store.store.ids
 
 
-@pytest.mark.xfail(
-    reason="waiting on the core: FakeVectorStore does not store list metadata", strict=True
-)
 def test_list_metadata_is_stored_and_contains_any_all_test_membership() -> None:
     vector_store = PlaceboLlamaVectorStore()
     vector_store.add(
