@@ -101,12 +101,14 @@ def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def sqrt_score(p: int, norm2_product: int) -> float:
-    """``p / sqrt(norm2_product)`` as a pure function of the reduced rational (so ties tie)."""
+    """``p / sqrt(norm2_product)`` as a pure function of the rational ``p**2 / norm2_product``
+    (so ties tie): ``floor(sqrt(r) * 2**64)``, taken exactly from the unreduced fraction (the
+    floor of a rational does not depend on how it is written), then one correctly rounded
+    division by ``2**64``."""
     if p == 0:
         return 0.0
-    r = Fraction(p * p, norm2_product)
-    root = math.isqrt(r.numerator * 4**_SCORE_BITS // r.denominator)
-    value = min(1.0, float(Fraction(root, 2**_SCORE_BITS)))
+    root = math.isqrt(((p * p) << (2 * _SCORE_BITS)) // norm2_product)
+    value = min(1.0, root / 2**_SCORE_BITS)
     return value if p > 0 else -value
 
 

@@ -62,6 +62,9 @@ class RecordTable:
         self.orphan_of: dict[str, int] = {}  # deleted ids the index still holds
         self.unreachable: set[str] = set()  # live ids churn unlinked from queries
         self.version = 0  # bumped by every change, so views can be cached per version
+        # Rows written whose vectors the store embeds later, in one batch, before any read
+        # (see FakeVectorStore._flush): one test's hundred single upserts cost one embedding.
+        self.unembedded: set[int] = set()
         self._columns: Columns | None = None
         self._shared = False
         # Set when a read-only view of ``vectors`` was handed out: a rewrite in place then
@@ -82,6 +85,7 @@ class RecordTable:
     def with_vectors(self, vectors: np.ndarray) -> RecordTable:
         """A shared table whose rows hold ``vectors`` (``count`` rows, holes included)."""
         twin = self.share()
+        twin.unembedded = set()  # every row's vector is given
         twin.vectors = vectors
         twin.dimensions = int(vectors.shape[1]) or None
         twin.exported = False
@@ -104,6 +108,7 @@ class RecordTable:
         self.shadows = {key: list(rows) for key, rows in self.shadows.items()}
         self.orphan_of = dict(self.orphan_of)
         self.unreachable = set(self.unreachable)
+        self.unembedded = set(self.unembedded)
         self._shared = False
         self.exported = False
 
@@ -156,9 +161,10 @@ class RecordTable:
         ids: list[str],
         texts: list[str],
         metas: list[dict[str, Any] | None],
-        vectors: np.ndarray,
+        vectors: np.ndarray | None,
     ) -> None:
-        """New ids only: their records take the next rows, in order, in one pass."""
+        """New ids only: their records take the next rows, in order, in one pass (``vectors``
+        None: embedded later, see :attr:`unembedded`)."""
         n = len(ids)
         start = self.count
         self.grow(start + n)
@@ -170,7 +176,10 @@ class RecordTable:
         self.seq[start:stop] = np.arange(self.next_seq, self.next_seq + n)
         self.next_seq += n
         self.alive[start:stop] = True
-        self.vectors[start:stop] = vectors
+        if vectors is None:
+            self.unembedded.update(range(start, stop))
+        else:
+            self.vectors[start:stop] = vectors
         self.id_hash[start:stop] = id_hashes(ids)
         self.count = stop
 
@@ -191,12 +200,23 @@ class RecordTable:
         self.texts[row] = text
         self.metas[row] = meta
 
-    def set_vectors(self, rows: list[int], ids: list[str], vectors: np.ndarray) -> None:
+    def set_vectors(self, rows: list[int], ids: list[str], vectors: np.ndarray | None) -> None:
+        """Write the vectors of ``rows`` (None: embedded later) and their id hashes."""
+        self.id_hash[rows] = id_hashes(ids)
+        if vectors is None:
+            self.unembedded.update(rows)
+            if self.exported:  # a view handed out must not change when they are embedded
+                self.vectors = self.vectors.copy()
+                self.exported = False
+            return
+        self.unembedded.difference_update(rows)
+        self.fill_vectors(rows, vectors)
+
+    def fill_vectors(self, rows: list[int], vectors: np.ndarray) -> None:
         if self.exported:
             self.vectors = self.vectors.copy()
             self.exported = False
         self.vectors[rows] = vectors
-        self.id_hash[rows] = id_hashes(ids)
 
     def kill(self, row: int) -> None:
         """Turn a row into a hole (compaction reclaims it)."""
@@ -204,11 +224,12 @@ class RecordTable:
         self.metas[row] = None  # nothing else reads a hole; let its metadata go
         self.holes += 1
 
-    def compact_if_needed(self) -> None:
-        if self.holes > max(1024, self.count // 2):
-            self.compact()
+    def needs_compaction(self) -> bool:
+        return self.holes > max(1024, self.count // 2)
 
     def compact(self) -> None:
+        """Reclaim the holes (every vector must be embedded: rows are renumbered)."""
+        assert not self.unembedded
         keep = np.flatnonzero(self.alive[: self.count])
         self.vectors = np.ascontiguousarray(self.vectors[keep])
         self.alive = self.alive[keep]

@@ -275,6 +275,7 @@ class FakeVectorStore:
     def __getstate__(self) -> dict[str, Any]:
         """Pickling keeps the records, options, log and queued failures (not the lock)."""
         with self._lock:
+            self._flush()
             state = dict(self.__dict__)
         del state["_lock"]
         state["_records_view"] = None
@@ -306,6 +307,7 @@ class FakeVectorStore:
             )
         twin = FakeVectorStore(embedder=self._embedder, **{**self._options, **options})
         with self._lock:
+            self._flush()
             twin._adopt(self, self._table.share())
         return twin
 
@@ -398,6 +400,7 @@ class FakeVectorStore:
         record was deleted, otherwise a copy of the visible ones).
         """
         with self._lock:
+            self._flush()
             table = self._table
             view = self._records_view
             if view is not None and view.version == (id(table), table.version):
@@ -513,6 +516,15 @@ class FakeVectorStore:
         if self._profile.on_existing_id == "error":
             with self._lock:
                 self._refuse_existing(ids)
+        if self._fake and self._visibility == "immediate":
+            # A FakeEmbedder cannot fail on a checked text: its vectors are embedded in one
+            # batch before the next read (_flush), the same bits as one by one.
+            with self._lock:
+                if self._profile.on_existing_id == "error":
+                    self._refuse_existing(ids)
+                self._written.update(ids)
+                self._apply(_Pending("upsert", ids, texts, metadatas, None))
+            return
         # Embedding runs outside the lock (a model may be slow); the dimension check and the
         # write itself happen under it, so concurrent first writes cannot race.
         vectors = self._embed_vectors(texts)
@@ -944,6 +956,7 @@ class FakeVectorStore:
         self, qpass: QueryPass, *, full: bool, recall_share: Fraction | None = None
     ) -> QueryPass:
         """Take ``qpass`` through every stage (ranking all survivors when ``full``)."""
+        self._flush()
         if recall_share is None:
             recall_share = self._recall_share
         table = self._table
@@ -1103,9 +1116,8 @@ class FakeVectorStore:
                 else:
                     table.kill(row)
                 self._churn_event(op.ids)
-            table.compact_if_needed()
+            self._compact_if_needed()
             return
-        assert op.vectors is not None
         if not table.orphan_of and table.row_of.keys().isdisjoint(op.ids):
             table.append(op.ids, op.texts, op.metadatas, op.vectors)
             return
@@ -1136,8 +1148,24 @@ class FakeVectorStore:
                 table.rewrite(row, op.texts[i], op.metadatas[i])
             rows.append(row)
             written.append(i)
-        table.set_vectors(rows, [op.ids[i] for i in written], op.vectors[written])
-        table.compact_if_needed()
+        vectors = None if op.vectors is None else op.vectors[written]
+        table.set_vectors(rows, [op.ids[i] for i in written], vectors)
+        self._compact_if_needed()
+
+    def _compact_if_needed(self) -> None:
+        if self._table.needs_compaction():
+            self._flush()
+            self._table.compact()
+
+    def _flush(self) -> None:
+        """Embed, in one batch, every row written since the last read (under the lock)."""
+        table = self._table
+        if not table.unembedded:
+            return
+        rows = sorted(table.unembedded)
+        vectors = self._embed_vectors([table.texts[r] for r in rows])
+        table.fill_vectors(rows, vectors)
+        table.unembedded.clear()
 
     def _churn_event(self, batch: list[str]) -> None:
         """A delete or rewrite: with chance ``churn``, unlink a live record outside the batch."""

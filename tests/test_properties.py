@@ -167,3 +167,23 @@ def test_exact_dot_products_equal_python_integer_sums(case):
     a = np.array(rows, dtype=np.int64)
     b = np.array(query, dtype=np.int64)
     assert _exact_dot(a, b) == [sum(x * y for x, y in zip(row, query)) for row in rows]
+
+
+@given(
+    st.integers(-(2**200), 2**200),
+    st.integers(1, 2**400),
+)
+def test_an_exact_score_is_the_rounded_root_of_its_reduced_rational(p, extra):
+    """sqrt_score reads the unreduced fraction: the same float as the reduced one gives."""
+    import math
+    from fractions import Fraction
+
+    from placeborag._ranking import sqrt_score
+
+    norm2 = p * p + extra  # |p| <= sqrt(norm2), as a cosine's numerator is
+    r = Fraction(p * p, norm2)
+    expected = 0.0
+    if p:
+        root = math.isqrt(r.numerator * 4**64 // r.denominator)
+        expected = math.copysign(min(1.0, float(Fraction(root, 2**64))), p)
+    assert sqrt_score(p, norm2) == expected
