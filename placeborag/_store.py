@@ -775,15 +775,23 @@ class FakeVectorStore:
         k: int | None = None,
         where: Mapping[str, Any] | None = None,
         *,
+        text: str | None = None,
         ids: Iterable[str] | None = None,
         context: Mapping[str, Any] | None = None,
     ) -> list[Match]:
         """Like :meth:`query`, ranking a query vector given by the caller (no embedding).
 
         The vector needs the store's dimensions, finite entries and a nonzero norm; its
-        direction is what counts. The query log records it with ``text=""``.
+        direction is what counts. ``text`` names the query: it is logged, and wherever the
+        store hashes a query (which records survive ``recall`` below 1, the ``shuffle`` tie
+        order) it is used, so ``query_by_vector(store.embed_query(t), text=t)`` returns exactly
+        ``query(t)``. Without it the log records ``text=""`` and the vector's bytes are hashed.
         """
-        return self._query(None, vector, k, where, ids, context)
+        if text is not None and not isinstance(text, str):
+            raise PlaceboragTypeError(
+                f"text={text!r} must be a str or None, not {type(text).__name__}"
+            )
+        return self._query(text, vector, k, where, ids, context)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit float64 vector the store ranks ``text`` with (read-only)."""
@@ -914,6 +922,8 @@ class FakeVectorStore:
             qfloat, qexact, salt_text = self._given_vector(vector)
             vector_given = tuple(qfloat.tolist())
             query_text = ""
+            if text is not None:  # the query's own text decides what is hashed
+                salt_text = query_text = text
         else:
             assert isinstance(text, str)
             qfloat = qexact = None  # embedded lazily: an empty store never embeds

@@ -560,3 +560,16 @@ def test_upsert_vectors_into_a_store_with_its_own_embedder():
     assert [m.id for m in store.query("east", 2)] == ["e", "n"]
     with pytest.raises(PlaceboragValueError, match="3 columns"):
         store.upsert_vectors(["x"], [[1.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("options", [{"recall": 0.5}, {"profile": "weaviate"}, {"recall": 0.7}])
+def test_a_vector_query_named_by_its_text_ranks_exactly_as_the_text_query(options):
+    """recall and shuffled ties hash the query: given its text, a vector query hashes the same."""
+    store = FakeVectorStore(**options)
+    store.upsert_many([f"d{i}" for i in range(12)], ["refund policy"] * 6 + ["parcel"] * 6)
+    for text in ("refund policy", "parcel", "refund"):
+        vector = store.embed_query(text)
+        assert store.query_by_vector(vector, 5, text=text) == store.query(text, 5)
+    assert store.last_query.text == "refund"
+    with pytest.raises(PlaceboragTypeError, match="text=5 must be a str or None"):
+        store.query_by_vector(vector, 5, text=5)

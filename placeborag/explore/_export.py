@@ -61,7 +61,9 @@ def run_query(store, data):
     """The exported query: its text, or the vector the explorer's store ranked it with."""
     if data["query_vector"] is None:
         return store.query(data["query"], k=data["k"], where=data["where"])
-    return store.query_by_vector(data["query_vector"], k=data["k"], where=data["where"])
+    return store.query_by_vector(
+        data["query_vector"], k=data["k"], where=data["where"], text=data["query"]
+    )
 '''
 
 _HEAD = '''"""A pytest module exported by placeborag's explorer.

@@ -175,6 +175,20 @@ def selection(page) -> list[str]:
     return json.loads(kernel(page, "import json; print(json.dumps(explorer.selection))"))
 
 
+def clear(page) -> None:
+    """The clear button empties the selection and removes the box from the plots (a drag that
+    starts inside a box left on a plot moves that box instead of drawing a new one)."""
+    page.locator(".placeborag-clear-selection").click()
+    page.wait_for_function(
+        "() => document.querySelector('.placeborag-selection').innerText.includes('no selection')"
+    )
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'))
+            .every(gd => !(gd.layout.selections || []).length)"""
+    )
+    assert selection(page) == []
+
+
 def drag(page, start: tuple[float, float], end: tuple[float, float]) -> None:
     page.mouse.move(*start)
     page.mouse.down()
@@ -213,6 +227,7 @@ def test_right_after_run_all_a_box_over_one_colour_group_selects_exactly_it(page
 
 
 def test_a_box_over_two_colour_groups_selects_both(page):
+    clear(page)
     geometry = page.evaluate(RANKING)
     rows = geometry["rows"]
     start, end = row_box(geometry, rows.index("refund"), rows.index("shipping"))
@@ -230,6 +245,7 @@ def test_a_box_over_two_colour_groups_selects_both(page):
 
 
 def test_a_box_whose_drag_ends_on_a_marker_still_arrives(page):
+    clear(page)
     geometry = page.evaluate(RANKING)
     row = geometry["rows"].index("shipping")
     start, _ = row_box(geometry, row, row)
