@@ -9,21 +9,22 @@ view changes, and look at every image before committing it.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from placeborag.explore import (
     AnchorsDisplay,
+    Document,
     FilterModesDisplay,
     ProjectionDisplay,
     RankingDisplay,
+    Scenario,
     demo_scenario,
 )
 
 OUT = Path(__file__).resolve().parent / "img"
-WIDTH, HEIGHT = 1200, 800
+WIDTH, HEIGHT = 1000, 760  # a notebook's width in JupyterLab on a laptop
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
@@ -37,6 +38,14 @@ def figures():
     yield "ranking", RankingDisplay(projection.projection).plot().figure_, ""
     yield "anchors", AnchorsDisplay.from_scenario(s).plot().figure_, ""
     yield "filter-modes", filters.figure_, filters.to_html()
+    yield (
+        "projection-3d",
+        ProjectionDisplay.from_store(store, s.query, s.k, s.where, n_components=3).plot().figure_,
+        "",
+    )
+    # Post-filtering: the returned documents are ranked 1..n, the dropped ones show their cut.
+    post = s.store(filter_mode="post")
+    yield "ranking-post", RankingDisplay.from_store(post, s.query, s.k, s.where).plot().figure_, ""
     # The same query under post-filtering with recall 0.6: lost and dropped documents appear.
     degraded = s.store(filter_mode="post", recall=0.6)
     yield (
@@ -44,11 +53,28 @@ def figures():
         RankingDisplay.from_store(degraded, s.query, s.k, s.where).plot().figure_,
         "",
     )
+    # Ties: three identical texts at k=2 under chroma (insertion order decides).
+    docs = [
+        Document("faq-3", "refund policy for damaged parcels", {"lang": "en"}),
+        Document("faq-1", "refund policy for damaged parcels", {"lang": "en"}),
+        Document("faq-2", "refund policy for damaged parcels", {"lang": "en"}),
+        Document("ship-1", "delivery times to the islands", {"lang": "en"}),
+        Document("ship-2", "track your parcel online", {"lang": "en"}),
+        Document("acct-1", "reset your password", {"lang": "en"}),
+    ]
+    ties = Scenario(documents=tuple(docs), query="refund policy", k=2, name="ties")
+    tie_store = ties.store()
+    tie_filters = FilterModesDisplay.from_scenario(ties).plot()
+    yield (
+        "ranking-ties",
+        RankingDisplay.from_store(tie_store, ties.query, ties.k, color_by="lang").plot().figure_,
+        tie_filters.to_html(),
+    )
 
 
 def page(figure, extra: str) -> str:
     figure.update_layout(width=WIDTH - 40, height=figure.layout.height or HEIGHT - 60)
-    body = figure.to_html(full_html=False, include_plotlyjs=True, config={"staticPlot": True})
+    body = figure.to_html(full_html=False, include_plotlyjs=True, config={"displayModeBar": False})
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8">'
         "<style>body{margin:12px;background:#fff;font-family:sans-serif}</style></head>"
@@ -57,28 +83,35 @@ def page(figure, extra: str) -> str:
 
 
 def screenshot(html_file: Path, png: Path, height: int = HEIGHT) -> None:
-    with tempfile.TemporaryDirectory() as profile:
-        subprocess.run(
-            [
-                CHROMIUM,
-                "--headless",
+    """Photograph a page in Debian's Chromium through Playwright (software WebGL, so the 3-D
+    view draws too), once plotly has drawn every plot."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
                 "--no-sandbox",
-                "--disable-gpu",
+                "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader",
+                "--ignore-gpu-blocklist",
                 "--disable-background-networking",
                 "--disable-component-update",
                 "--disable-sync",
                 "--no-first-run",
                 "--hide-scrollbars",
-                f"--user-data-dir={profile}",
-                "--virtual-time-budget=5000",
-                f"--screenshot={png}",
-                f"--window-size={WIDTH},{height}",
-                html_file.as_uri(),
             ],
-            check=True,
-            capture_output=True,
-            timeout=120,
         )
+        page = browser.new_page(viewport={"width": WIDTH, "height": height})
+        page.goto(html_file.as_uri())
+        page.wait_for_function(
+            """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+                .every(gd => gd._fullLayout && !gd._transitioning)"""
+        )
+        page.wait_for_timeout(1500)  # WebGL draws a frame or two after plotly returns
+        page.screenshot(path=str(png))
+        browser.close()
 
 
 def main() -> int:

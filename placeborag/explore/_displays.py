@@ -383,7 +383,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "mode": "markers+text",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": p.anchor_names,
-                "textposition": "bottom center",
+                "textposition": "middle right" if not three else "bottom center",
                 "textfont": {"size": 12, "color": "#333333"},
                 "hovertemplate": "anchor of %{text}<extra></extra>",
                 "marker": {
@@ -401,13 +401,14 @@ class ProjectionDisplay(_ProjectionBased):
                 "name": "query",
                 "mode": "markers",
                 **xyz(p.query[None, :]),
-                "hovertext": [p.trace.text],
+                "hovertext": [_plotly_text(p.trace.text)],
                 "hovertemplate": "query: %{hovertext}<extra></extra>",
+                # An open star: the rings and labels under the query stay visible.
                 "marker": {
-                    "size": 20 if not three else 8,
+                    "size": 18 if not three else 8,
                     "color": "#111111",
-                    "symbol": "star" if not three else "x",
-                    "line": {"width": 1, "color": "#ffffff"},
+                    "symbol": "star-open" if not three else "x",
+                    "line": {"width": 2.5, "color": "#111111"},
                 },
             }
         )
@@ -439,8 +440,8 @@ class ProjectionDisplay(_ProjectionBased):
         layout: dict[str, Any] = {
             "title": {
                 "text": f"Projection (PCA) of {n} documents for query "
-                f"{html.escape(repr(_short(p.trace.text)))}, k={p.trace.k}"
-                f"<br><sup>{html.escape(state_line(p.trace))}</sup>",
+                f"{_plotly_text(repr(_short(p.trace.text)))}, k={p.trace.k}"
+                f"<br><sup>{_plotly_text(state_line(p.trace))}</sup>",
                 "x": 0.01,
             },
             "annotations": annotations,
@@ -456,8 +457,13 @@ class ProjectionDisplay(_ProjectionBased):
                 "xaxis": {"title": {"text": axes[0]}},
                 "yaxis": {"title": {"text": axes[1]}},
                 "zaxis": {"title": {"text": axes[2]}},
-                "aspectmode": "data",
+                "aspectmode": "cube",
+                # Far enough back that the axis titles stay inside the figure.
+                "camera": {"eye": {"x": 1.9, "y": 1.9, "z": 1.3}},
+                "domain": {"x": [0.0, 1.0], "y": [0.0, 1.0]},
             }
+            layout["height"] = 620
+            layout["margin"] = {"t": 90, "l": 10, "r": 10, "b": 10}
         else:
             layout["xaxis"] = {"title": {"text": axes[0]}, "zeroline": False}
             # Equal aspect: a distance reads the same up as across.
@@ -565,7 +571,8 @@ class RankingDisplay(_ProjectionBased):
                     # the post-filter dropped shows its place at the cut as "cut 2"; past 15
                     # ranks only every fifth is written (all are in the hover text).
                     "text": _rank_texts(t, mask, labelled) if ranked else None,
-                    "textposition": "top center",
+                    # Neighbouring ranks alternate above and below their points.
+                    "textposition": _rank_positions(t, mask) if ranked else "top center",
                     "hovertext": p.hover[mask],
                     "customdata": t.score[mask],
                     "hovertemplate": "%{hovertext}<br>score %{customdata:.6f}"
@@ -610,9 +617,9 @@ class RankingDisplay(_ProjectionBased):
         tickvals, ticktext = axis.ticks()
         layout = {
             "title": {
-                "text": f"Query-centred ranking for {html.escape(repr(_short(t.text)))}: "
+                "text": f"Query-centred ranking for {_plotly_text(repr(_short(t.text)))}: "
                 "better is to the right"
-                f"<br><sup>{html.escape(state_line(t))}</sup>",
+                f"<br><sup>{_plotly_text(state_line(t))}</sup>",
                 "x": 0.01,
             },
             "xaxis": {
@@ -647,6 +654,12 @@ _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circl
 _LABEL_ALL_UP_TO = 15  # past this many ranks, only some are written on the plot
 
 
+def _plotly_text(text: str) -> str:
+    """User text for a plotly title: the characters plotly reads as markup, escaped (plotly
+    decodes &amp;, &lt; and &gt;, but shows &quot; as it is)."""
+    return html.escape(text, quote=False)
+
+
 def state_line(trace: Any) -> str:
     """The state a view shows, in one line: profile, metric, filter mode, where, recall."""
     where = "none" if trace.where is None else json.dumps(trace.where, ensure_ascii=False)
@@ -667,15 +680,17 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
 
 
 def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
+    """Returned documents carry their rank; a dropped one's place at the cut is in its hover
+    text and its symbol (a cross), not a second number beside the ranks."""
     out = []
-    for rank, cut, show in zip(trace.rank[mask], trace.cut_rank[mask], labelled[mask]):
-        if rank > 0:
-            out.append(str(int(rank)) if show else "")
-        elif cut > 0:
-            out.append(f"cut {int(cut)}" if show else "")
-        else:
-            out.append("tie")
+    for rank, show in zip(trace.rank[mask], labelled[mask]):
+        out.append(str(int(rank)) if rank > 0 and show else "")
     return out
+
+
+def _rank_positions(trace: Any, mask: np.ndarray) -> list[str]:
+    r = np.where(trace.rank[mask] > 0, trace.rank[mask], trace.cut_rank[mask])
+    return ["top center" if int(v) % 2 else "bottom center" for v in r]
 
 
 def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
@@ -694,11 +709,14 @@ def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
                 "text": note,
                 "x": x,
                 "xref": "x",
-                "y": 0.0,
+                "y": 0.97 - 0.07 * len(out),
                 "yref": "paper",
+                "xanchor": "right",
                 "yanchor": "top",
+                "xshift": -6,
                 "showarrow": False,
-                "font": {"size": 11, "color": STATUS_COLOURS[TIED]},
+                "bgcolor": "rgba(255,255,255,0.85)",
+                "font": {"size": 11, "color": "#8A5A00"},
             }
         )
     return out
@@ -1068,9 +1086,7 @@ class FilterModesDisplay(_Display):
             t = traces.get(mode) or trace_query(store, query, k, where, rows=r)
             tables[mode] = filter_mode_table(t, r)
             funnels[mode] = funnel_counts(t)
-        profile = stores["pre"].profile
-        better = "higher" if profile.higher_is_better else "lower"
-        return cls(tables, funnels, f"{profile.score_label}, {better} is better")
+        return cls(tables, funnels, stores["pre"].profile.score_label)
 
     @classmethod
     def from_store(

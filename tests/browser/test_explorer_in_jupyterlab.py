@@ -175,6 +175,12 @@ def selection(page) -> list[str]:
     return json.loads(kernel(page, "import json; print(json.dumps(explorer.selection))"))
 
 
+def ranking_geometry(page):
+    """The ranking plot scrolled into view, and its geometry in viewport pixels then."""
+    page.locator(".placeborag-app .js-plotly-plot").nth(1).scroll_into_view_if_needed()
+    return page.evaluate(RANKING)
+
+
 def clear(page) -> None:
     """The clear button empties the selection and removes the box from the plots (a drag that
     starts inside a box left on a plot moves that box instead of drawing a new one)."""
@@ -212,8 +218,7 @@ def row_box(geometry, first: int, last: int) -> tuple[tuple[float, float], tuple
 
 
 def test_right_after_run_all_a_box_over_one_colour_group_selects_exactly_it(page):
-    page.locator(".placeborag-app .js-plotly-plot").nth(1).scroll_into_view_if_needed()
-    geometry = page.evaluate(RANKING)
+    geometry = ranking_geometry(page)
     row = geometry["rows"].index("refund")
     start, end = row_box(geometry, row, row)
     expected = inside(geometry, start, end)
@@ -228,7 +233,7 @@ def test_right_after_run_all_a_box_over_one_colour_group_selects_exactly_it(page
 
 def test_a_box_over_two_colour_groups_selects_both(page):
     clear(page)
-    geometry = page.evaluate(RANKING)
+    geometry = ranking_geometry(page)
     rows = geometry["rows"]
     start, end = row_box(geometry, rows.index("refund"), rows.index("shipping"))
     expected = inside(geometry, start, end)
@@ -246,7 +251,7 @@ def test_a_box_over_two_colour_groups_selects_both(page):
 
 def test_a_box_whose_drag_ends_on_a_marker_still_arrives(page):
     clear(page)
-    geometry = page.evaluate(RANKING)
+    geometry = ranking_geometry(page)
     row = geometry["rows"].index("shipping")
     start, _ = row_box(geometry, row, row)
     # End 3 px past a marker of the row: well within plotly's hover distance of it, so a hover
@@ -310,8 +315,9 @@ def test_every_profile_can_be_picked(page):
             .map(o => o.value)"""
     )
     assert len(profiles) == 7
-    for name in profiles:
-        page.locator(".placeborag-profile select").select_option(value=name)
+    for label in profiles:  # "faiss (L2 distance, lower is better, ties by insertion)"
+        name = label.split(" (")[0]
+        page.locator(".placeborag-profile select").select_option(label=label)
         page.wait_for_function(KERNEL_IDLE)
         page.wait_for_function(
             f"() => document.querySelector('.placeborag-app .js-plotly-plot .gtitle')"
@@ -319,13 +325,23 @@ def test_every_profile_can_be_picked(page):
         )
         assert_no_app_error(page)
         assert page.evaluate(ROWS, "pre")
-    page.locator(".placeborag-profile select").select_option(value="chroma")
+    page.locator(".placeborag-profile select").select_option(
+        index=profiles.index(next(p for p in profiles if p.startswith("chroma (")))
+    )
     page.wait_for_function(KERNEL_IDLE)
+
+
+def qdrant_index(page) -> int:
+    labels = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.placeborag-profile select option'))
+            .map(o => o.textContent)"""
+    )
+    return next(i for i, label in enumerate(labels) if label.startswith("qdrant ("))
 
 
 def test_changing_the_profile_changes_the_table_and_the_plots(page):
     table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
-    page.locator(".placeborag-profile select").select_option(value="qdrant")
+    page.locator(".placeborag-profile select").select_option(index=qdrant_index(page))
     new_table, _ = settle(page, table, plots)
     assert new_table != table
 
