@@ -142,7 +142,9 @@ class VectorFunctions:
         return f"VectorFunctions(model_name={self.model_name!r})"
 
 
-def store_embedder(model: Any, wrapper: type, framework: type, methods: tuple[str, str]) -> Any:
+def store_embedder(
+    model: Any, wrapper: type[Any], framework: type[Any], methods: tuple[str, str]
+) -> Any:
     """The placeborag-shaped embedder a ``FakeVectorStore`` needs for a framework ``model``.
 
     An adapter's own embedding class (``wrapper``) is unwrapped, so a ``FakeEmbedder`` still
