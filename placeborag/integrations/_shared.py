@@ -60,8 +60,11 @@ def resolve_embedder(embedder: Any) -> Any:
     return embedder
 
 
-def check_texts(texts: object, name: str = "texts") -> list[str]:
-    """``texts`` as a list; a bare ``str`` is refused rather than split into its characters."""
+def check_texts(texts: object, name: str = "texts") -> list[Any]:
+    """``texts`` as a list; a bare ``str`` is refused rather than split into its characters.
+
+    The items are not checked here (ids and metadatas go through it too): the caller does.
+    """
     if isinstance(texts, (str, bytes)):
         raise PlaceboragTypeError(
             f"{name}={texts!r} is a single {type(texts).__name__}; pass a list of texts, "
