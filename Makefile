@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine:
 #   make explore   bootstrap .venv and open the explorer in JupyterLab on 127.0.0.1
-#   make test      bootstrap .venv with every extra and run the whole suite
+#   make test      bootstrap .venv with every extra, check formatting and types, run the suite
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -27,7 +27,10 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# Formatting and types are checked first: either failing fails `make test` (and CI).
 test: venv browser
+	$(BIN)/python -m ruff format --check placeborag tests benchmarks scripts examples
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest tests examples -p no:cacheprovider
 
 # JupyterLab prints the URL with its token; open it in a browser on this machine.
@@ -43,4 +46,4 @@ docs: venv
 	$(BIN)/python -m mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) build dist site .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist site .pytest_cache .hypothesis .mypy_cache

@@ -103,82 +103,71 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from placeborag._chat import (
-        ChatMessage,
-        ChatReply,
-        ChatRequest,
-        ScriptedChatModel,
-        ToolCall,
-        ToolNotOffered,
-        answer_from_results,
-        count_tokens,
-        search_on_topics,
-        stream_tokens,
-        tool_call,
-    )
-    from placeborag._conversation import (
-        BudgetExceeded,
-        Conversation,
-        Packing,
-        Session,
-        Sessions,
-        Turn,
-        WindowBudget,
-        conversation,
-    )
-    from placeborag._embedder import FakeEmbedder, cosine_similarity
-    from placeborag._errors import (
-        FilterError,
-        FilterTypeError,
-        PlaceboragError,
-        PlaceboragTypeError,
-        PlaceboragValueError,
-        PlaceboragWarning,
-        RecordingNotFound,
-        RetrievalError,
-        RetrievalTimeout,
-        ScriptError,
-        ScriptExhausted,
-        UnrecordedText,
-    )
-    from placeborag._fusion import (
-        FusedMatch,
-        HybridExplanation,
-        HybridRetriever,
-        KeywordIndex,
-        keyword_scores,
-        reciprocal_rank_fusion,
-    )
-    from placeborag._knowledge import (
-        CacheEvent,
-        CandidateCache,
-        KnowledgeCall,
-        KnowledgeResult,
-        StubKnowledgeStore,
-        UnscriptedQuery,
-        WithheldRecord,
-    )
-    from placeborag._profiles import PROFILES, MetricScore, Profile, get_profile
-    from placeborag._replay import (
-        Recording,
-        ReplayEmbedder,
-        load_demo_recording,
-        record_vectors,
-    )
-    from placeborag._scoring import (
-        GeometryScorer,
-        ScoringListener,
-        ScoringRequest,
-        ScoringResponse,
-        ScriptedScorer,
-    )
-    from placeborag._store import (
-        FakeVectorStore,
-        Match,
-        QueryExplanation,
-        QueryRecord,
-        QueryTrace,
-        StoreRecords,
-        TieInfo,
-    )
-    from placeborag._trace import STAGES
+    # `name as name` marks a re-export for type checkers (mypy --strict, pyright).
+    from placeborag._chat import ChatMessage as ChatMessage
+    from placeborag._chat import ChatReply as ChatReply
+    from placeborag._chat import ChatRequest as ChatRequest
+    from placeborag._chat import ScriptedChatModel as ScriptedChatModel
+    from placeborag._chat import ToolCall as ToolCall
+    from placeborag._chat import ToolNotOffered as ToolNotOffered
+    from placeborag._chat import answer_from_results as answer_from_results
+    from placeborag._chat import count_tokens as count_tokens
+    from placeborag._chat import search_on_topics as search_on_topics
+    from placeborag._chat import stream_tokens as stream_tokens
+    from placeborag._chat import tool_call as tool_call
+    from placeborag._conversation import BudgetExceeded as BudgetExceeded
+    from placeborag._conversation import Conversation as Conversation
+    from placeborag._conversation import Packing as Packing
+    from placeborag._conversation import Session as Session
+    from placeborag._conversation import Sessions as Sessions
+    from placeborag._conversation import Turn as Turn
+    from placeborag._conversation import WindowBudget as WindowBudget
+    from placeborag._conversation import conversation as conversation
+    from placeborag._embedder import FakeEmbedder as FakeEmbedder
+    from placeborag._embedder import cosine_similarity as cosine_similarity
+    from placeborag._errors import FilterError as FilterError
+    from placeborag._errors import FilterTypeError as FilterTypeError
+    from placeborag._errors import PlaceboragError as PlaceboragError
+    from placeborag._errors import PlaceboragTypeError as PlaceboragTypeError
+    from placeborag._errors import PlaceboragValueError as PlaceboragValueError
+    from placeborag._errors import PlaceboragWarning as PlaceboragWarning
+    from placeborag._errors import RecordingNotFound as RecordingNotFound
+    from placeborag._errors import RetrievalError as RetrievalError
+    from placeborag._errors import RetrievalTimeout as RetrievalTimeout
+    from placeborag._errors import ScriptError as ScriptError
+    from placeborag._errors import ScriptExhausted as ScriptExhausted
+    from placeborag._errors import UnrecordedText as UnrecordedText
+    from placeborag._fusion import FusedMatch as FusedMatch
+    from placeborag._fusion import HybridExplanation as HybridExplanation
+    from placeborag._fusion import HybridRetriever as HybridRetriever
+    from placeborag._fusion import KeywordIndex as KeywordIndex
+    from placeborag._fusion import keyword_scores as keyword_scores
+    from placeborag._fusion import reciprocal_rank_fusion as reciprocal_rank_fusion
+    from placeborag._knowledge import CacheEvent as CacheEvent
+    from placeborag._knowledge import CandidateCache as CandidateCache
+    from placeborag._knowledge import KnowledgeCall as KnowledgeCall
+    from placeborag._knowledge import KnowledgeResult as KnowledgeResult
+    from placeborag._knowledge import StubKnowledgeStore as StubKnowledgeStore
+    from placeborag._knowledge import UnscriptedQuery as UnscriptedQuery
+    from placeborag._knowledge import WithheldRecord as WithheldRecord
+    from placeborag._profiles import PROFILES as PROFILES
+    from placeborag._profiles import MetricScore as MetricScore
+    from placeborag._profiles import Profile as Profile
+    from placeborag._profiles import get_profile as get_profile
+    from placeborag._replay import Recording as Recording
+    from placeborag._replay import ReplayEmbedder as ReplayEmbedder
+    from placeborag._replay import load_demo_recording as load_demo_recording
+    from placeborag._replay import record_vectors as record_vectors
+    from placeborag._scoring import GeometryScorer as GeometryScorer
+    from placeborag._scoring import ScoringListener as ScoringListener
+    from placeborag._scoring import ScoringRequest as ScoringRequest
+    from placeborag._scoring import ScoringResponse as ScoringResponse
+    from placeborag._scoring import ScriptedScorer as ScriptedScorer
+    from placeborag._store import FakeVectorStore as FakeVectorStore
+    from placeborag._store import Match as Match
+    from placeborag._store import QueryExplanation as QueryExplanation
+    from placeborag._store import QueryRecord as QueryRecord
+    from placeborag._store import QueryTrace as QueryTrace
+    from placeborag._store import StoreRecords as StoreRecords
+    from placeborag._store import TieInfo as TieInfo
+    from placeborag._trace import STAGES as STAGES

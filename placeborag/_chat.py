@@ -31,8 +31,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
-from placeborag._scoring import ScriptError, ScriptExhausted, _count
+from placeborag._errors import (
+    PlaceboragError,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    ScriptError,
+    ScriptExhausted,
+)
+from placeborag._scoring import _count
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -299,14 +305,14 @@ def _checked_calls(calls: Iterable[object], where: str) -> tuple[ToolCall, ...]:
 
 def _calls_step(calls: tuple[object, ...]) -> _Calls:
     if len(calls) == 1 and callable(calls[0]) and not isinstance(calls[0], ToolCall):
-        return _Calls(calls[0])  # type: ignore[arg-type]
+        return _Calls(calls[0])
     return _Calls(_checked_calls(calls, "calls"))
 
 
 def _answer_step(text: object) -> _Answer:
     if not (isinstance(text, str) or callable(text)):
         raise PlaceboragTypeError(f"text={text!r} must be a str or a function of the request")
-    return _Answer(text)  # type: ignore[arg-type]
+    return _Answer(text)
 
 
 def _fail_step(exception: object) -> _Fail:
@@ -378,6 +384,16 @@ class ScriptedChatModel:
     """
 
     _DEFAULT_MODEL_NAME = "scripted-chat"
+
+    # Set by _begin: __init__ refuses to build a model without a first step.
+    _model_name: str
+    _steps: list[_Step]
+    _rule: Callable[[ChatRequest], object] | None
+    _taken: int
+    _repeats: bool
+    _lock: threading.Lock
+    _requests: list[ChatRequest]
+    _replies: list[ChatReply]
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise ScriptError(
@@ -528,7 +544,9 @@ class ScriptedChatModel:
 
     # -- answering ----------------------------------------------------------------------------
 
-    def _arrive(self, messages: Sequence[object], tools: Iterable[object] | None) -> tuple:
+    def _arrive(
+        self, messages: Sequence[MessageLike] | MessageLike, tools: Iterable[object] | None
+    ) -> tuple[ChatRequest, _Step | None]:
         if isinstance(messages, (str, ChatMessage)):
             messages = [messages]
         if not isinstance(messages, Sequence):
@@ -579,7 +597,9 @@ class ScriptedChatModel:
         return self._reply(request, "", calls)
 
     def _by_rule(self, request: ChatRequest) -> ChatReply:
-        decision = self._rule(request)  # type: ignore[misc]
+        rule = self._rule
+        assert rule is not None, "only a model following a rule takes no step"
+        decision = rule(request)
         if isinstance(decision, ChatReply):
             return decision
         if isinstance(decision, str):
@@ -625,7 +645,7 @@ class ScriptedChatModel:
         A tool is a name, a dict with a ``name`` (OpenAI's ``{"function": {"name"}}`` too) or
         an object with ``.name``. Malformed input raises before anything is recorded.
         """
-        request, step = self._arrive(messages, tools)  # type: ignore[arg-type]
+        request, step = self._arrive(messages, tools)
         return self._record(self._decide(request, step))
 
     async def ainvoke(
@@ -635,7 +655,7 @@ class ScriptedChatModel:
         tools: Iterable[object] | None = None,
     ) -> ChatReply:
         """Like ``invoke``; the request takes its step when the coroutine starts running."""
-        request, step = self._arrive(messages, tools)  # type: ignore[arg-type]
+        request, step = self._arrive(messages, tools)
         await asyncio.sleep(0)
         return self._record(self._decide(request, step))
 

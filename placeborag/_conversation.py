@@ -62,7 +62,7 @@ def _checked_counter(counter: object) -> Counter:
         return count_tokens
     if not callable(counter):
         raise PlaceboragTypeError(f"counter={counter!r} must be a function of a str")
-    return counter  # type: ignore[return-value]
+    return counter
 
 
 def _turn(role: str, content: object, counter: Counter, position: int) -> Turn:

@@ -14,7 +14,7 @@ import hashlib
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -205,18 +205,18 @@ class FakeEmbedder:
         """The L2-normalised vector of one text, as a list of floats."""
         text = _check_text(text)
         if self._clusters and self._clusters_of([text])[0] is not None:
-            return self._embed_floats([text])[0].tolist()
+            return cast("list[float]", self._embed_floats([text])[0].tolist())
         kept = self._text_cache.get(text)  # a text a store of this embedder was given
         if kept is not None:
-            return kept[0].tolist()
+            return cast("list[float]", kept[0].tolist())
         counts = hashed_counts_one(text, self._dimensions, self._seeds)
         counts /= math.sqrt(counts.dot(counts))  # as in _hash_one: the same bits
-        return counts.tolist()
+        return cast("list[float]", counts.tolist())
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         """The L2-normalised vectors of many texts, as lists of floats: ``[embed(t) for t in
         texts]``, computed in one pass. :meth:`embed_array` gives the same values as an array."""
-        return self._embed_floats(_check_texts(texts)).tolist()
+        return cast("list[list[float]]", self._embed_floats(_check_texts(texts)).tolist())
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of :meth:`embed_batch` as a float64 array of shape (n, dimensions).
@@ -237,7 +237,7 @@ class FakeEmbedder:
         if name not in self._anchors:
             return None
         anchor = self._anchors[name]
-        return (anchor / math.sqrt(self._dimensions)).tolist()
+        return cast("list[float]", (anchor / math.sqrt(self._dimensions)).tolist())
 
     def jitter_of(self, text: str) -> float | None:
         """The jitter magnitude ``m`` of a cluster member (None for an undeclared text)."""
@@ -317,18 +317,19 @@ class FakeEmbedder:
             return floats, row[1][None, :].astype(np.int64) if exact else None
         if 0 < len(texts) <= _CACHED_BATCH:
             get = self._text_cache.get
-            rows = [get(t) for t in texts]
-            missing = list(dict.fromkeys(t for t, r in zip(texts, rows) if r is None))
+            kept = [get(t) for t in texts]
+            missing = list(dict.fromkeys(t for t, r in zip(texts, kept) if r is None))
+            made: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             if len(missing) > 4:  # more than a few: one pass for them all
                 counts = hashed_counts(missing, self._dimensions, self._seeds)
                 unit = _normalise_counts(counts.copy())
                 made = {t: (unit[j].copy(), counts[j].copy()) for j, t in enumerate(missing)}
                 self._keep(made)
-                rows = [r if r is not None else made[t] for t, r in zip(texts, rows)]
-            elif missing:
-                rows = [
-                    r if r is not None else get(t) or self._hash_one(t) for t, r in zip(texts, rows)
-                ]
+            # Up to four missing: hashed one by one (a repeat finds the row the first one kept).
+            rows = [
+                r if r is not None else made.get(t) or get(t) or self._hash_one(t)
+                for t, r in zip(texts, kept)
+            ]
             floats = np.stack([r[0] for r in rows])
             return floats, np.stack([r[1] for r in rows]).astype(np.int64) if exact else None
         counts = hashed_counts(texts, self._dimensions, self._seeds)
@@ -390,17 +391,16 @@ class FakeEmbedder:
             return self._compute_members(
                 missing, exact=exact or len(keys) <= _CACHED_BATCH, dtype=dtype
             )
-        fresh_exact, fresh_floats = (
-            self._compute_members(missing, exact=exact, dtype=dtype) if missing else (None, None)
-        )
+        if missing:
+            fresh_exact, fresh_floats = self._compute_members(missing, exact=exact, dtype=dtype)
         index = {key: i for i, key in enumerate(missing)}
         fresh = [row for row, key in enumerate(keys) if key in index]
         cached = [row for row, key in enumerate(keys) if key not in index]
         floats = np.empty((len(keys), self._dimensions), dtype=dtype)
         ints = np.empty((len(keys), self._dimensions), dtype=np.int64) if exact else None
-        if fresh:
+        if fresh:  # the rows of the missing members, computed above
             take = [index[keys[row]] for row in fresh]
-            floats[fresh] = fresh_floats[take]  # type: ignore[index]
+            floats[fresh] = fresh_floats[take]
             if ints is not None:
                 ints[fresh] = fresh_exact[take]
         if cached:
@@ -436,7 +436,9 @@ class FakeEmbedder:
                 ).digest()
                 for name, text in keys
             )
-            return (np.frombuffer(blob, dtype="<u8") >> np.uint64(11)).astype(np.float64) / 2.0**53
+            top_bits = np.frombuffer(blob, dtype="<u8") >> np.uint64(11)
+            u: np.ndarray = top_bits.astype(np.float64) / 2.0**53
+            return u
 
         # The same draws at every spread and dimension: a large batch keeps them.
         u = _MEMBER_DRAWS.get_or((prefix, tuple(keys)), len(keys), draw)
@@ -705,7 +707,8 @@ def _unit_scaled(v: np.ndarray) -> np.ndarray:
     top = float(np.max(np.abs(v)))
     if top == 0.0:
         return v
-    return np.ldexp(v, -math.frexp(top)[1])
+    scaled: np.ndarray = np.ldexp(v, -math.frexp(top)[1])
+    return scaled
 
 
 def _as_vector(v: object, name: str) -> np.ndarray:

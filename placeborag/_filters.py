@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -105,10 +105,11 @@ def _same(a: object, b: object) -> bool:
     ka = _kind(a)
     if ka == _MISSING or ka != _kind(b):
         return False
-    if ka == _LIST:
-        return len(a) == len(b) and all(map(_same, a, b))  # type: ignore[arg-type]
-    if ka == _DICT:
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)  # type: ignore[attr-defined,index]
+    # The kind says what both are; the isinstance checks only tell the type checker.
+    if ka == _LIST and isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if ka == _DICT and isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return bool(a == b)
 
 
@@ -178,13 +179,18 @@ class Filter:
 
     def matches(self, metadata: Mapping[str, Any] | None) -> bool:
         """Whether one record's metadata passes the filter."""
-        return bool(
-            _evaluate(self, lambda leaf: leaf._leaf_matches(metadata), _combine_bools)  # type: ignore[attr-defined]
-        )
+        return bool(_evaluate(self, lambda leaf: leaf._leaf_matches(metadata), _combine_bools))
 
     def mask(self, columns: Columns) -> np.ndarray:
         """A boolean array: which of the column store's records pass the filter."""
-        return _evaluate(self, lambda leaf: leaf._leaf_mask(columns), _combine_masks)  # type: ignore[attr-defined]
+        return _evaluate(self, lambda leaf: leaf._leaf_mask(columns), _combine_masks)
+
+    # Every node but _Logical is a leaf and answers these; _evaluate asks only the leaves.
+    def _leaf_matches(self, metadata: Mapping[str, Any] | None) -> bool:
+        raise NotImplementedError
+
+    def _leaf_mask(self, columns: Columns) -> np.ndarray:
+        raise NotImplementedError
 
     def keys(self) -> frozenset[str]:
         """The metadata keys the filter reads."""
@@ -202,18 +208,26 @@ class Filter:
         return f"{type(self).__name__}({self.clause!r})"
 
 
-def _combine_bools(op: str, values: list[Any]) -> bool:
+def _combine_bools(op: str, values: list[bool]) -> bool:
     return all(values) if op == "$and" else any(values)
 
 
-def _combine_masks(op: str, values: list[Any]) -> np.ndarray:
+def _combine_masks(op: str, values: list[np.ndarray]) -> np.ndarray:
     combine = np.logical_and if op == "$and" else np.logical_or
+    combined: np.ndarray
     if len(values) <= 2:
-        return values[0] if len(values) == 1 else combine(values[0], values[1])
-    return combine.reduce(values)
+        combined = values[0] if len(values) == 1 else combine(values[0], values[1])
+    else:
+        combined = combine.reduce(values)
+    return combined
 
 
-def _evaluate(root: Filter, leaf: Callable[[Filter], Any], combine: Callable[..., Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def _evaluate(
+    root: Filter, leaf: Callable[[Filter], _T], combine: Callable[[str, list[_T]], _T]
+) -> _T:
     """Evaluate a node tree bottom-up with an explicit stack (no recursion at any depth).
 
     Every leaf is evaluated (no short-circuit), so the plain and the vectorised paths raise the
@@ -221,7 +235,7 @@ def _evaluate(root: Filter, leaf: Callable[[Filter], Any], combine: Callable[...
     """
     if not isinstance(root, _Logical):
         return leaf(root)
-    out: list[Any] = []
+    out: list[_T] = []
     stack: list[tuple[Filter, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -333,7 +347,7 @@ class _Compare(Filter):
         if types == {str}:
             return True
         if types == {int}:  # a long list of ints: two C-speed passes
-            return min(values) >= -_EXACT_INT and max(values) <= _EXACT_INT
+            return bool(min(values) >= -_EXACT_INT and max(values) <= _EXACT_INT)
         for v in values:
             k = _kind(v)
             if k not in _SIMPLE_KINDS or (isinstance(v, int) and abs(v) > _EXACT_INT):
@@ -356,9 +370,13 @@ class _Compare(Filter):
             if self.strict and clash.any():
                 raise self._cannot_compare(columns.row(int(np.argmax(clash)))[self.key])
             with np.errstate(invalid="ignore"):
-                return (kind == _NUMBER) & self._RANGE[op](number, float(self.value))
+                in_range: np.ndarray = (kind == _NUMBER) & self._RANGE[op](
+                    number, float(self.value)
+                )
+            return in_range
         values = self.value if op in ("$in", "$nin") else (self.value,)
         k = _kind(values[0])  # $in/$nin values share one kind
+        hit: np.ndarray
         if k == _STR:
             wanted = [table[v] for v in values if v in table]
             if len(wanted) == 1:
@@ -419,13 +437,14 @@ def _check_literal(op: str, value: object, clause: object) -> None:
         if k in (_LIST, _DICT):
             if depth >= MAX_LITERAL_DEPTH:
                 raise _fail(f"{op} value is nested deeper than {MAX_LITERAL_DEPTH} levels", clause)
-            if k == _DICT:
-                for key in item:  # type: ignore[union-attr]
+            # The kind says what the item is; the isinstance checks only tell the type checker.
+            if k == _DICT and isinstance(item, Mapping):
+                for key in item:
                     if not isinstance(key, str):
                         raise _fail_type(f"{op} value key {key!r} must be a str", clause)
-                children = list(item.values())  # type: ignore[union-attr]
-            else:
-                children = list(item)  # type: ignore[call-overload]
+                children = list(item.values())
+            elif isinstance(item, (list, tuple)):
+                children = list(item)
             stack.extend((child, depth + 1) for child in children)
 
 

@@ -322,7 +322,7 @@ def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[Any]] | Mapping[Any, Sequence[Any]],
     *,
     rank_constant: int = 60,
-    weights: Sequence[float] | Mapping[Any, float] | None = None,
+    weights: Sequence[float | Fraction] | Mapping[Any, float | Fraction] | None = None,
     limit: int | None = None,
 ) -> list[FusedMatch]:
     """Fuse ranked lists into one: each list adds ``weight / (rank_constant + rank)`` per candidate.

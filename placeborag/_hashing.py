@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -56,7 +56,8 @@ def splitmix64(z: np.ndarray) -> np.ndarray:
         z = z * _MIX[1]
         z = z ^ (z >> _SHIFTS[1])
         z = z * _MIX[2]
-        return z ^ (z >> _SHIFTS[2])
+        mixed: np.ndarray = z ^ (z >> _SHIFTS[2])
+        return mixed
     tmp = np.empty_like(z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
     np.multiply(z, _MIX[1], out=z)
@@ -109,7 +110,7 @@ def _word_mask(cp: np.ndarray) -> np.ndarray:
     Punctuation, CJK Symbols and Punctuation, the ideographic space and the fullwidth ASCII
     punctuation), so accented Latin, Cyrillic, CJK and emoji all form words. Sentinels are not.
     """
-    word = _ASCII_WORD_EXT[np.minimum(cp, 128)]
+    word: np.ndarray = _ASCII_WORD_EXT[np.minimum(cp, 128)]
     high = np.flatnonzero((cp >= 128) & (cp != SENTINEL))
     if high.size:
         hc = cp[high]
@@ -157,6 +158,9 @@ class _Plan:
         return self.span.nbytes + self.row.nbytes
 
 
+_V = TypeVar("_V")
+
+
 class BatchMemo:
     """Results computed for large batches, looked up by an exact key, within a byte budget.
 
@@ -172,7 +176,7 @@ class BatchMemo:
         self._items: dict[Any, tuple[Any, int]] = {}  # most recent last
         self._lock = threading.Lock()
 
-    def get_or(self, key: Any, size: int, make: Callable[[], Any]) -> Any:
+    def get_or(self, key: Any, size: int, make: Callable[[], _V]) -> _V:
         """The result for ``key``, made by ``make()`` if absent; batches under ``min_batch``
         (``size``) and results over half the budget are not kept."""
         if size < self.min_batch:
@@ -181,7 +185,8 @@ class BatchMemo:
             item = self._items.pop(key, None)
             if item is not None:
                 self._items[key] = item
-                return item[0]
+                kept: _V = item[0]  # what `make` built for this key
+                return kept
         value = make()
         weight = _nbytes(value)
         if weight <= self.max_bytes // 2:
@@ -286,7 +291,9 @@ def hashed_counts(
     # The top bit is the sign: +weight or -weight.
     weight *= 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)
     # bincount sums in float64; every partial sum is an integer far below 2**53, so it is exact.
-    counts = np.bincount(plan.row * dimensions + bucket, weights=weight, minlength=n * dimensions)
+    counts: np.ndarray = np.bincount(
+        plan.row * dimensions + bucket, weights=weight, minlength=n * dimensions
+    )
     # (bincount returns int64 when there is nothing to count, as for a lone empty string)
     counts = counts.astype(np.float64, copy=False).reshape(n, dimensions)
 
@@ -410,7 +417,7 @@ def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, in
         np.remainder(z, modulus, out=tmp)
     else:  # a power of two: the low bits are the remainder, and cheaper to take
         np.bitwise_and(z, low_bits, out=tmp)
-    counts = np.bincount(bucket, weights=signed, minlength=dimensions)
+    counts: np.ndarray = np.bincount(bucket, weights=signed, minlength=dimensions)
     if not counts.any():
         counts = np.zeros(dimensions)
         counts[_fallback_bucket(text, dimensions, seeds)] = 1.0

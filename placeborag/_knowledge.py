@@ -81,7 +81,7 @@ class KnowledgeCall:
     """One search the store received: what was asked, for whom, with what context."""
 
     query: str
-    identity: dict[str, Any] | str | None
+    identity: Mapping[str, Any] | str | None
     k: int
     where: dict[str, Any] | None
     context: dict[str, Any] | None
@@ -304,7 +304,12 @@ class StubKnowledgeStore:
         return self._split(call, self._matches(call))
 
     def _arrive(
-        self, query: object, identity: object, k: object, where: object, context: object
+        self,
+        query: object,
+        identity: Mapping[str, Any] | str | None,
+        k: object,
+        where: Mapping[str, Any] | None,
+        context: object,
     ) -> KnowledgeCall:
         text = _checked_query(query)
         identity_key(identity)  # validates

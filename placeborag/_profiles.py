@@ -47,7 +47,7 @@ def _choices(values: tuple[str, ...]) -> str:
 def _check_choice(name: str, value: object, allowed: tuple[str, ...], where: str = "") -> str:
     if value not in allowed:
         raise PlaceboragValueError(f"{name}={value!r} must be one of {_choices(allowed)}{where}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 # The reported number as a function of the exact cosine of two unit vectors.

@@ -29,7 +29,7 @@ __all__ = ["EMBEDDER_OPTIONS", "STORE_OPTIONS"]
 
 _MARKER = "placeborag"
 # Which of placeborag's fixtures set a test up ("embedder", "store"): what the marker reached.
-_USED = pytest.StashKey[set]()
+_USED = pytest.StashKey[set[str]]()
 
 
 _PROJECT_MARKERS = "placeborag_markers"

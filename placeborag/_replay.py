@@ -27,9 +27,10 @@ import difflib
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -53,7 +54,10 @@ from placeborag._validation import (
 )
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 # UnrecordedText lives in placeborag._errors; imported above, it can still be imported from here.
 __all__ = [
@@ -630,7 +634,8 @@ class ReplayEmbedder:
 
     def embed(self, text: str) -> list[float]:
         """The recorded vector of document ``text``."""
-        return self._rows("embed", [_check_str(text, "text")], "document")[0].tolist()
+        vector = self._rows("embed", [_check_str(text, "text")], "document")[0]
+        return cast("list[float]", vector.tolist())
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """The recorded vectors of documents ``texts`` as an ``(n, dimensions)`` float64 array."""
@@ -638,11 +643,13 @@ class ReplayEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """The recorded vectors of documents ``texts`` as lists (LangChain's shape)."""
-        return self._rows("embed_documents", _check_texts(texts, "texts"), "document").tolist()
+        vectors = self._rows("embed_documents", _check_texts(texts, "texts"), "document")
+        return cast("list[list[float]]", vectors.tolist())
 
     def embed_query(self, text: str) -> list[float]:
         """The recorded vector of query ``text``."""
-        return self._rows("embed_query", [_check_str(text, "text")], "query")[0].tolist()
+        vector = self._rows("embed_query", [_check_str(text, "text")], "query")[0]
+        return cast("list[float]", vector.tolist())
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """The recorded vectors of queries ``texts`` as an ``(n, dimensions)`` float64 array."""

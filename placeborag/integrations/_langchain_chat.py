@@ -18,7 +18,7 @@ through ``requests``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall, checked_model
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
@@ -132,7 +132,7 @@ class PlaceboChatModel(BaseChatModel):
     @property
     def requests(self) -> tuple[Any, ...]:
         """The core model's record of requests."""
-        return self.model.requests
+        return cast("tuple[Any, ...]", self.model.requests)
 
     def bind_tools(
         self,

@@ -17,7 +17,7 @@ record stay in the core model (``.model``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from placeborag._chat import (
     ChatMessage,
@@ -154,7 +154,7 @@ class PlaceboFunctionCallingLLM(FunctionCallingLLM):
     @property
     def requests(self) -> tuple[Any, ...]:
         """The core model's record of requests."""
-        return self.model.requests
+        return cast("tuple[Any, ...]", self.model.requests)
 
     # -- tools ------------------------------------------------------------------------------
 

@@ -60,8 +60,11 @@ def resolve_embedder(embedder: Any) -> Any:
     return embedder
 
 
-def check_texts(texts: object, name: str = "texts") -> list[str]:
-    """``texts`` as a list; a bare ``str`` is refused rather than split into its characters."""
+def check_texts(texts: object, name: str = "texts") -> list[Any]:
+    """``texts`` as a list; a bare ``str`` is refused rather than split into its characters.
+
+    The items are not checked here (ids and metadatas go through it too): the caller does.
+    """
     if isinstance(texts, (str, bytes)):
         raise PlaceboragTypeError(
             f"{name}={texts!r} is a single {type(texts).__name__}; pass a list of texts, "
@@ -142,7 +145,9 @@ class VectorFunctions:
         return f"VectorFunctions(model_name={self.model_name!r})"
 
 
-def store_embedder(model: Any, wrapper: type, framework: type, methods: tuple[str, str]) -> Any:
+def store_embedder(
+    model: Any, wrapper: type[Any], framework: type[Any], methods: tuple[str, str]
+) -> Any:
     """The placeborag-shaped embedder a ``FakeVectorStore`` needs for a framework ``model``.
 
     An adapter's own embedding class (``wrapper``) is unwrapped, so a ``FakeEmbedder`` still

@@ -24,7 +24,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -77,10 +77,10 @@ class PlaceboEmbeddings(Embeddings):
         return self._embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return _shared.document_vectors(self._embedder, texts).tolist()
+        return cast("list[list[float]]", _shared.document_vectors(self._embedder, texts).tolist())
 
     def embed_query(self, text: str) -> list[float]:
-        return _shared.query_vectors(self._embedder, [text])[0].tolist()
+        return cast("list[float]", _shared.query_vectors(self._embedder, [text])[0].tolist())
 
     def __repr__(self) -> str:
         return f"PlaceboEmbeddings({self._embedder!r})"
@@ -258,7 +258,7 @@ class PlaceboVectorStore(VectorStore):
         texts: Iterable[str],
         metadatas: list[dict[str, Any]] | None = None,
         *,
-        ids: list[str | None] | None = None,
+        ids: Sequence[str | None] | None = None,
         batch_size: int | None = None,
         **kwargs: Any,
     ) -> list[str]:
@@ -402,7 +402,7 @@ class PlaceboVectorStore(VectorStore):
     def _search(
         self,
         query: str | None,
-        vector: Sequence[float] | None,
+        vector: Sequence[float] | np.ndarray | None,
         k: object,
         options: dict[str, Any],
         method: str,
@@ -467,7 +467,7 @@ class PlaceboVectorStore(VectorStore):
 
     def max_marginal_relevance_search_by_vector(
         self,
-        embedding: list[float],
+        embedding: list[float] | np.ndarray,
         k: int = 4,
         fetch_k: int = 20,
         lambda_mult: float = 0.5,

@@ -18,7 +18,7 @@ import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -109,16 +109,16 @@ class PlaceboEmbedding(BaseEmbedding):
         return self._embedder
 
     def _get_query_embedding(self, query: str) -> Embedding:
-        return _shared.query_vectors(self._embedder, [query])[0].tolist()
+        return cast("Embedding", _shared.query_vectors(self._embedder, [query])[0].tolist())
 
     async def _aget_query_embedding(self, query: str) -> Embedding:
         return self._get_query_embedding(query)
 
     def _get_text_embedding(self, text: str) -> Embedding:
-        return _shared.document_vectors(self._embedder, [text])[0].tolist()
+        return cast("Embedding", _shared.document_vectors(self._embedder, [text])[0].tolist())
 
     def _get_text_embeddings(self, texts: list[str]) -> list[Embedding]:
-        return _shared.document_vectors(self._embedder, texts).tolist()
+        return cast("list[Embedding]", _shared.document_vectors(self._embedder, texts).tolist())
 
     async def _aget_text_embeddings(self, texts: list[str]) -> list[Embedding]:
         return self._get_text_embeddings(texts)
@@ -225,7 +225,7 @@ def _members(operator: FilterOperator, value: object) -> list[Any]:
     return list(value)
 
 
-_EMPTY = (None, "", [])
+_EMPTY: tuple[object, ...] = (None, "", [])
 
 
 def metadata_filter_function(
@@ -274,6 +274,7 @@ def _compile_leaf(item: MetadataFilter, negations: bool) -> Callable[[Mapping[st
     key, operator, value = item.key, item.operator, item.value
     if operator in _OPERATORS:
         predicate = compile_filter(_clause(item), negations_match_missing=negations)
+        assert predicate is not None, "a one-clause filter compiles to a node"
         return predicate.matches
     if operator == FilterOperator.IS_EMPTY:
         return lambda metadata: (
@@ -573,7 +574,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         prefetch: object,
     ) -> list[Match]:
         store = self._store
-        if query.query_embedding is not None and query.query_str is None:
+        if query.query_str is None:  # query() refuses a query with no embedding either
             vector = np.asarray(query.query_embedding, dtype=np.float64)
         else:
             vector = store.embed_query(query.query_str)
