@@ -108,7 +108,7 @@ def sqrt_score(p: int, norm2_product: int) -> float:
     if p == 0:
         return 0.0
     root = math.isqrt(((p * p) << (2 * _SCORE_BITS)) // norm2_product)
-    value = min(1.0, root / 2**_SCORE_BITS)
+    value: float = min(1.0, root / 2**_SCORE_BITS)
     return value if p > 0 else -value
 
 

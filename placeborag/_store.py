@@ -698,7 +698,7 @@ class FakeVectorStore:
         deleted when the call raises.
         """
         single = isinstance(ids, str)
-        id_list = [ids] if single else self._check_column(ids, "ids")
+        id_list: list[Any] = [ids] if single else self._check_column(ids, "ids")
         for i, value in enumerate(id_list):
             _check_id(value, "ids" if single else f"ids[{i}]")
         with self._lock:
@@ -798,7 +798,7 @@ class FakeVectorStore:
         if not isinstance(text, str):
             raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
         with self._lock:
-            out = self._query_vector(text)[0].copy()
+            out: np.ndarray = self._query_vector(text)[0].copy()
         out.flags.writeable = False
         return out
 
@@ -918,6 +918,8 @@ class FakeVectorStore:
             semantics=self._filter_semantics,
         )
         vector_given: tuple[float, ...] | None = None
+        qfloat: np.ndarray | None
+        qexact: np.ndarray | None
         if vector is not None:
             qfloat, qexact, salt_text = self._given_vector(vector)
             vector_given = tuple(qfloat.tolist())
@@ -989,14 +991,14 @@ class FakeVectorStore:
                 eligible = filter_mask
         passing = eligible
         if recall_share < 1 and count:
-            rows = np.flatnonzero(eligible)
+            candidates = np.flatnonzero(reachable if eligible is None else eligible)
             eligible = np.zeros(count, dtype=bool)
-            eligible[self._recall_survivors(qpass.salt, rows, recall_share)] = True
+            eligible[self._recall_survivors(qpass.salt, candidates, recall_share)] = True
         ranking = None
         final: list[int] = []
         window: list[int] = []
-        if count and np.any(eligible):
-            if qpass.qfloat is None:
+        if count and eligible is not None and np.any(eligible):
+            if qpass.qfloat is None or qpass.qexact is None:
                 qpass.qfloat, qpass.qexact = self._query_vector(qpass.text)
             exact = ExactScores(table, qpass.qexact, self._exact_by_text())
             salt = 0
@@ -1063,7 +1065,8 @@ class FakeVectorStore:
     def _embed_vectors(self, texts: list[str]) -> np.ndarray:
         """The embedder's vectors of ``texts``, not yet checked against the store."""
         if self._fake:
-            return self._embedder._embed_floats(texts, dtype=np.float32)
+            floats: np.ndarray = self._embedder._embed_floats(texts, dtype=np.float32)
+            return floats
         returned = self._embedder.embed_batch(texts)
         try:
             vectors = np.array(returned, dtype=np.float64)
@@ -1082,7 +1085,8 @@ class FakeVectorStore:
             raise PlaceboragValueError(
                 f"the embedder returned a zero or non-finite vector for {texts[bad[0]]!r}"
             )
-        return np.divide(vectors, norms[:, None], out=vectors)
+        unit: np.ndarray = np.divide(vectors, norms[:, None], out=vectors)
+        return unit
 
     def _check_dimensions(self, vectors: np.ndarray, texts: list[str]) -> np.ndarray:
         """Fix the store's dimensions on its first write (under the lock) or check them."""
@@ -1263,7 +1267,8 @@ class _VectorsOnlyEmbedder:
         )
 
     def embed(self, text: str) -> list[float]:
-        return self.embed_batch([text]).tolist()
+        row: list[float] = self.embed_batch([text])[0].tolist()
+        return row
 
     def __repr__(self) -> str:
         return f"<vectors-only embedder, dimensions={self.dimensions}>"

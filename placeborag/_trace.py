@@ -409,10 +409,12 @@ def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
 
 def _profile_scores(profile: Profile, cosines: np.ndarray) -> np.ndarray:
     """The profile's number for each cosine (vectorised where the score function allows)."""
+    score: Any = profile.score  # a float function that numpy arrays also pass through
     try:
-        out = np.asarray(profile.score(cosines), dtype=np.float64)
+        out: np.ndarray = np.asarray(score(cosines), dtype=np.float64)
         if out.shape == cosines.shape:
-            return out.copy()
+            copied: np.ndarray = out.copy()
+            return copied
     except (TypeError, ValueError):
         pass
     return np.array([profile.score(float(c)) for c in cosines], dtype=np.float64)
