@@ -334,7 +334,7 @@ def test_every_profile_can_be_picked(page):
 def qdrant_index(page) -> int:
     labels = page.evaluate(
         """() => Array.from(document.querySelectorAll('.placeborag-profile select option'))
-            .map(o => o.textContent)"""
+            .map(o => o.value)"""
     )
     return next(i for i, label in enumerate(labels) if label.startswith("qdrant ("))
 
