@@ -377,6 +377,8 @@ def test_an_invalid_filter_shows_the_error_inline_dims_the_views_and_the_app_sur
     # The views still show the last valid state, dimmed and labelled as such.
     page.wait_for_function(STALE)
     assert "showing the last valid state" in page.locator(".placeborag-stale-note").inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(".placeborag-app").screenshot(path=str(ARTIFACTS / "explorer-stale.png"))
     table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
     where.fill('{"lang": "en"}')
     page.locator(".placeborag-apply button, button.placeborag-apply").first.click()
