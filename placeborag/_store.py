@@ -34,6 +34,7 @@ from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
 from placeborag._metadata import check_metadata as _check_metadata
 from placeborag._metadata import copy_metadata
+from placeborag._options import STORE_OPTIONS
 from placeborag._profiles import Profile, get_profile
 from placeborag._ranking import ExactScores, TieRule, float_to_exact, rank
 from placeborag._records import RecordTable, text_hash
@@ -71,21 +72,6 @@ _SHUFFLE_SALT = 0x73687566666C6521
 # The largest k a query takes: what Qdrant and Chroma accept in practice is far below it, and
 # padding profiles allocate one match per slot.
 _MAX_K = 1_000_000
-#: Every option a store is built with besides its embedder, in the constructor's order.
-STORE_OPTIONS = (
-    "profile",
-    "filter_mode",
-    "recall",
-    "visibility",
-    "metric",
-    "tie_order",
-    "seed",
-    "on_existing_id",
-    "pad_missing",
-    "filter_semantics",
-    "orphans",
-    "churn",
-)
 
 
 @dataclass
@@ -475,6 +461,16 @@ class FakeVectorStore:
         metadatas: Sequence[Mapping[str, Any] | None] | None = None,
     ) -> None:
         """Write many records with one embedding call; all are validated before any is written."""
+        id_list, text_list, meta_list = self._check_records(ids, texts, metadatas)
+        self._write(id_list, text_list, meta_list)
+
+    def _check_records(
+        self,
+        ids: object,
+        texts: object,
+        metadatas: object,
+    ) -> tuple[list[str], list[str], list[dict[str, Any] | None]]:
+        """Columns of records, every one checked (before anything is written)."""
         id_list = self._check_column(ids, "ids")
         text_list = self._check_column(texts, "texts")
         if len(text_list) != len(id_list):
@@ -506,7 +502,7 @@ class FakeVectorStore:
                     f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
                 )
             seen[value] = i
-        self._write(id_list, text_list, meta_list)
+        return id_list, text_list, meta_list
 
     def _write(
         self, ids: list[str], texts: list[str], metadatas: list[dict[str, Any] | None]
@@ -570,39 +566,9 @@ class FakeVectorStore:
                 "FakeEmbedder store ranks near-ties from the texts); use "
                 "FakeVectorStore.from_vectors(ids, vectors, ...) instead"
             )
-        id_list = self._check_column(ids, "ids")
         if texts is None:
-            texts = [""] * len(id_list)
-        text_list = self._check_column(texts, "texts")
-        if len(text_list) != len(id_list):
-            raise PlaceboragValueError(
-                f"texts has {len(text_list)} items and ids has {len(id_list)}; "
-                "they must have the same length"
-            )
-        for i, value in enumerate(id_list):
-            _check_id(value, f"ids[{i}]")
-        for i, value in enumerate(text_list):
-            if not isinstance(value, str):
-                raise PlaceboragTypeError(
-                    f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
-                )
-        if metadatas is None:
-            meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
-        else:
-            raw = self._check_column(metadatas, "metadatas")
-            if len(raw) != len(id_list):
-                raise PlaceboragValueError(
-                    f"metadatas has {len(raw)} items and ids has {len(id_list)}; "
-                    "they must have the same length"
-                )
-            meta_list = [_check_metadata(m, f"metadatas[{i}]") for i, m in enumerate(raw)]
-        seen: dict[str, int] = {}
-        for i, value in enumerate(id_list):
-            if value in seen:
-                raise PlaceboragValueError(
-                    f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
-                )
-            seen[value] = i
+            texts = [""] * len(self._check_column(ids, "ids"))
+        id_list, text_list, meta_list = self._check_records(ids, texts, metadatas)
         if isinstance(vectors, (str, bytes)):
             raise PlaceboragTypeError(
                 f"vectors={vectors!r} must be rows of numbers, not {type(vectors).__name__}"

@@ -119,11 +119,7 @@ class StoreRecords:
 
     @property
     def _index(self) -> dict[str, int]:
-        cached = self.__dict__.get("_index_cache")
-        if cached is None:
-            cached = {doc_id: i for i, doc_id in enumerate(self.ids)}
-            object.__setattr__(self, "_index_cache", cached)
-        return cached
+        return _position_index(self, self.ids)
 
 
 @dataclass(frozen=True)
@@ -226,11 +222,16 @@ class QueryTrace:
 
     @property
     def _index(self) -> dict[str, int]:
-        cached = self.__dict__.get("_index_cache")
-        if cached is None:
-            cached = {doc_id: i for i, doc_id in enumerate(self.ids)}
-            object.__setattr__(self, "_index_cache", cached)
-        return cached
+        return _position_index(self, self.ids)
+
+
+def _position_index(owner: object, ids: tuple[str, ...]) -> dict[str, int]:
+    """id -> position in ``ids``, built once and kept on the frozen ``owner``."""
+    cached: dict[str, int] | None = owner.__dict__.get("_index_cache")
+    if cached is None:
+        cached = {doc_id: i for i, doc_id in enumerate(ids)}
+        object.__setattr__(owner, "_index_cache", cached)
+    return cached
 
 
 def _ids_by(rank: np.ndarray, ids: tuple[str, ...]) -> tuple[str, ...]:
