@@ -31,20 +31,28 @@ _README_MISSING_KEY = (
     "filter_semantics='engine' gives the engine's answer"
 )
 _TYPED_VALUES = (
-    "placeborag compares by kind (5 == 5.0, '7' != 7) and never raises on a stored value; "
+    "placeborag compares by kind (5 == 5.0, '7' != 7) and never coerces a stored value; "
     "the engine rejects or coerces the value"
+)
+_STRICT_BOUND = (
+    "placeborag's default semantics keep 0.4.0's rule: a numeric bound against a stored string "
+    "is a bug in the filter and raises 'cannot compare'; filter_semantics='engine' skips the "
+    "record as the engine does"
 )
 _K_ZERO = "placeborag raises on k=0 (a caller asking for nothing is a bug); the engine returns []"
 
 DIFFERENCES: dict[tuple[str, str], str] = {
     ("chroma", "filter $ne, key missing"): _README_MISSING_KEY,
     ("chroma", "filter $nin, key missing"): _README_MISSING_KEY,
+    ("chroma", "filter $gt, a str value stored"): _STRICT_BOUND,
     ("qdrant_local", "filter $ne, key missing"): _README_MISSING_KEY,
     ("qdrant_local", "filter $nin, key missing"): _README_MISSING_KEY,
+    ("qdrant_local", "filter $gt, a str value stored"): _STRICT_BOUND,
     ("qdrant_local", "filter int stored, float asked"): _TYPED_VALUES,
     ("qdrant_local", "filter int stored, float asked (filter_semantics='engine')"): _TYPED_VALUES,
     ("qdrant_edge", "filter $ne, key missing"): _README_MISSING_KEY,
     ("qdrant_edge", "filter $nin, key missing"): _README_MISSING_KEY,
+    ("qdrant_edge", "filter $gt, a str value stored"): _STRICT_BOUND,
     ("qdrant_edge", "filter int stored, float asked"): _TYPED_VALUES,
     ("qdrant_edge", "filter int stored, float asked (filter_semantics='engine')"): _TYPED_VALUES,
     ("qdrant_edge", "k = 0"): _K_ZERO,
