@@ -129,10 +129,15 @@ class ExactScores:
         self._qexact = qexact
         self._by_text = by_text
         self._cache: dict[object, tuple[int, int]] = {}
+        self._keys: dict[object, Fraction] = {}
         self._qnorm: int | None = None
 
     def _key(self, row: int) -> object:
         return self._table.texts[row] if self._by_text is not None else row
+
+    def source(self, row: int) -> object:
+        """What a row's exact vector is computed from: its text (a FakeEmbedder's) or itself."""
+        return self._key(row)
 
     def fill(self, rows: Sequence[int]) -> None:
         """Compute (exact dot with the query, exact squared norm) for rows not cached yet."""
@@ -153,9 +158,14 @@ class ExactScores:
             self._cache[key] = (dot, norm)
 
     def key(self, row: int) -> Fraction:
-        """``sign(p) * p**2 / |d|**2``: orders rows exactly as their cosines do."""
-        dot, norm = self._cache[self._key(row)]
-        return Fraction(dot * abs(dot), norm)
+        """``sign(p) * p**2 / |d|**2``: orders rows exactly as their cosines do (one fraction
+        per distinct source: a hundred thousand copies of one text share it)."""
+        source = self._key(row)
+        key = self._keys.get(source)
+        if key is None:
+            dot, norm = self._cache[source]
+            key = self._keys[source] = Fraction(dot * abs(dot), norm)
+        return key
 
     def cosine(self, row: int) -> float:
         if self._qnorm is None:
@@ -268,9 +278,21 @@ def _exact_order(
     exact tie) the tie rule decides. Every tie group taken from is appended to ``groups``.
     """
     exact.fill(chain)
-    by_key: dict[Fraction, list[int]] = {}
+    # Rows of one source (a text) share a key: group by source first, so a hundred thousand
+    # copies of one text cost one fraction, then merge the sources whose keys are equal.
+    by_source: dict[object, list[int]] = {}
     for row in chain:
-        by_key.setdefault(exact.key(row), []).append(row)
+        by_source.setdefault(exact.source(row), []).append(row)
+    by_key: dict[Fraction, list[int]] = {}
+    merged = False
+    for rows in by_source.values():
+        group = by_key.setdefault(exact.key(rows[0]), [])
+        merged |= bool(group)
+        group.extend(rows)
+    if merged:  # keep every group in the chain's order, as the tie rules expect
+        place = {row: i for i, row in enumerate(chain)}
+        for group in by_key.values():
+            group.sort(key=place.__getitem__)
     out: list[int] = []
     for key in sorted(by_key, reverse=True):
         rows = by_key[key]
