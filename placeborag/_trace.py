@@ -338,7 +338,10 @@ def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
         qfloat = np.zeros(table.dimensions or 0)
         if n:
             qfloat, qpass.qexact = qpass.store._query_vector(qpass.text)
-    cosine = (records.vectors.astype(np.float64) @ np.asarray(qfloat, dtype=np.float64)).clip(-1, 1)
+    # The float32 screen the ranking itself starts from (one matrix-vector product, no
+    # float64 copy of the matrix); every record the ranking looked at gets its exact cosine.
+    screen = records.vectors @ np.asarray(qfloat, dtype=np.float32)
+    cosine = screen.astype(np.float64).clip(-1.0, 1.0)
     exact = np.zeros(n, dtype=bool)
     ties: list[TieInfo] = []
     if qpass.ranking is not None:
