@@ -11,6 +11,7 @@ from placeborag import (
     FakeEmbedder,
     FakeVectorStore,
     FilterError,
+    PlaceboragValueError,
     Match,
     QueryRecord,
     RetrievalError,
@@ -472,3 +473,37 @@ def test_a_fake_embedders_rows_are_stored_as_its_float64_vectors_rounded_to_floa
     stored = store.records().vectors
     assert stored.dtype == np.float32
     assert np.array_equal(stored, embedder.embed_array(texts).astype(np.float32))
+
+
+def test_a_failure_injected_many_times_does_not_grow_its_traceback():
+    """Issue 13 item 8: one exception instance raised 500 times kept every traceback."""
+    import traceback
+
+    store = FakeVectorStore()
+    store.upsert("a", "refund policy")
+    error = RetrievalTimeout("down")
+    store.fail_next_query(error, times=500)
+    depths = []
+    for _ in range(500):
+        try:
+            store.query("refund")
+        except RetrievalTimeout as exc:
+            assert exc is error  # the caller's own instance, as 0.4.0 raised it
+            depths.append(len(traceback.extract_tb(exc.__traceback__)))
+    assert depths[-1] == depths[0] <= 5
+
+
+@pytest.mark.parametrize("k", [10**7, 10**30, 2**64])
+def test_a_k_beyond_a_million_is_refused_before_anything_is_built(k):
+    """Issue 13 item 10: faiss padded 10**8 slots (seconds) and 10**30 overflowed."""
+    store = FakeVectorStore(profile="faiss")
+    store.upsert("a", "refund policy")
+    with pytest.raises(PlaceboragValueError, match=r"must be <= 1,000,000"):
+        store.query("refund", k=k)
+    assert len(store.query("refund", k=1_000)) == 1_000  # padded, as FAISS pads
+
+
+@pytest.mark.parametrize("recall", [10**400, -(10**400), 2])
+def test_a_huge_int_recall_is_refused_without_overflow(recall):
+    with pytest.raises(PlaceboragValueError, match="must be between 0.0 and 1.0"):
+        FakeVectorStore(recall=recall)
