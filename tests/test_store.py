@@ -11,8 +11,8 @@ from placeborag import (
     FakeEmbedder,
     FakeVectorStore,
     FilterError,
-    PlaceboragValueError,
     Match,
+    PlaceboragValueError,
     QueryRecord,
     RetrievalError,
     RetrievalTimeout,
@@ -505,5 +505,5 @@ def test_a_k_beyond_a_million_is_refused_before_anything_is_built(k):
 
 @pytest.mark.parametrize("recall", [10**400, -(10**400), 2])
 def test_a_huge_int_recall_is_refused_without_overflow(recall):
-    with pytest.raises(PlaceboragValueError, match="must be between 0.0 and 1.0"):
+    with pytest.raises(PlaceboragValueError, match=r"must be between 0\.0 and 1\.0"):
         FakeVectorStore(recall=recall)
