@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from placeborag import PROFILES, FakeEmbedder, FakeVectorStore, PlaceboragValueError, get_profile
-from placeborag.explore._access import STATUSES
 from placeborag.explore._compute import (
     one_blas_thread,
 )
@@ -470,13 +469,8 @@ class Explorer:
         """Remember which documents each trace of a figure draws, in point order, so a
         selection's (trace, point) pairs map back to ids; then show the selection on it."""
         p = display.projection
-        if name == "projection":
-            groups = [np.flatnonzero(p.labels == label) for label in p.label_order]
-            top = np.flatnonzero(p.trace.rank)
-            groups.append(top[np.argsort(p.trace.rank[top])])  # the top-k rings
-        else:
-            groups = [np.flatnonzero(p.trace.status == status) for status in STATUSES]
-        self._trace_rows[name] = dict(enumerate(groups))
+        # Projection: a trace per category, then the top-k rings; ranking: one per status.
+        self._trace_rows[name] = dict(enumerate(display.groups()))
         self._ids = p.ids
         self._show_selection(name)
 
