@@ -1329,14 +1329,16 @@ class FilterModesDisplay(_Display):
         }
         return self._show(figure, traces, layout)
 
-    def to_html(self) -> str:
-        """Both tables side by side, as HTML (CSS classes for styling and browser tests)."""
+    def to_html(self, selected: Sequence[str] = ()) -> str:
+        """Both tables side by side, as HTML (CSS classes for styling and browser tests); the
+        rows of ``selected`` ids carry ``data-selected``."""
         cells = "".join(
             f'<div class="placeborag-mode placeborag-mode-{m}"><h4>{m}-filter</h4>'
             + frame_to_html(
                 self.tables[m],
                 css_class=f"placeborag-table placeborag-table-{m}",
                 headers={"score": f"score ({self.score_label})"},
+                selected=selected,
             )
             + "</div>"
             for m in ("pre", "post")
@@ -1361,12 +1363,17 @@ text-align:left;vertical-align:top}
 
 
 def frame_to_html(
-    frame: Any, *, css_class: str = "placeborag-table", headers: Mapping[str, str] | None = None
+    frame: Any,
+    *,
+    css_class: str = "placeborag-table",
+    headers: Mapping[str, str] | None = None,
+    selected: Sequence[str] = (),
 ) -> str:
     """A small, escaped HTML table; each row carries ``data-status`` and ``data-id``.
 
     ``headers`` renames columns in the header row (the frame keeps its names)."""
     names = headers or {}
+    chosen = set(selected)
     head = "".join(f"<th>{html.escape(names.get(str(c), str(c)))}</th>" for c in frame.columns)
     body = []
     columns = [str(c) for c in frame.columns]
@@ -1385,6 +1392,8 @@ def frame_to_html(
             for k in ("status", "id")
             if k in rec
         )
+        if chosen and rec.get("id") in chosen:
+            attrs += " data-selected"
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     empty = (
         f'<tr><td colspan="{len(frame.columns)}"><i>no documents</i></td></tr>' if not body else ""
