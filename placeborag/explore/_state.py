@@ -38,7 +38,7 @@ from placeborag.explore._compute import (
     one_blas_thread,
     project,
 )
-from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay
+from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
 
 __all__ = ["ANCHOR_MEMBERS", "ExplorerState", "Views"]
@@ -117,7 +117,8 @@ class ExplorerState:
         self._labels = LRU()
         self._coords = LRU()
         self._anchors = LRU()
-        self._hover: np.ndarray | None = None
+        self._hover: Any = None
+        self._option_stores = LRU()  # (embedder key, store options) -> store over the rows
 
     def timed(self, phase: str, make: Callable[[], Any]) -> Any:
         """``make()``, its milliseconds added to ``self.phases[phase]`` (for the benchmarks)."""
@@ -138,19 +139,9 @@ class ExplorerState:
         # A new embedder setting embeds every document: the one cost a first visit cannot skip.
         base, rows = self.timed("embed", lambda: self._base_store(s))
         if self._hover is None or len(self._hover) != len(rows.ids):
-            self._hover = hover_labels(rows)
+            self._hover = hover_labels(rows, lazy_from=HOVER_TEXT_UP_TO + 1)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
-        stores = {
-            m: with_options(
-                base,
-                profile=s.profile,
-                metric=s.metric,
-                filter_mode=m,
-                filter_semantics=s.filter_semantics,
-                recall=s.recall,
-            )
-            for m in ("pre", "post")
-        }
+        stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
         traces = {
             m: self.timed(
                 "trace",
@@ -223,6 +214,21 @@ class ExplorerState:
                 ),
             )
         return Views(s, base, rows, stores, traces, projection, anchors, n_components, color_by)
+
+    def _store_with(self, key: str, base: FakeVectorStore, s: Scenario, mode: str) -> Any:
+        """``base`` under ``s``'s store options and filter ``mode``, kept while it is recent:
+        a store caches its records view, which a trace reads (a k, query or where change
+        then pays for no new one)."""
+        options = {
+            "profile": s.profile,
+            "metric": s.metric,
+            "filter_mode": mode,
+            "filter_semantics": s.filter_semantics,
+            "recall": s.recall,
+        }
+        return self._option_stores.get_or(
+            (key, json.dumps(options, sort_keys=True)), lambda: with_options(base, **options)
+        )
 
     def filter_modes(self, views: Views) -> FilterModesDisplay:
         """The pre- versus post-filter tables of ``views``."""
