@@ -324,7 +324,7 @@ def density_trace(
         "y": np.ascontiguousarray(gy.ravel(), dtype=np.float32),
         "z": np.ascontiguousarray(z.ravel()),
         "zmin": 0.0,
-        "colorscale": [[0.0, "rgba(60,60,110,0.08)"], [1.0, "rgba(40,40,90,0.6)"]],
+        "colorscale": [[0.0, "rgba(60,60,110,0.06)"], [1.0, "rgba(40,40,90,0.4)"]],
         "showscale": False,
         "hoverinfo": "skip",
         "showlegend": True,
@@ -529,8 +529,8 @@ class ProjectionDisplay(_ProjectionBased):
         layout: dict[str, Any] = {
             "title": {
                 "text": f"Projection (PCA) of {n} documents for query "
-                f"{html.escape(repr(_short(p.trace.text)))}, k={p.trace.k}"
-                f"<br><sup>{html.escape(state_line(p.trace))}</sup>",
+                f"{html.escape(repr(_short(p.trace.text)), quote=False)}, k={p.trace.k}"
+                f"<br><sup>{html.escape(state_line(p.trace), quote=False)}</sup>",
                 "x": 0.01,
             },
             "annotations": annotations,
@@ -725,9 +725,10 @@ class RankingDisplay(_ProjectionBased):
         tickvals, ticktext = axis.ticks()
         layout = {
             "title": {
-                "text": f"Query-centred ranking for {html.escape(repr(_short(t.text)))}: "
+                "text": "Query-centred ranking for "
+                f"{html.escape(repr(_short(t.text)), quote=False)}: "
                 "better is to the right"
-                f"<br><sup>{html.escape(state_line(t))}</sup>",
+                f"<br><sup>{html.escape(state_line(t), quote=False)}</sup>",
                 "x": 0.01,
             },
             "xaxis": {
@@ -990,7 +991,7 @@ class ScoreAxis:
                 values.append(round((a + b) / 2, decimals + 1))
         positions = self.position(np.array(values))
         places = decimals + any(v != round(v, decimals) for v in values)
-        labels = [f"{v:.{places}f}".replace("-", "−") for v in values]
+        labels = [f"{v + 0.0:.{places}f}".replace("-", "−") for v in values]  # no −0
         return [float(x) for x in positions], labels
 
 
