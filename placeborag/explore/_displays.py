@@ -645,7 +645,7 @@ class RankingDisplay(_ProjectionBased):
         axis = self.axis
         position = axis.position(t.score)
         row = {label: i for i, label in enumerate(p.label_order)}
-        y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.ids)
+        y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.trace.ids)
         n = len(t.ids)
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
         strings = n <= HOVER_TEXT_UP_TO
