@@ -30,6 +30,7 @@ from placeborag.explore._displays import (
     draw,
     remember_sent,
     sent_to,
+    state_line,
 )
 from placeborag.explore._export import Export, build_export
 from placeborag.explore._scenario import Scenario, demo_scenario
@@ -357,8 +358,27 @@ class Explorer:
         self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
         self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
 
-    def _ipython_display_(self) -> None:
-        optional("IPython.display").display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The app's widget view, plus a static HTML snapshot (the state line, the top-k and
+        the pre/post tables) that nbconvert, GitHub and front ends without widgets show."""
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+    def static_html(self) -> str:
+        """The state on screen as plain HTML: no script, every user string escaped."""
+        views = self._views
+        if views is None:
+            return f"<p>placeborag explorer: {html.escape(self.error or 'nothing drawn')}</p>"
+        t = views.trace
+        top = "".join(f"<li>{html.escape(i)}</li>" for i in t.top_k)
+        return (
+            '<div class="placeborag-static"><h3>placeborag explorer (static snapshot)</h3>'
+            f"<p>{len(t.ids)} documents · query {html.escape(repr(t.text))} · k={t.k}<br>"
+            f"{html.escape(state_line(t))}</p><p>returned:</p><ol>{top}</ol>"
+            f"{self.results_html.value}<p><i>Run the notebook with ipywidgets for the "
+            "interactive views.</i></p></div>"
+        )
 
     # -- state -----------------------------------------------------------------------------
 

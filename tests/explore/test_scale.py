@@ -193,3 +193,12 @@ def test_a_table_row_click_toggles_the_selection_and_marks_the_row(app):
     assert f'data-id="{doc}" data-selected' in app.results_html.value
     app._on_row(doc)
     assert app.selection == [] and "data-selected" not in app.results_html.value
+
+
+def test_the_app_carries_a_static_html_fallback(app):
+    bundle = app._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    page = bundle["text/html"]
+    assert "<script" not in page
+    for doc in app.shown.trace.top_k:
+        assert f"<li>{doc}</li>" in page
