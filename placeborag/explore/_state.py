@@ -50,14 +50,22 @@ ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
 class LRU(OrderedDict):  # type: ignore[type-arg]
     """A small least-recently-used cache of the last few configurations."""
 
+    capacity = _CACHE
+
     def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
         if key in self:
             self.move_to_end(key)
             return self[key]
         value = self[key] = make()
-        while len(self) > _CACHE:
+        while len(self) > self.capacity:
             self.popitem(last=False)
         return value
+
+
+# Embedded stores kept per document count: each holds every vector (100,000 x 256 float32 is
+# 100 MB), so a large store keeps only the last two embedder settings.
+_LARGE_STORE = 50_000
+_LARGE_CACHE = 2
 
 
 @dataclass(frozen=True)
@@ -276,6 +284,9 @@ class ExplorerState:
             return reembedded(origin, embedder)
 
         key = self._embedder_key(s)
+        if len(s.documents) >= _LARGE_STORE:
+            self._stores.capacity = self._projectors.capacity = _LARGE_CACHE
+            self._option_stores.capacity = 2 * _LARGE_CACHE  # pre and post of each
         built = self._stores.get_or(key, build)
         if self.fixed_embedder is None:
             # The latest setting of this model, dimension and declaration (spreads aside),
