@@ -28,6 +28,10 @@ from typing import Any
 
 import numpy as np
 
+# The placeborag of this checkout, also when this file is run directly (python puts only
+# benchmarks/ on the path, and an installed placeborag would be measured instead).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, demo_scenario
 from placeborag.explore._compute import one_blas_thread
 

@@ -51,11 +51,14 @@ class LRU(OrderedDict):  # type: ignore[type-arg]
     """A small least-recently-used cache of the last few configurations."""
 
     capacity = _CACHE
+    evict_first = False  # make room before making a new value (large values: lower peak)
 
     def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
         if key in self:
             self.move_to_end(key)
             return self[key]
+        while self.evict_first and self and len(self) >= self.capacity:
+            self.popitem(last=False)
         value = self[key] = make()
         while len(self) > self.capacity:
             self.popitem(last=False)
@@ -63,9 +66,10 @@ class LRU(OrderedDict):  # type: ignore[type-arg]
 
 
 # Embedded stores kept per document count: each holds every vector (100,000 x 256 float32 is
-# 100 MB), so a large store keeps only the last two embedder settings.
+# 100 MB) and embedding them peaks at several times that, so past 50,000 documents only the
+# current embedder setting is kept beside the first, and let go of before the next is made.
 _LARGE_STORE = 50_000
-_LARGE_CACHE = 2
+_LARGE_CACHE = 1
 
 
 @dataclass(frozen=True)
@@ -263,6 +267,8 @@ class ExplorerState:
         """
 
         def build() -> tuple[FakeVectorStore, StoreRows]:
+            if self._stores.evict_first:
+                self._option_stores.clear()  # they hold the vectors of a store let go of
             embedder = self.fixed_embedder or s.embedder()
             if self._origin is None:
                 store = s.store(
@@ -287,6 +293,7 @@ class ExplorerState:
         if len(s.documents) >= _LARGE_STORE:
             self._stores.capacity = self._projectors.capacity = _LARGE_CACHE
             self._option_stores.capacity = 2 * _LARGE_CACHE  # pre and post of each
+            self._stores.evict_first = True
         built = self._stores.get_or(key, build)
         if self.fixed_embedder is None:
             # The latest setting of this model, dimension and declaration (spreads aside),
