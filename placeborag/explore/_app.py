@@ -14,7 +14,7 @@ import html
 import itertools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -511,7 +511,7 @@ class Explorer:
         figure.data = ()
         figure.layout = {}
         remember_sent(figure, (), {})
-        draw(figure, traces, layout)
+        draw(figure, list(traces), layout)
 
     # -- selection and export --------------------------------------------------------------
 
@@ -693,7 +693,7 @@ class Explorer:
             self.inspect_html.value += f"<small>also found: {more}{extra}</small>"
         return found
 
-    def select_points(self, figure: str, points: dict[int, Sequence[int]]) -> list[str]:
+    def select_points(self, figure: str, points: Mapping[int, Sequence[int]]) -> list[str]:
         """Select documents by (trace index -> point indices) of a figure; returns their ids.
 
         What a box or lasso selection in the front end calls (with the points of every trace

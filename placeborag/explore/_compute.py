@@ -70,7 +70,8 @@ class Projector:
         if x.dtype != np.float32:
             x = x.astype(np.float64, copy=False)
         projected = x @ self.components.T.astype(x.dtype)
-        return projected.astype(np.float64) - self.mean @ self.components.T
+        out: np.ndarray = projected.astype(np.float64) - self.mean @ self.components.T
+        return out
 
     def head(self, n_components: int) -> Projector:
         """The projector onto the first ``n_components`` axes (PCA axes are nested)."""
@@ -290,7 +291,8 @@ def spread_offsets(ids: Sequence[str], width: float = 0.7) -> np.ndarray:
     """A deterministic offset in [-width/2, width/2) per id, to spread points within a row."""
     cached = _OFFSETS[0]
     if cached is not None and cached[0] is ids and (cached[1], cached[2].size) == (width, len(ids)):
-        return cached[2]  # the same snapshot of ids as the last redraw
+        same: np.ndarray = cached[2]  # the same snapshot of ids as the last redraw
+        return same
     h = np.fromiter((zlib.crc32(i.encode("utf-8", "surrogatepass")) for i in ids), np.float64)
     out = (h / 2.0**32 - 0.5) * width
     out.flags.writeable = False
@@ -352,7 +354,7 @@ def anchor_geometry(
                 dimensions=d,
                 clusters=clusters,
                 cluster_spread=cluster_spread,
-                cluster_match=cluster_match,
+                cluster_match=cluster_match,  # type: ignore[arg-type]  # checked by Scenario
             )
         except ValueError as exc:
             errors[d] = str(exc)

@@ -340,6 +340,8 @@ class _Display:
     figure_: Any = None
 
     def _show(self, figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Any:
+        """Draw into ``figure`` (or a new one); returns this display (typed per subclass by
+        each ``plot``)."""
         _check_figure(figure)
         self.figure_ = draw(figure, traces, layout)
         return self
@@ -557,7 +559,8 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleanchor": "x",
                 "scaleratio": 1,
             }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
 
 def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
@@ -756,7 +759,8 @@ class RankingDisplay(_ProjectionBased):
             "autosize": True,
             "height": 440,
         }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
 
 _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
@@ -779,7 +783,8 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
     if k <= _LABEL_ALL_UP_TO:
         return r > 0
     last = int(r.max()) if r.size else 0
-    return (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
+    out: np.ndarray = (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
+    return out
 
 
 def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
@@ -1114,7 +1119,7 @@ class AnchorsDisplay(_Display):
                     "yaxis": "y",
                 }
             )
-        for d, j in dims.items():  # a legend key for the symbols; draws nothing
+        for d, jd in dims.items():  # a legend key for the symbols; draws nothing
             traces.append(
                 {
                     "type": "scatter",
@@ -1123,10 +1128,10 @@ class AnchorsDisplay(_Display):
                     "x": [None],
                     "y": [None],
                     "legendgroup": "dimensions",
-                    "legendgrouptitle": {"text": "dimensions"} if j == 0 else None,
+                    "legendgrouptitle": {"text": "dimensions"} if jd == 0 else None,
                     "marker": {
                         "color": "#666666",
-                        "symbol": int(symbols[j]),
+                        "symbol": int(symbols[jd]),
                         "size": 10,
                         "line": {"width": 1.5, "color": "#666666"},
                     },
@@ -1222,7 +1227,8 @@ class AnchorsDisplay(_Display):
             # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
             "height": 460 + 28 * len(g.errors),
         }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
 
 # plotly's codes for circle-open, square, diamond-open, cross and triangle-up-open
@@ -1328,7 +1334,8 @@ class FilterModesDisplay(_Display):
             "margin": {"t": 80, "l": 120, "r": 20, "b": 30},
             "height": 360,
         }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
     def to_html(self, selected: Sequence[str] = ()) -> str:
         """Both tables side by side, as HTML (CSS classes for styling and browser tests); the

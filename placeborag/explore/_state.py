@@ -14,6 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -154,25 +155,16 @@ class ExplorerState:
             self._hover = hover_labels(rows, lazy_from=HOVER_TEXT_UP_TO + 1)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
         stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
-        traces = {
-            m: self.timed(
-                "trace",
-                lambda m=m: self._traces.get_or(
-                    (
-                        key,
-                        s.profile,
-                        s.metric,
-                        s.filter_semantics,
-                        m,
-                        s.recall,
-                        s.query,
-                        s.k,
-                        where,
-                    ),
-                    lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
-                ),
+
+        def traced(m: str) -> QueryTrace:
+            found: QueryTrace = self._traces.get_or(
+                (key, s.profile, s.metric, s.filter_semantics, m, s.recall, s.query, s.k, where),
+                lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
             )
-            for m in ("pre", "post")
+            return found
+
+        traces: dict[str, QueryTrace] = {
+            m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")
         }
         trace = traces[s.filter_mode]
         # One three-component fit serves both views: PCA components are nested.
@@ -245,12 +237,13 @@ class ExplorerState:
     def filter_modes(self, views: Views) -> FilterModesDisplay:
         """The pre- versus post-filter tables of ``views``."""
         s = views.scenario
-        return self.timed(
+        out: FilterModesDisplay = self.timed(
             "tables",
             lambda: FilterModesDisplay.from_stores(
                 views.stores, s.query, s.k, s.where, rows=views.rows, traces=views.traces
             ),
         )
+        return out
 
     def _embedder_key(self, s: Scenario) -> str:
         if self.fixed_embedder is not None:
@@ -294,7 +287,7 @@ class ExplorerState:
             self._stores.capacity = self._projectors.capacity = _LARGE_CACHE
             self._option_stores.capacity = 2 * _LARGE_CACHE  # pre and post of each
             self._stores.evict_first = True
-        built = self._stores.get_or(key, build)
+        built: tuple[FakeVectorStore, StoreRows] = self._stores.get_or(key, build)
         if self.fixed_embedder is None:
             # The latest setting of this model, dimension and declaration (spreads aside),
             # by key: a store the cache has let go of is not kept alive from here.
@@ -311,10 +304,11 @@ class ExplorerState:
     def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
         """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration: the colour-by-
         cluster labels, which do not depend on the model, dimension or spread."""
-        return self._labels.get_or(
+        labels: np.ndarray = self._labels.get_or(
             self._labels_key(s, "cluster"),
             lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
         )
+        return labels
 
     def _labels_key(self, s: Scenario, color_by: str) -> tuple[str, str]:
         if self.fixed_embedder is not None:
@@ -334,4 +328,7 @@ class ExplorerState:
                     texts.append(text)
             return texts
 
-        return self._labels.get_or((*self._labels_key(s, "cluster"), "anchor texts"), pick)
+        texts: list[str] = self._labels.get_or(
+            (*self._labels_key(s, "cluster"), "anchor texts"), pick
+        )
+        return texts

@@ -3,7 +3,8 @@
 Opens notebooks/explorer.ipynb, swaps its code cell for an app over the demo grown to N
 documents, runs it, then changes three controls from the kernel (k, the query, colour by) and
 measures in the page the time from sending the change to both the projection and the ranking
-having redrawn (plotly's full data replaced, then one animation frame). The times are printed
+having redrawn (plotly's full data replaced, then one animation frame), and to the kernel
+reporting the cell done (its messages sent) when that came first. The times are printed
 and written to artifacts/explorer-at-scale.json: reported, never asserted (speed belongs to
 the benchmarks). What is asserted is that each change redraws both plots.
 
@@ -54,7 +55,8 @@ CHANGE = """async (code) => {
     const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
     const start = performance.now();
     const future = kernel.requestExecute({code, store_history: false});
-    let error = '';
+    let error = '', kernelMs = null;
+    future.done.then(() => { kernelMs = performance.now() - start; });
     future.onIOPub = (msg) => {
         if (msg.header.msg_type === 'error') error = msg.content.evalue;
     };
@@ -66,7 +68,7 @@ CHANGE = """async (code) => {
             await new Promise(r => requestAnimationFrame(r));
             const ms = performance.now() - start;
             await future.done;
-            return {ms};
+            return {ms, kernel_ms: kernelMs};
         }
     }
     return {error: 'no redraw within 120 s'};
@@ -104,9 +106,12 @@ def test_change_to_redraw_is_measured_for_three_controls(page):
         page.wait_for_function(KERNEL_IDLE)
         out = page.evaluate(CHANGE, code)
         assert "error" not in out, f"{name}: {out}"
-        results[name] = round(out["ms"])
+        results[name] = {
+            "change_to_redraw": round(out["ms"]),
+            "kernel_done": None if out["kernel_ms"] is None else round(out["kernel_ms"]),
+        }
     assert page.locator(".placeborag-error").inner_text() == ""
-    report = {"documents": N, "change_to_redraw_ms": results}
+    report = {"documents": N, "ms": results}
     print(json.dumps(report))
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"explorer-at-scale-{N}.json").write_text(json.dumps(report, indent=1))
