@@ -101,6 +101,33 @@ def _preview_html(export: Export, selection: Sequence[str]) -> str:
     )
 
 
+def _checked_coords(coords: Any, n: int) -> np.ndarray | None:
+    """The user's own 2-D coordinates as an (n, 2) float64 array (one row per document, in
+    the store's order), or None; anything else raises before the app is built."""
+    if coords is None:
+        return None
+    try:
+        array = np.array(coords, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PlaceboragValueError(
+            f"coords={_shown(coords)} must be an (n, 2) array of numbers, one row per document"
+        ) from None
+    if array.shape != (n, 2):
+        raise PlaceboragValueError(
+            f"coords of shape {array.shape} must have shape ({n}, 2): one (x, y) row per "
+            "document, in the store's order"
+        )
+    if not np.isfinite(array).all():
+        raise PlaceboragValueError("coords holds a value that is not finite; every one must be")
+    array.flags.writeable = False
+    return array
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def _profile_label(name: str) -> str:
     """``"faiss (L2 distance, ties by insertion)"``: the profile with its metric and tie rule."""
     profile = get_profile(name)
@@ -121,7 +148,9 @@ class Explorer:
 
     Pass a :class:`Scenario` (default: :func:`demo_scenario`), or a ``store`` (any
     FakeVectorStore, including one over precomputed vectors) and a ``query``. With a store
-    whose embedder is not a FakeEmbedder the embedder controls are disabled.
+    whose embedder is not a FakeEmbedder the embedder controls are disabled. ``coords``: your
+    own 2-D coordinates (an (n, 2) array, one row per document in the store's order, e.g. a
+    UMAP you computed) drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
     """
 
     def __init__(
@@ -133,6 +162,7 @@ class Explorer:
         mode: str = "widget",
         dimension_choices: Sequence[int] = (32, 64, 128, 256, 512, 1024),
         max_k: int = 50,
+        coords: Any = None,
     ) -> None:
         if mode not in ("widget", "output"):
             raise ValueError(f"mode={mode!r} must be one of 'widget', 'output'")
@@ -152,7 +182,7 @@ class Explorer:
         self.exported = ""
         self.error = ""
         self.timings: dict[str, float] = {}
-        self.state = ExplorerState(fixed_embedder)
+        self.state = ExplorerState(fixed_embedder, _checked_coords(coords, len(scenario.documents)))
         self._app_class = f"placeborag-app-{next(_APPS)}"
         self._views: Any = None  # the last views drawn (a failed redraw keeps them)
         self._syncing = False

@@ -227,6 +227,7 @@ class Projection:
     trace: QueryTrace
     score_label: str
     higher_is_better: bool
+    method: str = "PCA"  # or "your coordinates" (given to the app; no variance to report)
 
     @property
     def ids(self) -> list[str]:

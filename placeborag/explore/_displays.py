@@ -507,10 +507,12 @@ class ProjectionDisplay(_ProjectionBased):
             f"PC{i + 1} ({100 * v:.1f}%)" if three else f"PC{i + 1} ({100 * v:.1f}% of variance)"
             for i, v in enumerate(p.explained)
         ]
+        if p.method != "PCA":
+            axes = [f"x ({p.method})", f"y ({p.method})"]
         n_axes = 3 if three else 2
         kept = float(p.explained[:n_axes].sum())
         annotations = []
-        if kept < LOW_VARIANCE:
+        if kept < LOW_VARIANCE and p.method == "PCA":
             annotations.append(
                 {
                     "text": f"PCA keeps only {100 * kept:.1f}% of the variance in {n_axes} axes; "
@@ -530,7 +532,7 @@ class ProjectionDisplay(_ProjectionBased):
             annotations += rank_labels(p.coords[top][keep], p.trace.rank[top][keep])
         layout: dict[str, Any] = {
             "title": {
-                "text": f"Projection (PCA) of {n} documents for query "
+                "text": f"Projection ({p.method}) of {n} documents for query "
                 f"{html.escape(repr(_short(p.trace.text)), quote=False)}, k={p.trace.k}"
                 f"<br><sup>{html.escape(state_line(p.trace), quote=False)}</sup>",
                 "x": 0.01,

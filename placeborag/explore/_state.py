@@ -13,7 +13,7 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -119,8 +119,9 @@ class ExplorerState:
     phase (for the benchmarks).
     """
 
-    def __init__(self, fixed_embedder: Any = None) -> None:
+    def __init__(self, fixed_embedder: Any = None, coords: np.ndarray | None = None) -> None:
         self.fixed_embedder = fixed_embedder
+        self.user_coords = coords  # (n, 2) given by the user, aligned with the records
         self.phases: dict[str, float] = {}
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
@@ -196,6 +197,8 @@ class ExplorerState:
                 ),
             ),
         )
+        if self.user_coords is not None and n_components == 2:
+            projection = self._user_projection(projection)
         anchors = None
         if s.clusters and self.fixed_embedder is None:
             anchor_key = json.dumps(
@@ -232,6 +235,28 @@ class ExplorerState:
         }
         return self._option_stores.get_or(
             (key, json.dumps(options, sort_keys=True)), lambda: with_options(base, **options)
+        )
+
+    def _user_projection(self, p: Projection) -> Projection:
+        """``p`` drawn on the user's own 2-D coordinates: they place no query and no anchor,
+        so the query is drawn at the centroid of its top-k (of the k best scores when
+        nothing is returned) and the anchors are left out."""
+        coords = np.asarray(self.user_coords, dtype=np.float64)
+        t = p.trace
+        top = np.flatnonzero(t.rank)
+        if not top.size:
+            finite = np.flatnonzero(np.isfinite(t.score))
+            order = np.argsort(-t.score[finite] if t.higher_is_better else t.score[finite])
+            top = finite[order[: t.k]]
+        query = coords[top].mean(axis=0) if top.size else np.zeros(2)
+        return replace(
+            p,
+            coords=coords,
+            query=query,
+            anchor_names=[],
+            anchors=np.zeros((0, 2)),
+            explained=np.zeros(2),
+            method="your coordinates",
         )
 
     def filter_modes(self, views: Views) -> FilterModesDisplay:

@@ -202,3 +202,35 @@ def test_the_app_carries_a_static_html_fallback(app):
     assert "<script" not in page
     for doc in app.shown.trace.top_k:
         assert f"<li>{doc}</li>" in page
+
+
+def test_your_own_coordinates_replace_the_pca():
+    s = demo_scenario()
+    n = len(s.documents)
+    coords = np.column_stack([np.arange(n, dtype=float), np.arange(n, dtype=float) % 7])
+    own = Explorer(s, coords=coords)
+    fig = own.figures["projection"]
+    docs = [t for t in fig.data if t.legendgroup == "docs"]
+    rows = own._trace_rows["projection"]
+    for i, t in enumerate(docs):
+        np.testing.assert_array_equal(np.asarray(t.x), coords[rows[i], 0])
+        np.testing.assert_array_equal(np.asarray(t.y), coords[rows[i], 1])
+    top = [own.shown.rows.position[i] for i in own.shown.trace.top_k]
+    query = next(t for t in fig.data if t.name == "query")
+    assert (query.x[0], query.y[0]) == pytest.approx(tuple(coords[top].mean(axis=0)))
+    assert "your coordinates" in fig.layout.xaxis.title.text
+    assert not list(next(t for t in fig.data if t.name == "cluster anchors").x)
+
+
+@pytest.mark.parametrize(
+    ("coords", "message"),
+    [
+        (np.zeros((3, 2)), "must have shape"),
+        (np.zeros((38, 3)), "must have shape"),
+        ("abc", "must be an"),
+        (np.full((38, 2), np.nan), "not finite"),
+    ],
+)
+def test_bad_coordinates_raise_before_the_app_is_built(coords, message):
+    with pytest.raises(ValueError, match=message):
+        Explorer(coords=coords)
