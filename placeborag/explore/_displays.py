@@ -302,8 +302,11 @@ def density_trace(
     """A heatmap of how many documents fall in each cell (a numpy 2-D histogram), drawn under
     the points: empty cells transparent, fuller ones darker (log of the count).
 
-    Sent as three 1-D float32 columns (x, y, z of every cell; NaN for an empty one): plotly's
-    widget sends 1-D numeric arrays as binary buffers and a 2-D ``z`` as a JSON list.
+    x and y are the cell centres (1-D float32: binary buffers); z is the grid as nested lists
+    (None for an empty cell), rounded to 3 decimals: plotly's widget sends a 2-D array as
+    JSON either way. Not x, y and z as three columns: the front end then answers every redraw
+    of the figure with its own gridded x and y (over 1 MB of JSON at 160 x 120 cells), which
+    the kernel must take in before the next change.
     """
     finite = np.isfinite(x) & np.isfinite(y)
     x, y = x[finite], y[finite]
@@ -314,15 +317,17 @@ def density_trace(
         y_range = (float(y.min()), float(y.max()) + (0.0 if y.max() > y.min() else 1.0))
     counts, xe, ye = np.histogram2d(x, y, bins=bins, range=[x_range, list(y_range)])
     cx, cy = (xe[:-1] + xe[1:]) / 2, (ye[:-1] + ye[1:]) / 2
-    gx, gy = np.meshgrid(cx, cy, indexing="ij")
-    z = np.log1p(counts).astype(np.float32)
-    z[counts == 0] = np.nan
+    z = np.round(np.log1p(counts.T), 3)  # rows are y
+    grid = [
+        [None if c == 0 else v for c, v in zip(cr, zr)]
+        for cr, zr in zip(counts.T.tolist(), z.tolist())
+    ]
     return {
         "type": "heatmap",
         "name": "density",
-        "x": np.ascontiguousarray(gx.ravel(), dtype=np.float32),
-        "y": np.ascontiguousarray(gy.ravel(), dtype=np.float32),
-        "z": np.ascontiguousarray(z.ravel()),
+        "x": np.ascontiguousarray(cx, dtype=np.float32),
+        "y": np.ascontiguousarray(cy, dtype=np.float32),
+        "z": grid,
         "zmin": 0.0,
         "colorscale": [[0.0, "rgba(60,60,110,0.06)"], [1.0, "rgba(40,40,90,0.4)"]],
         "showscale": False,

@@ -62,10 +62,12 @@ def test_density_goes_under_and_the_top_k_query_anchors_on_top(large):
     for mark in ("top-k (rank)", "cluster anchors", "query"):
         assert kinds[mark] == "scattergl"
         assert names.index(mark) > max(i for i, t in enumerate(fig.data) if t.legendgroup == "docs")
-    z = np.asarray(fig.data[-1].z, dtype=np.float64)
+    z = np.array(fig.data[-1].z, dtype=np.float64)  # None (an empty cell) -> NaN
     counts = np.expm1(z[np.isfinite(z)])
-    assert round(counts.sum()) == len(s.documents)  # every document is counted once
-    for axis in ("x", "y", "z"):
+    # every document is counted once (log1p rounded to 3 decimals: within a few percent)
+    assert abs(counts.sum() - len(s.documents)) <= 0.01 * len(s.documents) + 1
+    assert z.shape == (120, 160)
+    for axis in ("x", "y"):
         assert _binary(np.asarray(getattr(fig.data[-1], axis)))
 
 
@@ -74,9 +76,9 @@ def test_density_counts_documents_in_the_ranking_too(large):
     fig = RankingDisplay.from_store(store, s.query, s.k, s.where).plot().figure_
     dens = fig.data[-1]
     assert dens.name == "density"
-    z = np.asarray(dens.z, dtype=np.float64)
-    finite = np.isfinite(np.asarray(store.trace(s.query, s.k, s.where).score))
-    assert round(np.expm1(z[np.isfinite(z)]).sum()) == int(finite.sum())
+    z = np.array(dens.z, dtype=np.float64)
+    finite = int(np.isfinite(np.asarray(store.trace(s.query, s.k, s.where).score)).sum())
+    assert abs(np.expm1(z[np.isfinite(z)]).sum() - finite) <= 0.01 * finite + 1
 
 
 def test_opacity_fades_with_the_count():
