@@ -16,12 +16,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# The placeborag of this checkout, also when this file is run directly (python puts only
+# benchmarks/ on the path, and an installed placeborag would be measured instead).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, demo_scenario
 from placeborag.explore._compute import one_blas_thread
@@ -211,11 +220,272 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         )
 
 
+# -- at scale: 2k to 1M documents, one subprocess per size -----------------------------------
+
+SCALE_SIZES = (2000, 20_000, 100_000, 1_000_000)
+SCALE_TARGETS = {"build_s": 4.0, "change_ms": 500.0, "figure_mb": 6.0, "rss_mb": 900.0}
+# One new value per control (a first visit: nothing about it cached), in this order.
+SCALE_CHANGES: tuple[tuple[str, Any], ...] = (
+    ("k", 8),
+    ("query", "where is my parcel"),
+    ("where", '{"tier": "public"}'),
+    ("profile", "qdrant"),
+    ("filter_mode", "post"),
+    ("recall", 0.7),
+    ("color_by", "lang"),
+    ("color_by", "stage"),
+    ("projection", "3-D"),
+    ("projection", "2-D"),
+    ("cluster_spread", 0.4),
+    ("model_name", "placebo-embed-v2"),
+    ("dimensions", 128),
+)
+# Over precomputed vectors the embedder controls do nothing: the others are timed.
+VECTOR_CHANGES = tuple(c for c in SCALE_CHANGES if c[0] not in ("query", "where", "color_by")) + (
+    ("where", '{"part": "a"}'),
+)
+
+
+def payload_bytes(value: Any) -> int:
+    """What a FigureWidget message weighs: numeric 1-D arrays go as binary buffers (plotly's
+    widget serialiser), everything else as JSON."""
+    from plotly.serializers import _py_to_js
+
+    buffers: list[int] = []
+
+    def strip(v: Any) -> Any:
+        if isinstance(v, dict):
+            if isinstance(v.get("buffer"), memoryview):
+                buffers.append(v["buffer"].nbytes)
+                return {"dtype": v["dtype"], "shape": list(v["shape"])}
+            return {k: strip(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+
+    plain = strip(_py_to_js(value, None))
+    return sum(buffers) + len(json.dumps(plain, default=str).encode())
+
+
+class SentMeter:
+    """Counts the bytes each FigureWidget of an app sends: its whole state once (what a
+    front end gets when it displays the figure), then every update message."""
+
+    KINDS = ("_py2js_addTraces", "_py2js_restyle", "_py2js_relayout", "_py2js_update")
+
+    def __init__(self, app: Explorer) -> None:
+        self.app = app
+        self.sent: dict[str, int] = {}
+        self.watched: set[int] = set()
+
+    def state(self) -> dict[str, float]:
+        """MB of each figure's whole state now."""
+        out = {}
+        for name, fig in self.app.figures.items():
+            if fig is not None:
+                data = payload_bytes(fig._widget_data) + payload_bytes(fig._widget_layout)
+                out[name] = data / 1e6
+        return out
+
+    def watch(self) -> None:
+        for name, fig in self.app.figures.items():
+            if fig is None or id(fig) in self.watched:
+                continue
+            self.watched.add(id(fig))
+            for kind in self.KINDS:
+                fig.observe(lambda c, name=name: self._count(name, c["new"]), names=kind)
+
+    def _count(self, name: str, message: Any) -> None:
+        if message:
+            self.sent[name] = self.sent.get(name, 0) + payload_bytes(message)
+
+    def take(self) -> dict[str, float]:
+        out = {k: v / 1e6 for k, v in self.sent.items()}
+        self.sent = {}
+        return out
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+
+
+def vector_store(n: int, dimensions: int = 32) -> tuple[Any, str]:
+    """``n`` seeded random unit vectors in 12 loose groups, with two metadata keys, as a
+    store over precomputed vectors, and the text of a query among them."""
+    from placeborag.explore import store_from_vectors
+
+    rng = np.random.default_rng(17)
+    centres = rng.standard_normal((12, dimensions)).astype(np.float32)
+    group = rng.integers(0, 12, n)
+    vectors = centres[group] + 0.6 * rng.standard_normal((n, dimensions)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"v{i}" for i in range(n)]
+    texts = [f"vector {i}" for i in range(n)]
+    metas = [{"group": int(g), "part": "ab"[i % 2]} for i, g in enumerate(group.tolist())]
+    return store_from_vectors(vectors, ids, texts, metas), texts[0]
+
+
+def bench_scale_one(n: int, vectors: bool) -> dict[str, Any]:
+    """Build the app over ``n`` documents and time one first visit per control (this process
+    only: run it in a fresh one per size, so peak RSS is this size's)."""
+    i0 = time.perf_counter()
+    # plotly's widget module imports nbformat and its schema machinery (~2 s on a cold
+    # process, once per kernel): timed apart from the build.
+    import plotly.graph_objects as go
+
+    go.FigureWidget  # noqa: B018 (the import is the point)
+    imports = time.perf_counter() - i0
+    t0 = time.perf_counter()
+    if vectors:
+        store, query = vector_store(n)
+        t1 = time.perf_counter()
+        app = Explorer(store=store, query=query)
+        changes = VECTOR_CHANGES
+    else:
+        scenario = demo_scenario(n)
+        t1 = time.perf_counter()
+        app = Explorer(scenario)
+        changes = SCALE_CHANGES
+    t2 = time.perf_counter()
+    meter = SentMeter(app)
+    state = meter.state()
+    meter.watch()
+    out: dict[str, Any] = {
+        "n": n,
+        "vectors": vectors,
+        "imports_s": imports,
+        "data_s": t1 - t0,
+        "build_s": t2 - t1,
+        "figure_mb": state,
+        "changes": [],
+    }
+    for control, value in changes:
+        if control in app.controls and not app.controls[control].disabled:
+            w0 = time.perf_counter()
+            app.controls[control].value = value
+            ms = (time.perf_counter() - w0) * 1e3
+            meter.watch()  # a figure drawn for the first time (3-D) is watched from now
+            out["changes"].append(
+                {
+                    "control": f"{control}={value}",
+                    "ms": ms,
+                    "error": app.error,
+                    "sent_mb": meter.take(),
+                    "phases": {k: round(v) for k, v in app.phases.items() if v >= 5},
+                }
+            )
+    out["figure_mb_after"] = meter.state()
+    out["rss_mb"] = peak_rss_mb()
+    return out
+
+
+def bench_scale(sizes: Sequence[int]) -> list[dict[str, Any]]:
+    """:func:`bench_scale_one` for each size in its own process (the last size: vectors)."""
+    results = []
+    for n in sizes:
+        vectors = n >= 1_000_000
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(n)]
+        if vectors:
+            cmd.append("--vectors")
+        # The placeborag next to this file (not an installed one) is the one measured.
+        env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+        if done.returncode:
+            results.append({"n": n, "vectors": vectors, "failed": done.stderr[-2000:]})
+            continue
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return results
+
+
+def print_scale(results: list[dict[str, Any]]) -> None:
+    t = SCALE_TARGETS
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    print(
+        f"targets at 100k: build <= {t['build_s']:g} s, change <= {t['change_ms']:g} ms, "
+        f"<= {t['figure_mb']:g} MB per figure, peak RSS <= {t['rss_mb']:g} MB"
+    )
+    print()
+    head = (
+        "n",
+        "data",
+        "plotly widget import (once)",
+        "build app",
+        "largest figure (MB)",
+        "peak RSS (MB)",
+        "slowest change",
+    )
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join("---" for _ in head) + "|")
+    for r in results:
+        label = f"{r['n']:,}" + (" vectors" if r["vectors"] else "")
+        if "failed" in r:
+            print(f"| {label} | FAILED: {r['failed'].splitlines()[-1]} |")
+            continue
+        figs = {**r["figure_mb"], **r["figure_mb_after"]}
+        big = max(figs.items(), key=lambda kv: kv[1])
+        slow = max(r["changes"], key=lambda c: c["ms"])
+        check = r["n"] == 100_000
+        print(
+            f"| {label} | {r['data_s']:.1f} s | {r.get('imports_s', 0.0):.1f} s"
+            f" | {r['build_s']:.2f} s"
+            + (f" ({verdict(r['build_s'] <= t['build_s'])})" if check else "")
+            + f" | {big[1]:.2f} ({big[0]})"
+            + (f" ({verdict(big[1] <= t['figure_mb'])})" if check else "")
+            + f" | {r['rss_mb']:.0f}"
+            + (f" ({verdict(r['rss_mb'] <= t['rss_mb'])})" if check else "")
+            + f" | {slow['ms']:.0f} ms ({slow['control']})"
+            + (f" ({verdict(slow['ms'] <= t['change_ms'])})" if check else "")
+            + " |"
+        )
+    print()
+    print("each control change (kernel ms, MB sent, by figure)")
+    print()
+    head = ("control", *(f"{r['n']:,}" for r in results if "failed" not in r))
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join("---" for _ in head) + "|")
+    names = list(
+        dict.fromkeys(c["control"] for r in results if "failed" not in r for c in r["changes"])
+    )
+    for name in names:
+        cells = []
+        for r in results:
+            if "failed" in r:
+                continue
+            c = next((c for c in r["changes"] if c["control"] == name), None)
+            if c is None:
+                cells.append("")
+                continue
+            mb = sum(c["sent_mb"].values())
+            flag = " ERROR" if c["error"] else ""
+            cells.append(f"{c['ms']:.0f} ms, {mb:.2f} MB{flag}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the 100,000-point figures")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--scale",
+        nargs="*",
+        type=int,
+        metavar="N",
+        help="time the app at these sizes (default 2000 20000 100000 1000000; 1M is vectors)",
+    )
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--vectors", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        print(json.dumps(bench_scale_one(args.one, args.vectors)))
+        return
+    if args.scale is not None:
+        results = bench_scale(args.scale or SCALE_SIZES)
+        Path(HERE / "explore_scale.json").write_text(json.dumps(results, indent=1))
+        print_scale(results)
+        return
     print(f"control change at 2,000 documents (ms of kernel time; target {TARGET_MS:.0f} ms)")
     print(
         f"machine now: calibration workload {calibration_ms():.1f} ms "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -295,6 +295,11 @@ class FakeVectorStore:
         with self._lock:
             self._flush()
             twin._adopt(self, self._table.share())
+            view = self._records_view
+            if view is not None and view.version == (id(self._table), self._table.version):
+                # The same rows: the twin starts with this store's records view (immutable),
+                # not a rebuild of every record's frozen metadata on its first read.
+                twin._records_view = replace(view, version=(id(twin._table), twin._table.version))
         return twin
 
     def reembedded(

@@ -36,8 +36,11 @@ anchors against jitter.
 
 Run this cell (Shift+Enter). Drag a box or a lasso over points to select documents
 (`explorer.selection`, `explorer.selected_frame`), then "export pytest" writes a test of the
-ranking of just those documents. To explore your own data, pass a store:
-`app(store=my_store, query="...")`.
+ranking of just those documents. Click a point (or type an id or words in the find box) to
+see where the query left that document and why: its stage, rank, score against the cut, tie
+group and nearest documents; click a table row to select it. To explore your own data, pass a
+store: `app(store=my_store, query="...")`, and your own 2-D coordinates with `coords=`. Large
+stores draw a density layer under the points (see docs/explorer.md, "Large stores").
 """),
     code("""
 from placeborag.explore import app

@@ -14,13 +14,12 @@ import html
 import itertools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from placeborag import PROFILES, FakeEmbedder, FakeVectorStore, PlaceboragValueError, get_profile
-from placeborag.explore._access import STATUSES
 from placeborag.explore._compute import (
     one_blas_thread,
 )
@@ -31,6 +30,7 @@ from placeborag.explore._displays import (
     draw,
     remember_sent,
     sent_to,
+    state_line,
 )
 from placeborag.explore._export import Export, build_export
 from placeborag.explore._scenario import Scenario, demo_scenario
@@ -64,6 +64,8 @@ CSS_CLASSES = {
     "export_button": "placeborag-export-button",
     "export": "placeborag-export",
     "app": "placeborag-app",
+    "find": "placeborag-find",
+    "inspect": "placeborag-inspect",
 }
 FIGURES = ("projection", "ranking", "funnel", "anchors")
 _EMBEDDER_CONTROLS = ("dimensions", "cluster_spread", "model_name")
@@ -75,7 +77,13 @@ _CSS = (
     " .placeborag-stale-note {color: #B00020; font-weight: bold;}"
     # A figure takes the app's width (plotly sizes itself to its container when it draws).
     " .placeborag-figure {width: 100%;} .placeborag-figure > * {flex: 1 1 auto; width: 100%;}"
+    # A table row of a selected document; rows answer clicks (select / unselect).
+    " .placeborag-table tr[data-selected] {outline: 2px solid #0072B2; background: #e6f1fa;}"
+    " .placeborag-table tr[data-id] {cursor: pointer;}"
+    " .placeborag-inspect {font: 13px/1.4 sans-serif;}"
 )
+NEIGHBOURS = 5  # nearest documents shown for an inspected one
+FOUND = 10  # matches listed by the find box
 
 
 def _preview_html(export: Export, selection: Sequence[str]) -> str:
@@ -91,6 +99,33 @@ def _preview_html(export: Export, selection: Sequence[str]) -> str:
         f"({len(export.ids)} documents) that the exported test asserts:"
         f"<ol>{items or '<i>nothing is returned</i>'}</ol></div>"
     )
+
+
+def _checked_coords(coords: Any, n: int) -> np.ndarray | None:
+    """The user's own 2-D coordinates as an (n, 2) float64 array (one row per document, in
+    the store's order), or None; anything else raises before the app is built."""
+    if coords is None:
+        return None
+    try:
+        array = np.array(coords, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PlaceboragValueError(
+            f"coords={_shown(coords)} must be an (n, 2) array of numbers, one row per document"
+        ) from None
+    if array.shape != (n, 2):
+        raise PlaceboragValueError(
+            f"coords of shape {array.shape} must have shape ({n}, 2): one (x, y) row per "
+            "document, in the store's order"
+        )
+    if not np.isfinite(array).all():
+        raise PlaceboragValueError("coords holds a value that is not finite; every one must be")
+    array.flags.writeable = False
+    return array
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _profile_label(name: str) -> str:
@@ -113,7 +148,9 @@ class Explorer:
 
     Pass a :class:`Scenario` (default: :func:`demo_scenario`), or a ``store`` (any
     FakeVectorStore, including one over precomputed vectors) and a ``query``. With a store
-    whose embedder is not a FakeEmbedder the embedder controls are disabled.
+    whose embedder is not a FakeEmbedder the embedder controls are disabled. ``coords``: your
+    own 2-D coordinates (an (n, 2) array, one row per document in the store's order, e.g. a
+    UMAP you computed) drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
     """
 
     def __init__(
@@ -125,6 +162,7 @@ class Explorer:
         mode: str = "widget",
         dimension_choices: Sequence[int] = (32, 64, 128, 256, 512, 1024),
         max_k: int = 50,
+        coords: Any = None,
     ) -> None:
         if mode not in ("widget", "output"):
             raise ValueError(f"mode={mode!r} must be one of 'widget', 'output'")
@@ -144,13 +182,15 @@ class Explorer:
         self.exported = ""
         self.error = ""
         self.timings: dict[str, float] = {}
-        self.state = ExplorerState(fixed_embedder)
+        self.state = ExplorerState(fixed_embedder, _checked_coords(coords, len(scenario.documents)))
         self._app_class = f"placeborag-app-{next(_APPS)}"
         self._views: Any = None  # the last views drawn (a failed redraw keeps them)
         self._syncing = False
         self.phases: dict[str, float] = {}
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
         self._drawn: dict[str, Any] = {}
+        self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
+        self.inspected: str | None = None  # the document the inspect panel shows
         self._build_widgets(dimension_choices, max_k)
         self.refresh()
 
@@ -255,7 +295,22 @@ class Explorer:
         self.apply_button.add_class(CSS_CLASSES["apply"])
         self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
         self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
-        self._bridge = bridge(self._app_class, self._on_bridge) if self.mode == "widget" else None
+        self._bridge = (
+            bridge(self._app_class, self._on_bridge, self._on_click, self._on_row)
+            if self.mode == "widget"
+            else None
+        )
+        self.find_box = w.Text(
+            description="find",
+            placeholder="an id or words of a text; Enter finds",
+            continuous_update=False,
+            layout=w.Layout(width="420px"),
+            style=style,
+        ).add_class(CSS_CLASSES["find"])
+        self.find_box.observe(lambda c: self.find(str(c["new"])), names="value")
+        self.inspect_html = w.HTML(
+            "<i>click a point (or find a document) to see where the query left it and why</i>"
+        ).add_class(CSS_CLASSES["inspect"])
         self.export_button = w.Button(
             description="export pytest",
             icon="download",
@@ -316,6 +371,8 @@ class Explorer:
             self.stale_html,
             w.HBox([self.select_box, self.clear_button]),
             self.selection_html,
+            self.find_box,
+            self.inspect_html,
             views["projection"],
             views["ranking"],
             w.HTML("<h4>Pre- versus post-filter</h4>"),
@@ -331,8 +388,27 @@ class Explorer:
         self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
         self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
 
-    def _ipython_display_(self) -> None:
-        optional("IPython.display").display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The app's widget view, plus a static HTML snapshot (the state line, the top-k and
+        the pre/post tables) that nbconvert, GitHub and front ends without widgets show."""
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+    def static_html(self) -> str:
+        """The state on screen as plain HTML: no script, every user string escaped."""
+        views = self._views
+        if views is None:
+            return f"<p>placeborag explorer: {html.escape(self.error or 'nothing drawn')}</p>"
+        t = views.trace
+        top = "".join(f"<li>{html.escape(i)}</li>" for i in t.top_k)
+        return (
+            '<div class="placeborag-static"><h3>placeborag explorer (static snapshot)</h3>'
+            f"<p>{len(t.ids)} documents · query {html.escape(repr(t.text))} · k={t.k}<br>"
+            f"{html.escape(state_line(t))}</p><p>returned:</p><ol>{top}</ol>"
+            f"{self.results_html.value}<p><i>Run the notebook with ipywidgets for the "
+            "interactive views.</i></p></div>"
+        )
 
     # -- state -----------------------------------------------------------------------------
 
@@ -408,7 +484,10 @@ class Explorer:
         if not _same_key(self._drawn.get("tables"), tables_key):
             filters = self.state.filter_modes(views)
             self.tables = filters.tables
-            self.results_html.value = self.state.timed("tables", filters.to_html)
+            self._filters = filters
+            self.results_html.value = self.state.timed(
+                "tables", lambda: filters.to_html(selected=self.selection)
+            )
             self._draw("funnel", filters, tables_key)
         self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
         self._draw("ranking", RankingDisplay(views.projection), views.ranking_key)
@@ -462,7 +541,7 @@ class Explorer:
         figure.data = ()
         figure.layout = {}
         remember_sent(figure, (), {})
-        draw(figure, traces, layout)
+        draw(figure, list(traces), layout)
 
     # -- selection and export --------------------------------------------------------------
 
@@ -470,13 +549,8 @@ class Explorer:
         """Remember which documents each trace of a figure draws, in point order, so a
         selection's (trace, point) pairs map back to ids; then show the selection on it."""
         p = display.projection
-        if name == "projection":
-            groups = [np.flatnonzero(p.labels == label) for label in p.label_order]
-            top = np.flatnonzero(p.trace.rank)
-            groups.append(top[np.argsort(p.trace.rank[top])])  # the top-k rings
-        else:
-            groups = [np.flatnonzero(p.trace.status == status) for status in STATUSES]
-        self._trace_rows[name] = dict(enumerate(groups))
+        # Projection: a trace per category, then the top-k rings; ranking: one per status.
+        self._trace_rows[name] = dict(enumerate(display.groups()))
         self._ids = p.ids
         self._show_selection(name)
 
@@ -512,7 +586,144 @@ class Explorer:
             grouped.setdefault(trace, []).append(point)
         self.select_points(figure, grouped)
 
-    def select_points(self, figure: str, points: dict[int, Sequence[int]]) -> list[str]:
+    def _on_click(self, figure: str, point: tuple[int, int]) -> None:
+        """A click on a point in the front end: inspect that document."""
+        rows = self._trace_rows.get(figure, {})
+        trace, index = point
+        if trace in rows and 0 <= index < len(rows[trace]):
+            self.inspect(self._ids[int(rows[trace][index])])
+
+    def _on_row(self, doc_id: str) -> None:
+        """A click on a table row: that document in or out of the selection, and inspected."""
+        if doc_id not in set(self._ids):
+            return
+        chosen = [i for i in self.selection if i != doc_id]
+        if len(chosen) == len(self.selection):
+            chosen.append(doc_id)
+        self.select(chosen)
+        self.inspect(doc_id)
+
+    def explain(self, doc_id: str) -> dict[str, Any]:
+        """Where the query on screen left document ``doc_id`` and why, from the store's trace:
+        its stage, rank, place at the cut, score against the cut's, its tie group and the rule
+        that ordered it, and its nearest documents (cosine of the stored vectors)."""
+        views = self._views
+        if views is None:
+            raise PlaceboragValueError("nothing to explain: the app has not drawn a valid state")
+        position = views.rows.position
+        if doc_id not in position:
+            import difflib
+
+            close = difflib.get_close_matches(str(doc_id), list(position)[:100_000], n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise PlaceboragValueError(f"unknown id {doc_id!r}{hint}")
+        i = position[doc_id]
+        t = views.trace
+        stage = str(t.status[i])
+        cut = RankingDisplay(views.projection).cut
+        better = "higher" if t.higher_is_better else "lower"
+        why = {
+            "returned": f"returned at rank {int(t.rank[i])} of k={t.k}",
+            "dropped by post-filter": f"inside the top-{t.k} cut at place {int(t.cut_rank[i])}, "
+            "then dropped: it does not match the where filter (post-filtering)",
+            "tied at the cut": f"ties exactly with a returned document; the profile's tie rule "
+            f"({t.tie_rule}) kept the others",
+            "below the cut": f"matches, but its score is not good enough for the top-{t.k} "
+            f"({better} is better; the cut is at {cut:.6f})"
+            if cut is not None
+            else "matches, but nothing is returned",
+            "lost to recall": f"would rank {int(t.ideal_rank[i])} with a perfect index; the "
+            f"approximate index (recall {t.recall:g}) missed it",
+            "filtered out": "does not match the where filter, so the query never scores it",
+            "unreachable": "cannot be reached by this query (see the store's trace)",
+        }.get(stage, stage)
+        tie = next((g for g in t.ties if doc_id in g.ids), None)
+        vectors = views.rows.vectors
+        v = vectors[i].astype(np.float64)
+        norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(v) or 1.0)
+        cos = (vectors @ v.astype(vectors.dtype)) / np.where(norms > 0, norms, 1.0)
+        cos[i] = -np.inf
+        m = min(NEIGHBOURS, len(cos) - 1)
+        near = np.argpartition(-cos, m)[:m] if m > 0 else np.zeros(0, dtype=np.int64)
+        near = near[np.lexsort((near, -cos[near]))]  # best first; equal cosines by row
+        return {
+            "id": doc_id,
+            "text": views.rows.texts[i],
+            "metadata": dict(views.rows.metadatas[i]),
+            "stage": stage,
+            "rank": int(t.rank[i]) or None,
+            "cut_rank": int(t.cut_rank[i]) or None,
+            "score": float(t.score[i]),
+            "cut_score": cut,
+            "why": why,
+            "tie": None
+            if tie is None
+            else {"ids": list(tie.ids), "kept": list(tie.kept), "rule": tie.rule},
+            "neighbours": [
+                {
+                    "id": views.rows.ids[j],
+                    "cosine": float(cos[j]),
+                    "stage": str(t.status[j]),
+                    "rank": int(t.rank[j]) or None,
+                }
+                for j in near.tolist()
+            ],
+        }
+
+    def inspect(self, doc_id: str) -> dict[str, Any]:
+        """Show :meth:`explain` of ``doc_id`` in the panel under the selection; returns it."""
+        info = self.explain(doc_id)
+        e = html.escape
+        meta = ", ".join(f"{e(str(k))}={e(str(v))}" for k, v in info["metadata"].items())
+        tie = ""
+        if info["tie"] is not None:
+            tie = (
+                f"<br>tie group: {', '.join(e(x) for x in info['tie']['ids'])}; kept "
+                f"{', '.join(e(x) for x in info['tie']['kept']) or 'none'} by "
+                f"{e(info['tie']['rule'])} order"
+            )
+        near = "".join(
+            f"<li>{e(n['id'])} <small>(cosine {n['cosine']:.4f}, {e(n['stage'])}"
+            f"{', rank ' + str(n['rank']) if n['rank'] else ''})</small></li>"
+            for n in info["neighbours"]
+        )
+        self.inspect_html.value = (
+            f"<div><b>{e(info['id'])}</b>: {e(info['text'])}<br><small>{meta}</small><br>"
+            f"<b>{e(info['stage'])}</b> (score {info['score']:.6f}): {e(info['why'])}{tie}"
+            f"<br>nearest documents:<ol>{near}</ol></div>"
+        )
+        self.inspected = doc_id
+        return info
+
+    def find(self, text: str) -> list[str]:
+        """Documents whose id equals ``text``, or whose id or text contains it (case-blind),
+        in store order; the first is inspected. Shows up to 10; returns every match."""
+        needle = text.strip()
+        if not needle or self._views is None:
+            return []
+        rows = self._views.rows
+        if needle in rows.position:
+            found = [needle]
+        else:
+            low = needle.casefold()
+            found = [
+                i
+                for i, t in zip(rows.ids, rows.texts)
+                if low in i.casefold() or low in t.casefold()
+            ]
+        if not found:
+            self.inspect_html.value = (
+                f"<i>no document id or text contains {html.escape(needle)!r}</i>"
+            )
+            return []
+        self.inspect(found[0])
+        more = ", ".join(html.escape(i) for i in found[1:FOUND])
+        if more:
+            extra = f" and {len(found) - FOUND} more" if len(found) > FOUND else ""
+            self.inspect_html.value += f"<small>also found: {more}{extra}</small>"
+        return found
+
+    def select_points(self, figure: str, points: Mapping[int, Sequence[int]]) -> list[str]:
         """Select documents by (trace index -> point indices) of a figure; returns their ids.
 
         What a box or lasso selection in the front end calls (with the points of every trace
@@ -559,6 +770,8 @@ class Explorer:
         )
         for name in ("projection", "ranking"):
             self._show_selection(name)
+        if self._filters is not None:
+            self.results_html.value = self._filters.to_html(selected=self.selection)
         return self.selection
 
     def _selection_hint(self) -> str:

@@ -70,13 +70,17 @@ class Projector:
         if x.dtype != np.float32:
             x = x.astype(np.float64, copy=False)
         projected = x @ self.components.T.astype(x.dtype)
-        return projected.astype(np.float64) - self.mean @ self.components.T
+        out: np.ndarray = projected.astype(np.float64) - self.mean @ self.components.T
+        return out
 
     def head(self, n_components: int) -> Projector:
         """The projector onto the first ``n_components`` axes (PCA axes are nested)."""
         if n_components == self.components.shape[0]:
             return self
         return Projector(self.mean, self.components[:n_components], self.explained[:n_components])
+
+
+PCA_FIT_ROWS = 20_000  # past this many rows the PCA is fitted on a stride sample of them
 
 
 def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
@@ -94,6 +98,10 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     decomposition = optional("sklearn.decomposition")
     x = np.asarray(vectors)
     x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
+    if x.shape[0] > PCA_FIT_ROWS:
+        # The axes of a large store from a fixed stride of its rows (deterministic): the
+        # leading components of 20,000 rows agree with the whole store's to the picture.
+        x = x[:: -(-x.shape[0] // PCA_FIT_ROWS)]
     c = min(n_components, x.shape[0], x.shape[1])
     if c < 1:
         raise PlaceboragValueError("a projection needs at least one document")
@@ -156,8 +164,38 @@ def category_order(store: FakeVectorStore, labels: np.ndarray) -> list[str]:
     return declared + rest + [b for b in (UNCLUSTERED, MISSING) if b in present]
 
 
-def hover_labels(rows: StoreRows) -> np.ndarray:
-    """The static part of each point's hover text: id, text (cut at 80 characters), metadata."""
+class LazyHover:
+    """The hover texts of :func:`hover_labels`, made only for the rows asked for (``hover[rows]``
+    with an index array or a mask): a large store draws none per point, only the top-k's."""
+
+    def __init__(self, rows: StoreRows) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows.ids)
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        picked = np.arange(len(self))[index]
+        r = self.rows
+        return np.array(
+            [_hover_one(r.ids[i], r.texts[i], r.metadatas[i]) for i in picked.tolist()],
+            dtype=object,
+        )
+
+
+def _hover_one(i: str, t: str, m: Mapping[str, Any]) -> str:
+    text = t if len(t) <= _HOVER_TEXT_CHARS else t[: _HOVER_TEXT_CHARS - 1] + "…"
+    meta = ", ".join(f"{k}={v}" for k, v in m.items())
+    return f"<b>{_escape(i)}</b><br>{_escape(text)}<br>{_escape(meta)}"
+
+
+def hover_labels(rows: StoreRows, lazy_from: int | None = None) -> Any:
+    """The static part of each point's hover text: id, text (cut at 80 characters), metadata.
+
+    With ``lazy_from`` documents or more, a :class:`LazyHover` that makes them on demand.
+    """
+    if lazy_from is not None and len(rows.ids) >= lazy_from:
+        return LazyHover(rows)
 
     def one(i: str, t: str, m: Mapping[str, Any]) -> str:
         text = t if len(t) <= _HOVER_TEXT_CHARS else t[: _HOVER_TEXT_CHARS - 1] + "…"
@@ -189,6 +227,7 @@ class Projection:
     trace: QueryTrace
     score_label: str
     higher_is_better: bool
+    method: str = "PCA"  # or "your coordinates" (given to the app; no variance to report)
 
     @property
     def ids(self) -> list[str]:
@@ -253,7 +292,8 @@ def spread_offsets(ids: Sequence[str], width: float = 0.7) -> np.ndarray:
     """A deterministic offset in [-width/2, width/2) per id, to spread points within a row."""
     cached = _OFFSETS[0]
     if cached is not None and cached[0] is ids and (cached[1], cached[2].size) == (width, len(ids)):
-        return cached[2]  # the same snapshot of ids as the last redraw
+        same: np.ndarray = cached[2]  # the same snapshot of ids as the last redraw
+        return same
     h = np.fromiter((zlib.crc32(i.encode("utf-8", "surrogatepass")) for i in ids), np.float64)
     out = (h / 2.0**32 - 0.5) * width
     out.flags.writeable = False
@@ -315,7 +355,7 @@ def anchor_geometry(
                 dimensions=d,
                 clusters=clusters,
                 cluster_spread=cluster_spread,
-                cluster_match=cluster_match,
+                cluster_match=cluster_match,  # type: ignore[arg-type]  # checked by Scenario
             )
         except ValueError as exc:
             errors[d] = str(exc)

@@ -77,6 +77,15 @@ STATUS_COLOURS = {
     UNREACHABLE: "#8C564B",
 }
 WEBGL_FROM = 3000  # Scattergl past a few thousand points: SVG slows down well before 10k
+# Past this many documents a density layer (a numpy 2-D histogram) goes under the points and
+# the points fade with the count; the top-k, the query and the anchors stay on top.
+DENSITY_FROM = 20_000
+# Points drawn per view: past this, every m-th document (a fixed stride) plus every document
+# that ranks, is cut or ties; the density layer still counts them all.
+MAX_POINTS = 200_000
+# Per-point hover strings up to this many documents; past it a point's hover names its row
+# and a click shows the document (strings for 100k points would dwarf the arrays).
+HOVER_TEXT_UP_TO = 5000
 LOW_VARIANCE = 0.20
 _META = "placeborag"
 _FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
@@ -269,6 +278,64 @@ def _equal(a: Any, b: Any) -> bool:
         return False
 
 
+def drawn_rows(n: int, keep: np.ndarray) -> np.ndarray:
+    """The row indexes drawn as points out of ``n``: all up to :data:`MAX_POINTS`; past it a
+    fixed stride plus the rows where ``keep`` is true (they are never left out)."""
+    if n <= MAX_POINTS:
+        return np.arange(n)
+    step = -(-n // MAX_POINTS)
+    mask = np.zeros(n, dtype=bool)
+    mask[::step] = True
+    mask |= keep
+    return np.flatnonzero(mask)
+
+
+def point_opacity(n: int) -> float:
+    """Marker opacity for ``n`` documents: 0.75 up to :data:`DENSITY_FROM`, then fading with
+    the square root of the count (no colour group paints over another), never below 0.12."""
+    return float(np.clip(0.75 * np.sqrt(DENSITY_FROM / max(n, 1)), 0.12, 0.75))
+
+
+def density_trace(
+    x: np.ndarray, y: np.ndarray, bins: tuple[int, int], y_range: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """A heatmap of how many documents fall in each cell (a numpy 2-D histogram), drawn under
+    the points: empty cells transparent, fuller ones darker (log of the count).
+
+    x and y are the cell centres (1-D float32: binary buffers); z is the grid as nested lists
+    (None for an empty cell), rounded to 3 decimals: plotly's widget sends a 2-D array as
+    JSON either way. Not x, y and z as three columns: the front end then answers every redraw
+    of the figure with its own gridded x and y (over 1 MB of JSON at 160 x 120 cells), which
+    the kernel must take in before the next change.
+    """
+    finite = np.isfinite(x) & np.isfinite(y)
+    x, y = x[finite], y[finite]
+    if not x.size:
+        x = y = np.zeros(1)
+    x_range = [float(x.min()), float(x.max()) + (0.0 if x.max() > x.min() else 1.0)]
+    if y_range is None:
+        y_range = (float(y.min()), float(y.max()) + (0.0 if y.max() > y.min() else 1.0))
+    counts, xe, ye = np.histogram2d(x, y, bins=bins, range=[x_range, list(y_range)])
+    cx, cy = (xe[:-1] + xe[1:]) / 2, (ye[:-1] + ye[1:]) / 2
+    z = np.round(np.log1p(counts.T), 3)  # rows are y
+    grid = [
+        [None if c == 0 else v for c, v in zip(cr, zr)]
+        for cr, zr in zip(counts.T.tolist(), z.tolist())
+    ]
+    return {
+        "type": "heatmap",
+        "name": "density",
+        "x": np.ascontiguousarray(cx, dtype=np.float32),
+        "y": np.ascontiguousarray(cy, dtype=np.float32),
+        "z": grid,
+        "zmin": 0.0,
+        "colorscale": [[0.0, "rgba(60,60,110,0.06)"], [1.0, "rgba(40,40,90,0.4)"]],
+        "showscale": False,
+        "hoverinfo": "skip",
+        "showlegend": True,
+    }
+
+
 def _check_figure(figure: Any) -> None:
     if figure is not None and not hasattr(figure, "batch_update"):
         raise TypeError(f"figure={figure!r} must be a plotly Figure or FigureWidget, or None")
@@ -278,6 +345,8 @@ class _Display:
     figure_: Any = None
 
     def _show(self, figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Any:
+        """Draw into ``figure`` (or a new one); returns this display (typed per subclass by
+        each ``plot``)."""
         _check_figure(figure)
         self.figure_ = draw(figure, traces, layout)
         return self
@@ -310,14 +379,33 @@ class _ProjectionBased(_Display):
 
 
 class ProjectionDisplay(_ProjectionBased):
-    """PCA of a store's vectors with the query, the cluster anchors and the ranked top-k."""
+    """PCA of a store's vectors with the query, the cluster anchors and the ranked top-k.
+
+    Past :data:`DENSITY_FROM` documents a density layer goes under the points; the top-k,
+    the anchors and the query are drawn last, in the points' own renderer, so nothing covers
+    them.
+    """
+
+    def groups(self) -> list[np.ndarray]:
+        """The row indexes each trace draws, in point order: one trace per category, then
+        the top-k rings (what a selection's (trace, point) pairs map back through)."""
+        p = self.projection
+        shown = drawn_rows(len(p.labels), (p.trace.rank > 0) | (p.trace.cut_rank > 0))
+        labels = p.labels[shown]
+        out = [shown[labels == label] for label in p.label_order]
+        top = np.flatnonzero(p.trace.rank)
+        out.append(top[np.argsort(p.trace.rank[top])])
+        return out
 
     def plot(self, figure: Any = None) -> ProjectionDisplay:
         p = self.projection
         three = p.coords.shape[1] >= 3
         n = p.coords.shape[0]
         kind = "scatter3d" if three else ("scattergl" if n >= WEBGL_FROM else "scatter")
+        # The marks on top share the points' renderer: WebGL draws above every SVG trace.
+        over = "scatter3d" if three else kind
         size = 3 if n >= 20_000 else (5 if n >= WEBGL_FROM else 9)
+        strings = n <= HOVER_TEXT_UP_TO
 
         def xyz(points: np.ndarray) -> dict[str, Any]:
             points = np.atleast_2d(points)
@@ -327,36 +415,41 @@ class ProjectionDisplay(_ProjectionBased):
             return out
 
         score = p.trace.score
-        template = "%{text}<br>score %{customdata:.6f}<extra>%{fullData.name}</extra>"
+        if strings:
+            template = "%{text}<br>score %{customdata:.6f}<extra>%{fullData.name}</extra>"
+        else:
+            template = "row %{customdata} (click for the document)<extra>%{fullData.name}</extra>"
+        groups = self.groups()
         traces: list[dict[str, Any]] = []
-        for i, label in enumerate(p.label_order):
-            mask = p.labels == label
+        for i, (label, rows) in enumerate(zip(p.label_order, groups)):
             traces.append(
                 {
                     "type": kind,
                     "name": label,
                     "mode": "markers",
-                    **xyz(p.coords[mask]),
-                    "text": p.hover[mask],
-                    "customdata": score[mask],
+                    **xyz(p.coords[rows]),
+                    **(
+                        {"text": p.hover[rows], "customdata": score[rows]}
+                        if strings
+                        else {"customdata": rows.astype(np.int32)}
+                    ),
                     "hovertemplate": template,
                     "marker": {
                         "size": size,
                         "color": STATUS_COLOURS[label]
                         if p.color_by == "stage" and label in STATUS_COLOURS
                         else PALETTE[i % len(PALETTE)],
-                        "opacity": 0.75,
+                        "opacity": point_opacity(n),
                         "line": {"width": 0},
                     },
                     "legendgroup": "docs",
                     "legendgrouptitle": {"text": p.color_by},
                 }
             )
-        top = np.flatnonzero(p.trace.rank)
-        top = top[np.argsort(p.trace.rank[top])]
+        top = groups[-1]
         traces.append(
             {
-                "type": "scatter3d" if three else "scatter",
+                "type": over,
                 "name": "top-k (rank)",
                 # 2-D: the rank numbers are fanned-out labels (annotations), not text that
                 # piles up where the top-k sit together next to the query and an anchor.
@@ -378,7 +471,7 @@ class ProjectionDisplay(_ProjectionBased):
         )
         traces.append(
             {
-                "type": "scatter3d" if three else "scatter",
+                "type": over,
                 "name": "cluster anchors",
                 "mode": "markers+text",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
@@ -397,7 +490,7 @@ class ProjectionDisplay(_ProjectionBased):
         )
         traces.append(
             {
-                "type": "scatter3d" if three else "scatter",
+                "type": over,
                 "name": "query",
                 "mode": "markers",
                 **xyz(p.query[None, :]),
@@ -412,14 +505,20 @@ class ProjectionDisplay(_ProjectionBased):
                 },
             }
         )
+        if n >= DENSITY_FROM and not three:
+            # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
+            # heatmaps under scatter traces, and WebGL above SVG.
+            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
         axes = [
             f"PC{i + 1} ({100 * v:.1f}%)" if three else f"PC{i + 1} ({100 * v:.1f}% of variance)"
             for i, v in enumerate(p.explained)
         ]
+        if p.method != "PCA":
+            axes = [f"x ({p.method})", f"y ({p.method})"]
         n_axes = 3 if three else 2
         kept = float(p.explained[:n_axes].sum())
         annotations = []
-        if kept < LOW_VARIANCE:
+        if kept < LOW_VARIANCE and p.method == "PCA":
             annotations.append(
                 {
                     "text": f"PCA keeps only {100 * kept:.1f}% of the variance in {n_axes} axes; "
@@ -439,7 +538,7 @@ class ProjectionDisplay(_ProjectionBased):
             annotations += rank_labels(p.coords[top][keep], p.trace.rank[top][keep])
         layout: dict[str, Any] = {
             "title": {
-                "text": f"Projection (PCA) of {n} documents for query "
+                "text": f"Projection ({p.method}) of {n} documents for query "
                 f"{_plotly_text(repr(_short(p.trace.text)))}, k={p.trace.k}"
                 f"<br><sup>{_plotly_text(state_line(p.trace))}</sup>",
                 "x": 0.01,
@@ -473,7 +572,8 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleanchor": "x",
                 "scaleratio": 1,
             }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
 
 def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
@@ -543,8 +643,17 @@ class RankingDisplay(_ProjectionBased):
 
     @property
     def axis(self) -> ScoreAxis:
-        """The x axis: scores to positions, with the breaks it puts in long empty stretches."""
-        return ScoreAxis.fit(self.projection.trace.score)
+        """The x axis: scores to positions, with the breaks it puts in long empty stretches
+        and, in a large store, the documents far below the cut squeezed to one side."""
+        p = self.projection
+        return ScoreAxis.fit(p.trace.score, higher_is_better=p.higher_is_better, k=p.trace.k)
+
+    def groups(self) -> list[np.ndarray]:
+        """The row indexes each trace draws, in point order: one trace per status."""
+        t = self.projection.trace
+        shown = drawn_rows(len(t.ids), (t.rank > 0) | (t.cut_rank > 0) | (t.status == TIED))
+        status = t.status[shown]
+        return [shown[status == name] for name in STATUSES]
 
     def plot(self, figure: Any = None) -> RankingDisplay:
         p = self.projection
@@ -552,39 +661,55 @@ class RankingDisplay(_ProjectionBased):
         axis = self.axis
         position = axis.position(t.score)
         row = {label: i for i, label in enumerate(p.label_order)}
-        y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.ids)
+        y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.trace.ids)
         n = len(t.ids)
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
+        strings = n <= HOVER_TEXT_UP_TO
         traces = []
         labelled = rank_label_mask(t.rank, t.cut_rank, t.k)
-        for status in STATUSES:
-            mask = t.status == status
+        for status, rows in zip(STATUSES, self.groups()):
             ranked = status in (RETURNED, DROPPED, TIED)
+            mask = np.zeros(n, dtype=bool)
+            mask[rows] = True
+            hover = (
+                {
+                    "hovertext": p.hover[rows],
+                    "customdata": t.score[rows],
+                    "hovertemplate": "%{hovertext}<br>score %{customdata:.6f}"
+                    "<extra>%{fullData.name}</extra>",
+                }
+                if strings or ranked
+                else {
+                    "customdata": rows.astype(np.int32),
+                    "hovertemplate": "row %{customdata} (click for the document)"
+                    "<extra>%{fullData.name}</extra>",
+                }
+            )
             traces.append(
                 {
                     "type": kind,
                     "name": status,
                     "mode": "markers+text" if ranked else "markers",
-                    "x": position[mask],
-                    "y": y[mask],
+                    "x": position[rows],
+                    "y": y[rows],
                     # One numbering everywhere: returned documents are ranked 1..n; a document
                     # the post-filter dropped shows its place at the cut as "cut 2"; past 15
                     # ranks only every fifth is written (all are in the hover text).
                     "text": _rank_texts(t, mask, labelled) if ranked else None,
                     # Neighbouring ranks alternate above and below their points.
                     "textposition": _rank_positions(t, mask) if ranked else "top center",
-                    "hovertext": p.hover[mask],
-                    "customdata": t.score[mask],
-                    "hovertemplate": "%{hovertext}<br>score %{customdata:.6f}"
-                    "<extra>%{fullData.name}</extra>",
+                    **hover,
                     "marker": {
                         "size": 11 if ranked else (4 if n >= WEBGL_FROM else 7),
                         "color": STATUS_COLOURS[status],
-                        "opacity": 1.0 if ranked else 0.6,
+                        "opacity": 1.0 if ranked else 0.6 * point_opacity(n) / 0.75,
                         "symbol": _STATUS_SYMBOLS.get(status, "circle"),
                     },
                 }
             )
+        if n >= DENSITY_FROM:
+            rows_y = (-0.5, len(p.label_order) - 0.5)
+            traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
         cut = self.cut
         shapes, annotations = axis.break_marks()
         if cut is not None:
@@ -647,7 +772,8 @@ class RankingDisplay(_ProjectionBased):
             "autosize": True,
             "height": 440,
         }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
 
 _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
@@ -676,7 +802,8 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
     if k <= _LABEL_ALL_UP_TO:
         return r > 0
     last = int(r.max()) if r.size else 0
-    return (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
+    out: np.ndarray = (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
+    return out
 
 
 def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
@@ -732,28 +859,70 @@ class ScoreAxis:
     BREAK_FROM = 1 / 6  # an empty stretch wider than this share of the range is broken
     BREAK_WIDTH = 0.03  # what a break keeps, as a share of the range
     MAX_BREAKS = 3
+    SQUEEZE_FROM = 1000  # documents from which the far side of the cut may be squeezed
+    FAR_SHARE = 0.3  # what the squeezed far side keeps of the axis
 
-    def __init__(self, low: float, high: float, breaks: Sequence[tuple[float, float]]) -> None:
+    def __init__(
+        self,
+        low: float,
+        high: float,
+        breaks: Sequence[tuple[float, float]],
+        squeeze: tuple[float, float] | None = None,
+    ) -> None:
         self.low, self.high = low, high
         self.breaks = [(float(a), float(b)) for a, b in breaks]
+        # (a, b): the scores far from the cut, drawn in FAR_SHARE of the axis (no ticks inside)
+        self.squeeze = None if squeeze is None else (float(squeeze[0]), float(squeeze[1]))
 
     @classmethod
-    def fit(cls, scores: np.ndarray) -> ScoreAxis:
+    def fit(cls, scores: np.ndarray, *, higher_is_better: bool = True, k: int = 0) -> ScoreAxis:
+        """The axis for ``scores``. With at least :data:`SQUEEZE_FROM` of them, the best
+        ``max(3k, k + 30)`` keep the near side of the axis: when the rest would take more
+        than :data:`FAR_SHARE` of it, they are squeezed into that share (order kept)."""
         values = np.unique(np.asarray(scores, dtype=np.float64)[np.isfinite(scores)])
         if values.size < 2:
             v = float(values[0]) if values.size else 0.0
             return cls(v, v, [])
-        span = float(values[-1] - values[0])
-        gaps = np.diff(values)
+        squeeze = None
+        near = values
+        if values.size >= cls.SQUEEZE_FROM and k > 0:
+            m = min(values.size - 1, max(3 * k, k + 30))
+            edge = values[-1 - m] if higher_is_better else values[m]
+            near = values[values >= edge] if higher_is_better else values[values <= edge]
+            far = float(values[-1] - values[0]) - float(near[-1] - near[0])
+            near_span = float(near[-1] - near[0])
+            if near_span > 0 and far > near_span * cls.FAR_SHARE / (1 - cls.FAR_SHARE):
+                squeeze = (
+                    (float(values[0]), float(edge))
+                    if higher_is_better
+                    else (float(edge), float(values[-1]))
+                )
+            else:
+                near = values
+        span = float(near[-1] - near[0])
+        gaps = np.diff(near)
         wide = np.flatnonzero(gaps > cls.BREAK_FROM * span)
         wide = wide[np.argsort(-gaps[wide], kind="stable")][: cls.MAX_BREAKS]
         return cls(
-            float(values[0]), float(values[-1]), sorted((values[i], values[i + 1]) for i in wide)
+            float(values[0]),
+            float(values[-1]),
+            sorted((near[i], near[i + 1]) for i in wide),
+            squeeze,
         )
 
     @property
+    def _span(self) -> float:
+        """The score range the axis keeps at full scale (the squeezed side aside)."""
+        if self.squeeze is None:
+            return self.high - self.low
+        return (self.high - self.low) - (self.squeeze[1] - self.squeeze[0])
+
+    @property
     def _keep(self) -> float:
-        return self.BREAK_WIDTH * (self.high - self.low)
+        return self.BREAK_WIDTH * self._span
+
+    def _squeezed_width(self) -> float:
+        return self._span * self.FAR_SHARE / (1 - self.FAR_SHARE)
 
     def position(self, scores: np.ndarray) -> np.ndarray:
         x = np.asarray(scores, dtype=np.float64)
@@ -762,6 +931,10 @@ class ScoreAxis:
             gap = b - a
             # A break keeps a fixed sliver of margin on each side of its shaded band.
             out -= np.clip(x - a, 0.0, gap) * (1.0 - 3 * self._keep / gap)
+        if self.squeeze is not None:
+            a, b = self.squeeze
+            gap = b - a
+            out -= np.clip(x - a, 0.0, gap) * (1.0 - self._squeezed_width() / gap)
         return out
 
     def break_marks(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -796,18 +969,49 @@ class ScoreAxis:
                     "font": {"size": 10, "color": "#666666"},
                 }
             )
+        if self.squeeze is not None:
+            a, b = self.squeeze
+            x0, x1 = self.position(np.array([a, b]))
+            shapes.append(
+                {
+                    "type": "rect",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": x0,
+                    "x1": x1,
+                    "y0": 0,
+                    "y1": 1,
+                    "fillcolor": "rgba(0,0,0,0.04)",
+                    "line": {"width": 0},
+                    "layer": "below",
+                }
+            )
+            notes.append(
+                {
+                    "text": f"squeezed ×{(b - a) / self._squeezed_width():.0f}:<br>"
+                    "far from the cut",
+                    "x": (x0 + x1) / 2,
+                    "xref": "x",
+                    "y": 1.0,
+                    "yref": "paper",
+                    "yanchor": "top",
+                    "showarrow": False,
+                    "font": {"size": 10, "color": "#666666"},
+                }
+            )
         return shapes, notes
 
     def ticks(self) -> tuple[list[float], list[str]]:
         """Ticks at round scores, placed where ``position`` puts those scores."""
-        kept = (self.high - self.low) - sum(b - a for a, b in self.breaks)
+        kept = self._span - sum(b - a for a, b in self.breaks)
         if kept <= 0:
             return [self.low], [f"{self.low:.3g}"]
         raw = kept / 6
         step = 10 ** np.floor(np.log10(raw))
         step *= next(m for m in (1, 2, 5, 10) if m * step >= raw)
         decimals = max(0, int(-np.floor(np.log10(step))))
-        edges = [self.low, *(v for ab in self.breaks for v in ab), self.high]
+        cuts = sorted([*self.breaks, *([self.squeeze] if self.squeeze else [])])
+        edges = [self.low, *(v for ab in cuts for v in ab), self.high]
         values: list[float] = []
         for a, b in zip(edges[::2], edges[1::2]):
             first, last = np.ceil(a / step - 1e-9), np.floor(b / step + 1e-9)
@@ -816,7 +1020,7 @@ class ScoreAxis:
                 values.append(round((a + b) / 2, decimals + 1))
         positions = self.position(np.array(values))
         places = decimals + any(v != round(v, decimals) for v in values)
-        labels = [f"{v:.{places}f}".replace("-", "−") for v in values]
+        labels = [f"{v + 0.0:.{places}f}".replace("-", "−") for v in values]  # no −0
         return [float(x) for x in positions], labels
 
 
@@ -939,7 +1143,7 @@ class AnchorsDisplay(_Display):
                     "yaxis": "y",
                 }
             )
-        for d, j in dims.items():  # a legend key for the symbols; draws nothing
+        for d, jd in dims.items():  # a legend key for the symbols; draws nothing
             traces.append(
                 {
                     "type": "scatter",
@@ -948,10 +1152,10 @@ class AnchorsDisplay(_Display):
                     "x": [None],
                     "y": [None],
                     "legendgroup": "dimensions",
-                    "legendgrouptitle": {"text": "dimensions"} if j == 0 else None,
+                    "legendgrouptitle": {"text": "dimensions"} if jd == 0 else None,
                     "marker": {
                         "color": "#666666",
-                        "symbol": int(symbols[j]),
+                        "symbol": int(symbols[jd]),
                         "size": 10,
                         "line": {"width": 1.5, "color": "#666666"},
                     },
@@ -1047,7 +1251,8 @@ class AnchorsDisplay(_Display):
             # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
             "height": 460 + 28 * len(g.errors),
         }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
 
 # plotly's codes for circle-open, square, diamond-open, cross and triangle-up-open
@@ -1151,16 +1356,19 @@ class FilterModesDisplay(_Display):
             "margin": {"t": 80, "l": 120, "r": 20, "b": 30},
             "height": 360,
         }
-        return self._show(figure, traces, layout)
+        self._show(figure, traces, layout)
+        return self
 
-    def to_html(self) -> str:
-        """Both tables side by side, as HTML (CSS classes for styling and browser tests)."""
+    def to_html(self, selected: Sequence[str] = ()) -> str:
+        """Both tables side by side, as HTML (CSS classes for styling and browser tests); the
+        rows of ``selected`` ids carry ``data-selected``."""
         cells = "".join(
             f'<div class="placeborag-mode placeborag-mode-{m}"><h4>{m}-filter</h4>'
             + frame_to_html(
                 self.tables[m],
                 css_class=f"placeborag-table placeborag-table-{m}",
                 headers={"score": f"score ({self.score_label})"},
+                selected=selected,
             )
             + "</div>"
             for m in ("pre", "post")
@@ -1185,12 +1393,17 @@ text-align:left;vertical-align:top}
 
 
 def frame_to_html(
-    frame: Any, *, css_class: str = "placeborag-table", headers: Mapping[str, str] | None = None
+    frame: Any,
+    *,
+    css_class: str = "placeborag-table",
+    headers: Mapping[str, str] | None = None,
+    selected: Sequence[str] = (),
 ) -> str:
     """A small, escaped HTML table; each row carries ``data-status`` and ``data-id``.
 
     ``headers`` renames columns in the header row (the frame keeps its names)."""
     names = headers or {}
+    chosen = set(selected)
     head = "".join(f"<th>{html.escape(names.get(str(c), str(c)))}</th>" for c in frame.columns)
     body = []
     columns = [str(c) for c in frame.columns]
@@ -1209,6 +1422,8 @@ def frame_to_html(
             for k in ("status", "id")
             if k in rec
         )
+        if chosen and rec.get("id") in chosen:
+            attrs += " data-selected"
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     empty = (
         f'<tr><td colspan="{len(frame.columns)}"><i>no documents</i></td></tr>' if not body else ""

@@ -38,6 +38,19 @@ function bind(model, el) {
         model.send({ figure: name, points });
       });
       host.on("plotly_deselect", () => model.send({ figure: name, points: [] }));
+      host.on("plotly_click", (event) => {
+        const p = event && event.points && event.points[0];
+        if (p) model.send({ figure: name, click: [p.curveNumber, p.pointNumber] });
+      });
+    }
+    // A click on a table row (each carries data-id) toggles that document in the selection.
+    const root = document.querySelector(`.${app}`);
+    if (root && !bound.has(root)) {
+      bound.add(root);
+      root.addEventListener("click", (event) => {
+        const row = event.target && event.target.closest && event.target.closest("tr[data-id]");
+        if (row && root.contains(row)) model.send({ figure: "table", id: row.dataset.id });
+      });
     }
   };
   attach();
@@ -48,12 +61,18 @@ export default { render({ model, el }) { return bind(model, el); } };
 """
 
 
-def bridge(app_class: str, on_select: Callable[[str, list[tuple[int, int]]], None]) -> Any:
+def bridge(
+    app_class: str,
+    on_select: Callable[[str, list[tuple[int, int]]], None],
+    on_click: Callable[[str, tuple[int, int]], None] | None = None,
+    on_row: Callable[[str], None] | None = None,
+) -> Any:
     """A bridge widget for the app whose container has CSS class ``app_class``.
 
     ``on_select(figure, points)`` is called with the figure's name and its (trace index, point
-    index) pairs for every selection made in the front end. Returns None where anywidget is
-    not installed (the app then relies on its select box).
+    index) pairs for every selection made in the front end; ``on_click(figure, point)`` for a
+    click on a point, ``on_row(id)`` for a click on a table row. Returns None where anywidget
+    is not installed (the app then relies on its select box).
     """
     try:
         anywidget = optional("anywidget")
@@ -69,7 +88,18 @@ def bridge(app_class: str, on_select: Callable[[str, list[tuple[int, int]]], Non
     widget.layout.display = "none"
 
     def handle(_widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict) or content.get("figure") not in ("projection", "ranking"):
+        if not isinstance(content, dict):
+            return
+        if content.get("figure") == "table":
+            if on_row is not None and isinstance(content.get("id"), str):
+                on_row(content["id"])
+            return
+        if content.get("figure") not in ("projection", "ranking"):
+            return
+        click = content.get("click")
+        if click is not None:
+            if on_click is not None and isinstance(click, list) and len(click) == 2:
+                on_click(content["figure"], (int(click[0]), int(click[1])))
             return
         points = [
             (int(p[0]), int(p[1]))

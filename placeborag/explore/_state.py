@@ -13,7 +13,8 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from placeborag.explore._compute import (
     one_blas_thread,
     project,
 )
-from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay
+from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
 
 __all__ = ["ANCHOR_MEMBERS", "ExplorerState", "Views"]
@@ -50,14 +51,26 @@ ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
 class LRU(OrderedDict):  # type: ignore[type-arg]
     """A small least-recently-used cache of the last few configurations."""
 
+    capacity = _CACHE
+    evict_first = False  # make room before making a new value (large values: lower peak)
+
     def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
         if key in self:
             self.move_to_end(key)
             return self[key]
+        while self.evict_first and self and len(self) >= self.capacity:
+            self.popitem(last=False)
         value = self[key] = make()
-        while len(self) > _CACHE:
+        while len(self) > self.capacity:
             self.popitem(last=False)
         return value
+
+
+# Embedded stores kept per document count: each holds every vector (100,000 x 256 float32 is
+# 100 MB) and embedding them peaks at several times that, so past 50,000 documents only the
+# current embedder setting is kept beside the first, and let go of before the next is made.
+_LARGE_STORE = 50_000
+_LARGE_CACHE = 1
 
 
 @dataclass(frozen=True)
@@ -106,8 +119,9 @@ class ExplorerState:
     phase (for the benchmarks).
     """
 
-    def __init__(self, fixed_embedder: Any = None) -> None:
+    def __init__(self, fixed_embedder: Any = None, coords: np.ndarray | None = None) -> None:
         self.fixed_embedder = fixed_embedder
+        self.user_coords = coords  # (n, 2) given by the user, aligned with the records
         self.phases: dict[str, float] = {}
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
@@ -117,7 +131,8 @@ class ExplorerState:
         self._labels = LRU()
         self._coords = LRU()
         self._anchors = LRU()
-        self._hover: np.ndarray | None = None
+        self._hover: Any = None
+        self._option_stores = LRU()  # (embedder key, store options) -> store over the rows
 
     def timed(self, phase: str, make: Callable[[], Any]) -> Any:
         """``make()``, its milliseconds added to ``self.phases[phase]`` (for the benchmarks)."""
@@ -138,38 +153,19 @@ class ExplorerState:
         # A new embedder setting embeds every document: the one cost a first visit cannot skip.
         base, rows = self.timed("embed", lambda: self._base_store(s))
         if self._hover is None or len(self._hover) != len(rows.ids):
-            self._hover = hover_labels(rows)
+            self._hover = hover_labels(rows, lazy_from=HOVER_TEXT_UP_TO + 1)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
-        stores = {
-            m: with_options(
-                base,
-                profile=s.profile,
-                metric=s.metric,
-                filter_mode=m,
-                filter_semantics=s.filter_semantics,
-                recall=s.recall,
+        stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
+
+        def traced(m: str) -> QueryTrace:
+            found: QueryTrace = self._traces.get_or(
+                (key, s.profile, s.metric, s.filter_semantics, m, s.recall, s.query, s.k, where),
+                lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
             )
-            for m in ("pre", "post")
-        }
-        traces = {
-            m: self.timed(
-                "trace",
-                lambda m=m: self._traces.get_or(
-                    (
-                        key,
-                        s.profile,
-                        s.metric,
-                        s.filter_semantics,
-                        m,
-                        s.recall,
-                        s.query,
-                        s.k,
-                        where,
-                    ),
-                    lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
-                ),
-            )
-            for m in ("pre", "post")
+            return found
+
+        traces: dict[str, QueryTrace] = {
+            m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")
         }
         trace = traces[s.filter_mode]
         # One three-component fit serves both views: PCA components are nested.
@@ -201,6 +197,8 @@ class ExplorerState:
                 ),
             ),
         )
+        if self.user_coords is not None and n_components == 2:
+            projection = self._user_projection(projection)
         anchors = None
         if s.clusters and self.fixed_embedder is None:
             anchor_key = json.dumps(
@@ -224,15 +222,53 @@ class ExplorerState:
             )
         return Views(s, base, rows, stores, traces, projection, anchors, n_components, color_by)
 
+    def _store_with(self, key: str, base: FakeVectorStore, s: Scenario, mode: str) -> Any:
+        """``base`` under ``s``'s store options and filter ``mode``, kept while it is recent:
+        a store caches its records view, which a trace reads (a k, query or where change
+        then pays for no new one)."""
+        options = {
+            "profile": s.profile,
+            "metric": s.metric,
+            "filter_mode": mode,
+            "filter_semantics": s.filter_semantics,
+            "recall": s.recall,
+        }
+        return self._option_stores.get_or(
+            (key, json.dumps(options, sort_keys=True)), lambda: with_options(base, **options)
+        )
+
+    def _user_projection(self, p: Projection) -> Projection:
+        """``p`` drawn on the user's own 2-D coordinates: they place no query and no anchor,
+        so the query is drawn at the centroid of its top-k (of the k best scores when
+        nothing is returned) and the anchors are left out."""
+        coords = np.asarray(self.user_coords, dtype=np.float64)
+        t = p.trace
+        top = np.flatnonzero(t.rank)
+        if not top.size:
+            finite = np.flatnonzero(np.isfinite(t.score))
+            order = np.argsort(-t.score[finite] if t.higher_is_better else t.score[finite])
+            top = finite[order[: t.k]]
+        query = coords[top].mean(axis=0) if top.size else np.zeros(2)
+        return replace(
+            p,
+            coords=coords,
+            query=query,
+            anchor_names=[],
+            anchors=np.zeros((0, 2)),
+            explained=np.zeros(2),
+            method="your coordinates",
+        )
+
     def filter_modes(self, views: Views) -> FilterModesDisplay:
         """The pre- versus post-filter tables of ``views``."""
         s = views.scenario
-        return self.timed(
+        out: FilterModesDisplay = self.timed(
             "tables",
             lambda: FilterModesDisplay.from_stores(
                 views.stores, s.query, s.k, s.where, rows=views.rows, traces=views.traces
             ),
         )
+        return out
 
     def _embedder_key(self, s: Scenario) -> str:
         if self.fixed_embedder is not None:
@@ -249,6 +285,8 @@ class ExplorerState:
         """
 
         def build() -> tuple[FakeVectorStore, StoreRows]:
+            if self._stores.evict_first:
+                self._option_stores.clear()  # they hold the vectors of a store let go of
             embedder = self.fixed_embedder or s.embedder()
             if self._origin is None:
                 store = s.store(
@@ -270,7 +308,11 @@ class ExplorerState:
             return reembedded(origin, embedder)
 
         key = self._embedder_key(s)
-        built = self._stores.get_or(key, build)
+        if len(s.documents) >= _LARGE_STORE:
+            self._stores.capacity = self._projectors.capacity = _LARGE_CACHE
+            self._option_stores.capacity = 2 * _LARGE_CACHE  # pre and post of each
+            self._stores.evict_first = True
+        built: tuple[FakeVectorStore, StoreRows] = self._stores.get_or(key, build)
         if self.fixed_embedder is None:
             # The latest setting of this model, dimension and declaration (spreads aside),
             # by key: a store the cache has let go of is not kept alive from here.
@@ -287,10 +329,11 @@ class ExplorerState:
     def _membership(self, s: Scenario, rows: StoreRows) -> np.ndarray:
         """Each document's cluster (or UNCLUSTERED) under ``s``'s declaration: the colour-by-
         cluster labels, which do not depend on the model, dimension or spread."""
-        return self._labels.get_or(
+        labels: np.ndarray = self._labels.get_or(
             self._labels_key(s, "cluster"),
             lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
         )
+        return labels
 
     def _labels_key(self, s: Scenario, color_by: str) -> tuple[str, str]:
         if self.fixed_embedder is not None:
@@ -310,4 +353,7 @@ class ExplorerState:
                     texts.append(text)
             return texts
 
-        return self._labels.get_or((*self._labels_key(s, "cluster"), "anchor texts"), pick)
+        texts: list[str] = self._labels.get_or(
+            (*self._labels_key(s, "cluster"), "anchor texts"), pick
+        )
+        return texts

@@ -67,7 +67,7 @@ class VectorTable:
         return self._vectors[np.asarray(rows, dtype=np.int64)].reshape(len(rows), self.dimensions)
 
     def embed(self, text: str) -> list[float]:
-        return self.embed_batch([text])[0].tolist()
+        return [float(v) for v in self.embed_batch([text])[0]]
 
 
 def _matrix(values: object, name: str) -> np.ndarray:
