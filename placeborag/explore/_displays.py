@@ -266,9 +266,10 @@ def _equal(a: Any, b: Any) -> bool:
         if x.shape != y.shape or x.dtype.kind != y.dtype.kind:
             return False
         if x.dtype == object:
-            xs, ys = x.ravel().tolist(), y.ravel().tolist()
+            xs: list[Any] = x.ravel().tolist()
+            ys: list[Any] = y.ravel().tolist()
             try:
-                return xs == ys  # C-level for the strings and numbers a figure mostly holds
+                return bool(xs == ys)  # C-level for the strings and numbers a figure mostly holds
             except ValueError:  # an array inside: compare element by element
                 return all(_equal(i, j) for i, j in zip(xs, ys))
         return bool(np.array_equal(x, y))
@@ -822,7 +823,7 @@ def _rank_positions(trace: Any, mask: np.ndarray) -> list[str]:
 
 def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
     """One note per exact tie group the ranking met: how many tie, and the rule that chose."""
-    out = []
+    out: list[dict[str, Any]] = []
     for tie in trace.ties:
         kept = len(tie.kept)
         x = float(axis.position(np.array([tie.score]))[0])
@@ -926,7 +927,7 @@ class ScoreAxis:
 
     def position(self, scores: np.ndarray) -> np.ndarray:
         x = np.asarray(scores, dtype=np.float64)
-        out = x.copy()
+        out: np.ndarray = x.copy()
         for a, b in self.breaks:
             gap = b - a
             # A break keeps a fixed sliver of margin on each side of its shaded band.
