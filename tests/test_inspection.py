@@ -388,6 +388,8 @@ def _private_reaches(path: pathlib.Path) -> list[str]:
         name = node.attr
         if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
             continue
+        if name.startswith(("_repr_", "_ipython_")) and name.endswith("_"):
+            continue  # IPython's rich display protocol (_repr_mimebundle_ ...): public by contract
         if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
             continue
         # super()._hook(): a subclass extending its framework's protected hook (LangChain's
