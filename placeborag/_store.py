@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -29,7 +30,7 @@ from placeborag._errors import (
     PlaceboragValueError,
     RetrievalTimeout,
 )
-from placeborag._filters import compile_filter
+from placeborag._filters import compile_filter, copy_filter
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
 from placeborag._metadata import check_metadata as _check_metadata
@@ -48,7 +49,6 @@ from placeborag._trace import (
     TieInfo,
     build_explanation,
     build_trace,
-    copy_where,
 )
 from placeborag._validation import shown
 
@@ -822,8 +822,8 @@ class FakeVectorStore:
                 QueryRecord(
                     qpass.text,
                     qpass.k,
-                    copy_where(where),
-                    copy_where(context),
+                    qpass.where,  # the pass's own copy, made once
+                    copy_filter(context),
                     ids=id_tuple,
                     vector=qpass.vector_given,
                 )
@@ -905,7 +905,7 @@ class FakeVectorStore:
             store=self,
             text=query_text,
             k=int(k),
-            where=copy_where(where),
+            where=copy_filter(where),
             predicate=predicate,
             ids=ids,
             qfloat=qfloat,
@@ -1208,8 +1208,6 @@ class FakeVectorStore:
 
 
 def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:
-    from types import MappingProxyType
-
     return MappingProxyType(dict(meta) if meta else {})
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from placeborag._filters import copy_filter
+
 if TYPE_CHECKING:
     from placeborag._filters import Filter
     from placeborag._profiles import Profile
@@ -36,7 +38,6 @@ __all__ = [
     "QueryTrace",
     "StoreRecords",
     "TieInfo",
-    "copy_where",
 ]
 
 RETURNED = "returned"
@@ -389,7 +390,7 @@ def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
     return QueryTrace(
         text=qpass.text,
         k=qpass.k,
-        where=copy_where(qpass.where),
+        where=copy_filter(qpass.where),
         profile=profile.name,
         metric=profile.metric,
         filter_mode=qpass.filter_mode,
@@ -441,7 +442,7 @@ def build_explanation(qpass: QueryPass, trace: QueryTrace) -> QueryExplanation:
     return QueryExplanation(
         text=qpass.text,
         k=qpass.k,
-        where=copy_where(qpass.where),
+        where=copy_filter(qpass.where),
         filter_mode=qpass.filter_mode,
         recall=qpass.recall,
         candidates=tuple(ids[r] for r in alive.tolist()),
@@ -460,46 +461,3 @@ def build_explanation(qpass: QueryPass, trace: QueryTrace) -> QueryExplanation:
         orphans=tuple(table.orphan_of),
         trace=trace,
     )
-
-
-def copy_where(value: Any) -> Any:
-    """A deep copy of a filter or context made of dicts, lists and tuples, at any depth.
-
-    Iterative, so a filter nested thousands deep copies without touching the recursion limit;
-    anything else (numbers, strings, user objects) is shared, as ``copy.deepcopy`` of an
-    immutable would.
-    """
-    if value is None:
-        return None
-    if not isinstance(value, (dict, list, tuple, Mapping)):
-        return value
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
-    while stack:
-        source, parent, key = stack.pop()
-        if isinstance(source, Mapping):
-            copy: Any = {}
-            parent[key] = copy
-            for k, v in source.items():
-                copy[k] = None
-                stack.append((v, copy, k))
-        elif isinstance(source, (list, tuple)):
-            items: list[Any] = [None] * len(source)
-            parent[key] = items
-            for i, v in enumerate(source):
-                stack.append((v, items, i))
-            if isinstance(source, tuple):
-                # Rebuilt once its items are in place: a marker runs after them (stack order).
-                stack.insert(len(stack) - len(source), (_TupleFix(items), parent, key))
-        elif isinstance(source, _TupleFix):
-            parent[key] = tuple(source.items)
-        else:
-            parent[key] = source
-    return root[0]
-
-
-class _TupleFix:
-    __slots__ = ("items",)
-
-    def __init__(self, items: list[Any]) -> None:
-        self.items = items
