@@ -130,6 +130,7 @@ class ExactScores:
         self._by_text = by_text
         self._cache: dict[object, tuple[int, int]] = {}
         self._keys: dict[object, Fraction] = {}
+        self._cosines: dict[object, float] = {}
         self._qnorm: int | None = None
 
     def _key(self, row: int) -> object:
@@ -168,10 +169,15 @@ class ExactScores:
         return key
 
     def cosine(self, row: int) -> float:
-        if self._qnorm is None:
-            self._qnorm = exact_dot(self._qexact[None, :], self._qexact)[0]
-        dot, norm = self._cache[self._key(row)]
-        return sqrt_score(dot, norm * self._qnorm)
+        """The exact cosine (one per distinct source, like :meth:`key`)."""
+        source = self._key(row)
+        value = self._cosines.get(source)
+        if value is None:
+            if self._qnorm is None:
+                self._qnorm = exact_dot(self._qexact[None, :], self._qexact)[0]
+            dot, norm = self._cache[source]
+            value = self._cosines[source] = sqrt_score(dot, norm * self._qnorm)
+        return value
 
     def cosines(self, rows: Sequence[int]) -> dict[int, float]:
         self.fill(rows)
