@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import STAGES, FakeVectorStore, Match
+from placeborag import STAGES, FakeVectorStore
 from placeborag import QueryTrace as StoreTrace
 from placeborag._trace import (
     BELOW,
@@ -92,13 +92,10 @@ class QueryTrace:
     def status(self) -> np.ndarray:
         return self.trace.stage
 
-    @property
+    @cached_property
     def ids(self) -> list[str]:
+        """The ids as the views index them (made once per trace, not per access)."""
         return list(self.trace.ids)
-
-    @property
-    def matches(self) -> tuple[Match, ...]:
-        return self.trace.matches
 
     @property
     def top_k(self) -> list[str]:

@@ -188,6 +188,9 @@ class Explorer:
         self._syncing = False
         self.phases: dict[str, float] = {}
         self._trace_rows: dict[str, dict[int, np.ndarray]] = {}
+        self._ids: list[str] = []
+        self._id_set: frozenset[str] = frozenset()
+        self._id_array = np.zeros(0, dtype=object)
         self._drawn: dict[str, Any] = {}
         self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
         self.inspected: str | None = None  # the document the inspect panel shows
@@ -551,7 +554,10 @@ class Explorer:
         p = display.projection
         # Projection: a trace per category, then the top-k rings; ranking: one per status.
         self._trace_rows[name] = dict(enumerate(display.groups()))
-        self._ids = p.ids
+        if p.ids is not self._ids:  # a new snapshot of ids: index it once, not per click
+            self._ids = p.ids
+            self._id_set = frozenset(p.ids)
+            self._id_array = np.array(p.ids, dtype=object)
         self._show_selection(name)
 
     def _show_selection(self, name: str) -> None:
@@ -562,7 +568,7 @@ class Explorer:
         if figure is None or rows is None or self.mode != "widget":
             return
         chosen = set(self.selection)
-        ids = np.array(self._ids, dtype=object)
+        ids = self._id_array
         # 3-D traces have no selection in plotly: leave them alone.
         indexes = [i for i, t in enumerate(figure.data) if "selectedpoints" in t]
         if not indexes:
@@ -595,7 +601,7 @@ class Explorer:
 
     def _on_row(self, doc_id: str) -> None:
         """A click on a table row: that document in or out of the selection, and inspected."""
-        if doc_id not in set(self._ids):
+        if doc_id not in self._id_set:
             return
         chosen = [i for i in self.selection if i != doc_id]
         if len(chosen) == len(self.selection):
@@ -751,7 +757,7 @@ class Explorer:
             raise PlaceboragValueError(
                 f"ids={ids!r} must be a list of ids, not a str (write [{ids!r}])"
             )
-        known = set(self._ids)
+        known = self._id_set
         chosen = list(dict.fromkeys(ids))
         unknown = [i for i in chosen if i not in known]
         if unknown:

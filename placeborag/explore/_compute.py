@@ -6,6 +6,7 @@ functions that need them.
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import zlib
@@ -186,7 +187,7 @@ class LazyHover:
 def _hover_one(i: str, t: str, m: Mapping[str, Any]) -> str:
     text = t if len(t) <= _HOVER_TEXT_CHARS else t[: _HOVER_TEXT_CHARS - 1] + "…"
     meta = ", ".join(f"{k}={v}" for k, v in m.items())
-    return f"<b>{_escape(i)}</b><br>{_escape(text)}<br>{_escape(meta)}"
+    return f"<b>{plotly_text(i)}</b><br>{plotly_text(text)}<br>{plotly_text(meta)}"
 
 
 def hover_labels(rows: StoreRows, lazy_from: int | None = None) -> Any:
@@ -197,18 +198,16 @@ def hover_labels(rows: StoreRows, lazy_from: int | None = None) -> Any:
     if lazy_from is not None and len(rows.ids) >= lazy_from:
         return LazyHover(rows)
 
-    def one(i: str, t: str, m: Mapping[str, Any]) -> str:
-        text = t if len(t) <= _HOVER_TEXT_CHARS else t[: _HOVER_TEXT_CHARS - 1] + "…"
-        meta = ", ".join(f"{k}={v}" for k, v in m.items())
-        return f"<b>{_escape(i)}</b><br>{_escape(text)}<br>{_escape(meta)}"
-
     return np.array(
-        [one(i, t, m) for i, t, m in zip(rows.ids, rows.texts, rows.metadatas)], dtype=object
+        [_hover_one(i, t, m) for i, t, m in zip(rows.ids, rows.texts, rows.metadatas)],
+        dtype=object,
     )
 
 
-def _escape(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def plotly_text(s: str) -> str:
+    """User text for plotly (titles, hover): the characters plotly reads as markup, escaped
+    (plotly decodes &amp;, &lt; and &gt;, but shows &quot; as it is)."""
+    return html.escape(s, quote=False)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from placeborag.explore._compute import (
     anchor_geometry,
     filter_mode_table,
     funnel_counts,
+    plotly_text,
     project,
     spread_offsets,
 )
@@ -495,7 +496,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "name": "query",
                 "mode": "markers",
                 **xyz(p.query[None, :]),
-                "hovertext": [_plotly_text(p.trace.text)],
+                "hovertext": [plotly_text(p.trace.text)],
                 "hovertemplate": "query: %{hovertext}<extra></extra>",
                 # An open star: the rings and labels under the query stay visible.
                 "marker": {
@@ -540,8 +541,8 @@ class ProjectionDisplay(_ProjectionBased):
         layout: dict[str, Any] = {
             "title": {
                 "text": f"Projection ({p.method}) of {n} documents for query "
-                f"{_plotly_text(repr(_short(p.trace.text)))}, k={p.trace.k}"
-                f"<br><sup>{_plotly_text(state_line(p.trace))}</sup>",
+                f"{plotly_text(repr(_short(p.trace.text)))}, k={p.trace.k}"
+                f"<br><sup>{plotly_text(state_line(p.trace))}</sup>",
                 "x": 0.01,
             },
             "annotations": annotations,
@@ -743,9 +744,9 @@ class RankingDisplay(_ProjectionBased):
         tickvals, ticktext = axis.ticks()
         layout = {
             "title": {
-                "text": f"Query-centred ranking for {_plotly_text(repr(_short(t.text)))}: "
+                "text": f"Query-centred ranking for {plotly_text(repr(_short(t.text)))}: "
                 "better is to the right"
-                f"<br><sup>{_plotly_text(state_line(t))}</sup>",
+                f"<br><sup>{plotly_text(state_line(t))}</sup>",
                 "x": 0.01,
             },
             "xaxis": {
@@ -779,12 +780,6 @@ class RankingDisplay(_ProjectionBased):
 
 _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
 _LABEL_ALL_UP_TO = 15  # past this many ranks, only some are written on the plot
-
-
-def _plotly_text(text: str) -> str:
-    """User text for a plotly title: the characters plotly reads as markup, escaped (plotly
-    decodes &amp;, &lt; and &gt;, but shows &quot; as it is)."""
-    return html.escape(text, quote=False)
 
 
 def state_line(trace: Any) -> str:
