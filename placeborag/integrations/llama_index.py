@@ -229,7 +229,10 @@ _EMPTY: tuple[object, ...] = (None, "", [])
 
 
 def metadata_filter_function(
-    filters: MetadataFilters | None, *, negations_match_missing: bool = False
+    filters: MetadataFilters | None,
+    *,
+    negations_match_missing: bool = False,
+    semantics: str | None = None,
 ) -> Callable[[Mapping[str, Any]], bool]:
     """A predicate over a record's metadata equivalent to LlamaIndex ``filters``.
 
@@ -240,24 +243,25 @@ def metadata_filter_function(
     any/all of the given values are in the stored list, ``text_match`` a substring
     (``text_match_insensitive`` ignoring case), and ``is_empty`` matches a missing key, None,
     ``""`` and ``[]``. A key the record does not carry matches nothing else (unless
-    ``negations_match_missing`` lets ``!=``/``nin`` match it, as engine semantics do). The
+    ``negations_match_missing`` lets ``!=``/``nin`` match it, as engine semantics do).
+    ``semantics`` is the store's ``filter_semantics`` (``compile_filter``'s rule when None). The
     whole filter is checked before any record is read.
     """
     checked = _checked_filters(filters)
     if checked is None:
         return lambda metadata: True
-    return _compile_filters(checked, negations_match_missing)
+    return _compile_filters(checked, negations_match_missing, semantics)
 
 
 def _compile_filters(
-    filters: MetadataFilters, negations: bool
+    filters: MetadataFilters, negations: bool, semantics: str | None
 ) -> Callable[[Mapping[str, Any]], bool]:
     if not filters.filters:
         raise FilterError("a nested MetadataFilters has no filters; give at least one")
     tests = [
-        _compile_filters(item, negations)
+        _compile_filters(item, negations, semantics)
         if isinstance(item, MetadataFilters)
-        else _compile_leaf(item, negations)
+        else _compile_leaf(item, negations, semantics)
         for item in filters.filters
     ]
     condition = filters.condition or FilterCondition.AND
@@ -270,10 +274,14 @@ def _compile_filters(
     raise FilterError(f"condition {condition!r} is not a FilterCondition")
 
 
-def _compile_leaf(item: MetadataFilter, negations: bool) -> Callable[[Mapping[str, Any]], bool]:
+def _compile_leaf(
+    item: MetadataFilter, negations: bool, semantics: str | None
+) -> Callable[[Mapping[str, Any]], bool]:
     key, operator, value = item.key, item.operator, item.value
     if operator in _OPERATORS:
-        predicate = compile_filter(_clause(item), negations_match_missing=negations)
+        predicate = compile_filter(
+            _clause(item), negations_match_missing=negations, semantics=semantics
+        )
         assert predicate is not None, "a one-clause filter compiles to a node"
         return predicate.matches
     if operator == FilterOperator.IS_EMPTY:
@@ -463,7 +471,11 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         self, node_ids: Sequence[str] | None, filters: MetadataFilters | None
     ) -> list[tuple[str, Mapping[str, Any]]]:
         """(id, metadata) of the visible records with these ids that pass ``filters``."""
-        test = metadata_filter_function(filters, negations_match_missing=self._negations())
+        test = metadata_filter_function(
+            filters,
+            negations_match_missing=self._negations(),
+            semantics=self._store.filter_semantics,
+        )
         records = self._store.records()
         wanted = None if node_ids is None else set(_shared.check_texts(node_ids, "node_ids"))
         return [

@@ -381,3 +381,24 @@ def test_an_index_over_a_llama_index_model_embeds_each_node_once() -> None:
     )
 
     assert sorted(model.texts) == sorted(text for _, text, _ in ROWS)
+
+
+def test_get_nodes_filters_with_the_stores_filter_semantics() -> None:
+    """A bound against a stored string skips the record under engine semantics and raises under
+    strict ones, in get_nodes as in a query, whatever the profile."""
+    from placeborag import FilterTypeError
+
+    bound = MetadataFilters(filters=[f("n", 4, ">")])
+    for semantics in ("engine", "strict"):
+        vector_store = PlaceboLlamaVectorStore(profile="lancedb", filter_semantics=semantics)
+        vector_store.add(
+            [
+                TextNode(id_="num", text="refund policy", metadata={"n": 7}),
+                TextNode(id_="str", text="refund rules", metadata={"n": "seven"}),
+            ]
+        )
+        if semantics == "engine":
+            assert [n.node_id for n in vector_store.get_nodes(filters=bound)] == ["num"]
+        else:
+            with pytest.raises(FilterTypeError, match="cannot compare"):
+                vector_store.get_nodes(filters=bound)
