@@ -557,7 +557,7 @@ class FakeEmbedder:
         names = [self._cluster_of_declared[t] for t in texts]
         vectors = self._compute_members(list(zip(names, texts)))[1]
         cluster_names = list(self._clusters)
-        anchors = np.stack([self._anchors[n] for n in cluster_names]) / math.sqrt(self._dimensions)
+        anchors = self.cluster_anchors()
         to_anchor = vectors @ anchors.T
         position = {n: i for i, n in enumerate(cluster_names)}
         label = np.array([position[n] for n in names], dtype=np.intp)

@@ -35,6 +35,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from placeborag._errors import FilterError, FilterTypeError
+from placeborag._metadata import MAX_DEPTH as MAX_LITERAL_DEPTH
+from placeborag._metadata import copy_filter
 
 __all__ = [
     "MAX_CLAUSES",
@@ -52,20 +54,10 @@ OPERATORS = tuple(sorted(_COMPARISON + _LOGICAL))
 _RANGE_OPS = ("$gt", "$gte", "$lt", "$lte")
 _EXACT_INT = 2**53
 MAX_CLAUSES = 100_000  # keeps a cyclic filter (a list that holds itself) from compiling forever
-MAX_LITERAL_DEPTH = 64  # nesting of a dict or list given as a value (what metadata may hold too)
 _SEMANTICS = ("strict", "engine")
 
 # kind codes used in the columns
 _MISSING, _BOOL, _NUMBER, _STR, _DATETIME, _DATE, _LIST, _DICT, _OTHER = range(9)
-_KIND_NAMES = {
-    _BOOL: "bool",
-    _NUMBER: "number",
-    _STR: "str",
-    _DATETIME: "datetime",
-    _DATE: "date",
-    _LIST: "list",
-    _DICT: "dict",
-}
 _SIMPLE_KINDS = (_MISSING, _BOOL, _NUMBER, _STR)
 
 
@@ -630,35 +622,3 @@ def compile_filter(
     if negations_match_missing or semantics != "strict":
         _set_semantics(node, negations_match_missing, semantics == "strict")
     return node
-
-
-def copy_filter(where: Any) -> Any:
-    """A deep copy of a filter (dicts, lists and tuples copied, other values shared), made with
-    a stack: a filter nested to any depth copies without reaching the recursion limit."""
-    if not isinstance(where, (Mapping, list, tuple)):
-        return where
-    out: list[Any] = []
-    stack: list[tuple[Any, bool]] = [(where, False)]
-    while stack:
-        item, done = stack.pop()
-        if not done:
-            if isinstance(item, Mapping):
-                children = list(item.values())
-            elif isinstance(item, (list, tuple)):
-                children = list(item)
-            else:
-                out.append(item)
-                continue
-            stack.append((item, True))
-            stack.extend((child, False) for child in reversed(children))
-            continue
-        n = len(item)
-        values = out[len(out) - n :]
-        del out[len(out) - n :]
-        if isinstance(item, Mapping):
-            out.append(dict(zip(item.keys(), values)))
-        elif isinstance(item, tuple):
-            out.append(tuple(values))
-        else:
-            out.append(values)
-    return out[0]

@@ -19,7 +19,7 @@ from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 
-__all__ = ["MAX_DEPTH", "check_id", "check_metadata", "copy_metadata"]
+__all__ = ["MAX_DEPTH", "check_id", "check_metadata", "copy_filter", "copy_metadata"]
 
 MAX_DEPTH = 64
 
@@ -65,7 +65,8 @@ def copy_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if all(type(v) in _SCALARS or type(v) is float for v in value.values()):
         return dict(value)
-    return _checked_copy(value, "metadata")
+    copied: dict[str, Any] = copy_filter(dict(value))  # checked when written: copy only
+    return copied
 
 
 def _checked_copy(value: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -158,3 +159,35 @@ def _scalar(item: Any, where: str) -> Any:
     if kind == "f" and hasattr(item, "item"):
         return _scalar(float(item), where)
     raise PlaceboragTypeError(f"{where}={item!r} must be {_ALLOWED}, not {t.__name__}")
+
+
+def copy_filter(where: Any) -> Any:
+    """A deep copy of a filter or of metadata (dicts, lists and tuples copied, other values
+    shared), made with a stack: nested to any depth, it never reaches the recursion limit."""
+    if not isinstance(where, (Mapping, list, tuple)):
+        return where
+    out: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(where, False)]
+    while stack:
+        item, done = stack.pop()
+        if not done:
+            if isinstance(item, Mapping):
+                children = list(item.values())
+            elif isinstance(item, (list, tuple)):
+                children = list(item)
+            else:
+                out.append(item)
+                continue
+            stack.append((item, True))
+            stack.extend((child, False) for child in reversed(children))
+            continue
+        n = len(item)
+        values = out[len(out) - n :]
+        del out[len(out) - n :]
+        if isinstance(item, Mapping):
+            out.append(dict(zip(item.keys(), values)))
+        elif isinstance(item, tuple):
+            out.append(tuple(values))
+        else:
+            out.append(values)
+    return out[0]

@@ -129,10 +129,6 @@ class _Step(Protocol):
     def answer(self, request: ScoringRequest) -> ScoringResponse: ...
 
 
-def _checked_score(value: object, name: str, allowed: str) -> float:
-    return check_real(value, name, allowed)
-
-
 @dataclass(frozen=True)
 class _ConstantScores:
     score: float
@@ -150,7 +146,7 @@ class _ComputedScores:
     def answer(self, request: ScoringRequest) -> ScoringResponse:
         # An exception raised by the function propagates unchanged: it is the request's failure.
         scores = tuple(
-            _checked_score(
+            check_real(
                 self.function(document), f"scores({shown(document)})", "a finite real number"
             )
             for document in request.documents
@@ -492,7 +488,7 @@ class ScriptedScorer(_RecordingScorer):
 def _score_step(score: object) -> _Step:
     if callable(score) and not isinstance(score, numbers.Real):
         return _ComputedScores(score)
-    return _ConstantScores(_checked_score(score, "score", _SCORE_ALLOWED))
+    return _ConstantScores(check_real(score, "score", _SCORE_ALLOWED))
 
 
 def _response_step(response: object) -> _Step:

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +31,6 @@ __all__ = [
     "resolve_embedder",
     "run_query",
     "store_embedder",
-    "write_atomically",
 ]
 
 
@@ -321,22 +317,6 @@ def mmr_order(
 
 
 # -- files ------------------------------------------------------------------------------------
-
-
-def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then replace."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def run_query(

@@ -24,11 +24,13 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
 from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._files import write_text
 from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
 
@@ -355,7 +357,8 @@ class PlaceboVectorStore(VectorStore):
             raise PlaceboragTypeError(
                 f"PlaceboVectorStore.dump writes JSON, and a record's metadata is not JSON: {exc}"
             ) from None
-        _shared.write_atomically(path, text)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, text)  # atomic: a failed dump leaves the old file whole
 
     @classmethod
     def load(
