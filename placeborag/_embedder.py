@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._hashing import BatchMemo, hashed_counts, hashed_counts_one, model_seeds
+from placeborag._hashing import BatchMemo, hashed_counts, hashed_counts_norm, model_seeds
 from placeborag._options import EMBEDDER_OPTIONS
 
 __all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
@@ -31,6 +31,10 @@ _GEOMETRY_ATTEMPTS = 8
 _MARGIN = 1e-9
 _CLUSTER_MATCH = ("exact", "substring")
 _CACHED_BATCH = 64
+# A kept text: its unit row (None until asked for: a kept batch derives it on demand, with the
+# same bits), its counts and their squared norm.
+_Row = tuple[np.ndarray | None, np.ndarray, int]
+_KEPT_BATCH = 1024  # a batch up to this size keeps its rows (a unit test's store)
 _CACHED_TEXT = 1024  # longer texts are not kept (the key would cost more than the row)
 _TEXT_CACHE_BYTES = 8 << 20  # hashed rows kept per embedder (16 bytes per dimension each)
 _TEXT_CACHE_LOCK = threading.Lock()
@@ -155,9 +159,10 @@ class FakeEmbedder:
         self._substring_order = sorted(declared, key=lambda t: (-len(t), declared.index(t)))
         # Member vectors cost a SHAKE digest and big-integer arithmetic: keep them per text.
         self._member_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
-        # Hashed texts (unit float64 row, integer counts as float64), first in first out: a
-        # store re-ranks the texts it was given a moment ago, a test queries the same text.
-        self._text_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # Hashed texts (unit float64 row, integer counts as int64, their exact squared norm),
+        # least recently used out first: a store re-ranks the texts it was given, a test
+        # queries the same text.
+        self._text_cache: dict[str, _Row] = {}
         self._anchors: dict[str, np.ndarray] = {}
         self._attempt = 0
         if self._clusters:
@@ -208,9 +213,9 @@ class FakeEmbedder:
             return cast("list[float]", self._embed_floats([text])[0].tolist())
         kept = self._text_cache.get(text)  # a text a store of this embedder was given
         if kept is not None:
-            return cast("list[float]", kept[0].tolist())
-        counts = hashed_counts_one(text, self._dimensions, self._seeds)
-        counts /= math.sqrt(counts.dot(counts))  # as in _hash_one: the same bits
+            return cast("list[float]", _unit(kept).tolist())
+        counts, norm2 = hashed_counts_norm(text, self._dimensions, self._seeds)
+        counts /= math.sqrt(norm2)  # as in _hash_one: the same bits
         return cast("list[float]", counts.tolist())
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
@@ -287,18 +292,31 @@ class FakeEmbedder:
             out.append(found)
         return out
 
-    def _hash_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """(unit float64 row, integer counts as float64) of one text not in a cluster, kept."""
-        counts = hashed_counts_one(text, self._dimensions, self._seeds)
+    def _hash_one(self, text: str) -> _Row:
+        """(unit float64 row, integer counts as int64, their squared norm) of one text not in
+        a cluster, kept."""
+        counts, norm2 = hashed_counts_norm(text, self._dimensions, self._seeds)
         # The same float operations as the batch path (an exact integer sum of squares, one
         # square root, one division per coordinate), so the same bits.
-        row = (counts / math.sqrt(counts.dot(counts)), counts)
+        row = (counts / math.sqrt(norm2), counts.astype(np.int64), int(norm2))
         if len(text) <= _CACHED_TEXT:
             self._keep({text: row})
         return row
 
-    def _keep(self, rows: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        """Keep hashed rows of short texts, the oldest dropped past the byte budget."""
+    def _kept_row(self, text: str) -> _Row | None:
+        """A kept row, made the most recently used: the texts a store ranks again and again
+        stay while one-off queries pass through."""
+        cache = self._text_cache
+        row = cache.get(text)
+        if row is not None:
+            with _TEXT_CACHE_LOCK:
+                cache.pop(text, None)
+                cache[text] = row
+        return row
+
+    def _keep(self, rows: dict[str, _Row]) -> None:
+        """Keep hashed rows of short texts, the least recently used dropped past the byte
+        budget."""
         cache = self._text_cache
         room = max(_TEXT_CACHE_BYTES // (16 * self._dimensions), 1)
         with _TEXT_CACHE_LOCK:
@@ -310,31 +328,47 @@ class FakeEmbedder:
 
     def _hashed_rows(self, texts: list[str], exact: bool) -> tuple[np.ndarray, Any]:
         """Unit float64 rows of texts outside the clusters, and their integer forms (int64) if
-        ``exact``: kept texts from the cache, a few others one by one, a batch in one pass."""
+        ``exact``: kept texts from the cache, a few others one by one, a batch in one pass
+        (whose rows are kept too when it is small: a test's store, flushed at its first read)."""
         if len(texts) == 1:  # one upsert or one query
-            row = self._text_cache.get(texts[0]) or self._hash_one(texts[0])
-            floats = row[0][None, :].copy()  # a copy: the kept row must not change
-            return floats, row[1][None, :].astype(np.int64) if exact else None
+            row = self._kept_row(texts[0]) or self._hash_one(texts[0])
+            floats = _unit(row)[None, :].copy()  # a copy: the kept row must not change
+            return floats, row[1][None, :].copy() if exact else None
         if 0 < len(texts) <= _CACHED_BATCH:
-            get = self._text_cache.get
-            kept = [get(t) for t in texts]
+            kept = [self._kept_row(t) for t in texts]
             missing = list(dict.fromkeys(t for t, r in zip(texts, kept) if r is None))
-            made: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+            made: dict[str, _Row] = {}
             if len(missing) > 4:  # more than a few: one pass for them all
                 counts = hashed_counts(missing, self._dimensions, self._seeds)
-                unit = _normalise_counts(counts.copy())
-                made = {t: (unit[j].copy(), counts[j].copy()) for j, t in enumerate(missing)}
-                self._keep(made)
+                made = self._keep_batch(missing, counts)[2]
             # Up to four missing: hashed one by one (a repeat finds the row the first one kept).
+            get = self._text_cache.get
             rows = [
                 r if r is not None else made.get(t) or get(t) or self._hash_one(t)
                 for t, r in zip(texts, kept)
             ]
-            floats = np.stack([r[0] for r in rows])
-            return floats, np.stack([r[1] for r in rows]).astype(np.int64) if exact else None
+            floats = _rows([_unit(r) for r in rows])
+            return floats, _rows([r[1] for r in rows]) if exact else None
         counts = hashed_counts(texts, self._dimensions, self._seeds)
+        if len(texts) <= _KEPT_BATCH:
+            kept_unit, kept_ints, _ = self._keep_batch(texts, counts)
+            return kept_unit, kept_ints if exact else None
         ints = counts.astype(np.int64) if exact else None
         return _normalise_counts(counts), ints
+
+    def _keep_batch(
+        self, texts: list[str], counts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, _Row]]:
+        """Keep the rows of a hashed batch: its unit rows (``counts`` normalised in place),
+        its integer rows, and the kept copies by text."""
+        ints = counts.astype(np.int64)
+        norms = np.einsum("ij,ij->i", counts, counts).tolist()  # exact: small integers
+        unit = _normalise_counts(counts)
+        made: dict[str, _Row] = {
+            t: (None, ints[j].copy(), int(norms[j])) for j, t in enumerate(texts)
+        }
+        self._keep(made)
+        return unit, ints, made
 
     def _embed_exact(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Float vectors and their exact integer forms (int64, same shape)."""
@@ -350,6 +384,25 @@ class FakeEmbedder:
         if members:
             exact[members], floats[members] = self._member_rows(keys)
         return floats, exact
+
+    def _embed_query(self, text: str) -> tuple[np.ndarray, np.ndarray, int | None]:
+        """A query's float vector, its exact integer form and, when known (a hashed text),
+        the exact squared norm of that form."""
+        if self._clusters and self._clusters_of([text])[0] is not None:
+            floats, ints = self._embed_exact([text])
+            return floats[0], ints[0], None
+        row = self._kept_row(text) or self._hash_one(text)
+        return _unit(row).copy(), row[1].copy(), row[2]
+
+    def _embed_ints(self, texts: list[str]) -> tuple[np.ndarray, list[int] | None]:
+        """The exact integer forms (int64) of :meth:`_embed_exact` without the floats (a store
+        re-ranking its best rows needs none), and their exact squared norms when they are
+        known (kept texts: a lookup each), else None."""
+        if not self._clusters and len(texts) <= _CACHED_BATCH:
+            rows = [self._kept_row(t) for t in texts]
+            if all(r is not None for r in rows):
+                return _rows([r[1] for r in rows]), [r[2] for r in rows]  # type: ignore[index]
+        return self._embed_exact(texts)[1], None
 
     def _embed_floats(self, texts: list[str], dtype: Any = np.float64) -> np.ndarray:
         """The unit vectors of ``texts`` as float64, or rounded once more to ``dtype``
@@ -405,9 +458,9 @@ class FakeEmbedder:
                 ints[fresh] = fresh_exact[take]
         if cached:
             pairs = [cache[keys[row]] for row in cached]
-            floats[cached] = np.stack([p[1] for p in pairs])
+            floats[cached] = _rows([p[1] for p in pairs])
             if ints is not None:
-                ints[cached] = np.stack([p[0] for p in pairs])
+                ints[cached] = _rows([p[0] for p in pairs])
         return ints, floats
 
     def _seed(self, *parts: str) -> bytes:
@@ -664,6 +717,21 @@ def _validate_clusters(
             owner[text] = name
         out[name] = members
     return out
+
+
+def _unit(row: _Row) -> np.ndarray:
+    """A kept row's unit vector: the counts over the square root of their squared norm, the
+    very operations (so the very bits) of :func:`_normalise_counts`."""
+    unit = row[0]
+    if unit is None:
+        unit = row[1] / math.sqrt(row[2])
+    return unit
+
+
+def _rows(rows: list[np.ndarray]) -> np.ndarray:
+    """Equal-length 1-D rows as one 2-D array (``np.stack`` without its per-call checks,
+    which cost more than a few rows do)."""
+    return np.concatenate(rows).reshape(len(rows), -1)
 
 
 def _normalise_counts(counts: np.ndarray) -> np.ndarray:

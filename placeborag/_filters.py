@@ -111,6 +111,12 @@ def _lookup_key(value: object) -> tuple[int, object]:
     return (_kind(value), value)
 
 
+# kind, number, str codes table, str codes, simple, present, is_number, first clash
+_Column = tuple[
+    np.ndarray, np.ndarray, dict[str, int], np.ndarray, bool, np.ndarray, np.ndarray, int
+]
+
+
 class Columns:
     """A lazily built, per-key column view of a list of metadata dicts."""
 
@@ -118,13 +124,15 @@ class Columns:
 
     def __init__(self, rows: Sequence[Mapping[str, Any] | None]) -> None:
         self._rows = rows
-        self._cache: dict[str, tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray, bool]] = {}
+        self._cache: dict[str, _Column] = {}
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def column(self, key: str) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray, bool]:
-        """(kind, number, str codes table, str codes, simple) for one key.
+    def column(self, key: str) -> _Column:
+        """(kind, number, str codes table, str codes, simple, present, is_number, clash) for
+        one key: ``present`` and ``is_number`` are ``kind`` tests made once, ``clash`` the
+        first row holding a value that is not a number (-1 if none).
 
         ``simple`` is False when a value cannot be answered from these arrays alone (an int
         beyond 2**53, a datetime, a list, a dict): the filter then answers row by row, exactly.
@@ -134,7 +142,9 @@ class Columns:
             return cached
         n = len(self._rows)
         kind = np.zeros(n, dtype=np.int8)
-        number = np.full(n, np.nan)
+        # 0 where the value is not a number: every use masks ``number`` by ``kind``, so no
+        # comparison meets a NaN (and none can warn).
+        number = np.zeros(n)
         codes = np.full(n, -1, dtype=np.int64)
         table: dict[str, int] = {}
         simple = True
@@ -153,7 +163,11 @@ class Columns:
                     number[i] = float(value)
             elif k != _MISSING:
                 simple = False
-        out = (kind, number, table, codes, simple)
+        present = kind != _MISSING
+        is_number = kind == _NUMBER
+        other = present & ~is_number
+        clash = int(np.argmax(other)) if other.any() else -1
+        out = (kind, number, table, codes, simple, present, is_number, clash)
         self._cache[key] = out
         return out
 
@@ -347,7 +361,7 @@ class _Compare(Filter):
         return True
 
     def _leaf_mask(self, columns: Columns) -> np.ndarray:
-        kind, number, table, codes, simple = columns.column(self.key)
+        kind, number, table, codes, simple, present, is_number, clash = columns.column(self.key)
         if not (simple and self._simple_bound()):
             # Big integers, datetimes, lists and dicts: answer row by row, exactly.
             return np.fromiter(
@@ -355,16 +369,11 @@ class _Compare(Filter):
                 dtype=bool,
                 count=len(columns),
             )
-        present = kind != _MISSING
         op = self.op
         if op in self._RANGE:
-            clash = present & (kind != _NUMBER)
-            if self.strict and clash.any():
-                raise self._cannot_compare(columns.row(int(np.argmax(clash)))[self.key])
-            with np.errstate(invalid="ignore"):
-                in_range: np.ndarray = (kind == _NUMBER) & self._RANGE[op](
-                    number, float(self.value)
-                )
+            if self.strict and clash >= 0:
+                raise self._cannot_compare(columns.row(clash)[self.key])
+            in_range: np.ndarray = is_number & self._RANGE[op](number, float(self.value))
             return in_range
         values = self.value if op in ("$in", "$nin") else (self.value,)
         k = _kind(values[0])  # $in/$nin values share one kind

@@ -321,8 +321,8 @@ def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int
 
 _TOP_BIT = np.array(1 << 63, dtype=np.uint64)
 _SENTINEL_U64 = np.array(SENTINEL, dtype=np.uint64)
-_ASCII_WORD_BYTES = np.zeros(256, dtype=bool)
-_ASCII_WORD_BYTES[:129] = _ASCII_WORD_EXT
+_ASCII_WORD_TABLE = bytes(int(_ASCII_WORD_EXT[c]) for c in range(128)) + bytes(128)
+_MASK64 = (1 << 64) - 1
 _ONE_CACHE_LIMIT = 1024  # entries of at most ~40 kB each (texts up to _SMALL_TEXT)
 _SMALL_TEXT = 512  # longer texts take the chunked path, with no per-length cache
 _LARGE_TEXT = 1 << 16  # a batch hashes texts longer than this one by one (bounded memory)
@@ -343,85 +343,101 @@ def _kept(key: Any, make: Callable[[], Any]) -> Any:
     return found
 
 
-def _ngram_index(size: int) -> np.ndarray:
-    """Window starts (row 0) and ends (row 1) of the 3- and 4-grams of a text of ``size`` code
-    points between its two sentinels (every window is valid: the sentinels sit at the ends)."""
-    n3, n4 = size, max(size - 1, 0)
-    start = np.concatenate((np.arange(n3), np.arange(n4))).astype(np.intp)
-    end = start + np.repeat(np.array([3, 4], dtype=np.intp), (n3, n4))
-    return np.stack((start, end))
-
-
-def _salts_and_weights(
+def _one_text_tables(
     seeds: tuple[int, int, int, int], size: int, nw: int, dimensions: int
-) -> tuple[np.ndarray, ...]:
+) -> tuple[Any, ...]:
+    """What hashing one text of ``size`` code points and ``nw`` words needs beyond the text:
+    the starts and ends of its 3- and 4-grams, interleaved (``s0, e0, s1, e1, ...``, as a
+    text's word edges are, so the two join in one flat concatenation; every window is valid:
+    the sentinels sit at the ends), the salt and weight of every feature, the modulus and the
+    low-bit mask."""
     n3, n4 = size, max(size - 1, 0)
+    starts = np.concatenate((np.arange(n3), np.arange(n4))).astype(np.intp)
+    ends = starts + np.repeat(np.array([3, 4], dtype=np.intp), (n3, n4))
+    ngrams = np.stack((starts, ends), axis=1).reshape(-1)
     salt = np.repeat(np.array(seeds[:3], dtype=np.uint64), (n3, n4, nw))
     weight = np.repeat(
         np.array((_NGRAM_WEIGHT, _NGRAM_WEIGHT, _WORD_WEIGHT), dtype=np.float64), (n3, n4, nw)
     )
     modulus = np.array(dimensions, dtype=np.uint64)
-    return salt, weight, -weight, modulus, np.array(dimensions - 1, dtype=np.uint64)
+    low_bits = np.array(dimensions - 1, dtype=np.uint64)
+    return ngrams, salt, weight, modulus, low_bits
 
 
 def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
     """The signed feature counts of one text, shape ``(dimensions,)``: the same float64 values
     as its row of :func:`hashed_counts`."""
+    return hashed_counts_norm(text, dimensions, seeds)[0]
+
+
+def hashed_counts_norm(
+    text: str, dimensions: int, seeds: tuple[int, int, int, int]
+) -> tuple[np.ndarray, float]:
+    """:func:`hashed_counts_one` and the squared norm of the counts (an exact integer held in
+    a float: the counts are integers small enough for every partial sum to be exact)."""
     low = text.lower()
     size = len(low)
     if size > _SMALL_TEXT:
-        return _hashed_counts_long(text, low, dimensions, seeds)
-    pw, pw_inv = _power_table(size + 3)
-    prefix = np.zeros(size + 3, dtype=np.uint64)
+        long_counts = _hashed_counts_long(text, low, dimensions, seeds)
+        return long_counts, float(long_counts.dot(long_counts))
+    tables = _power_tables
+    if tables[0].size < size + 3:
+        tables = _power_table(size + 3)
+    pw, pw_inv = tables
+    prefix = np.zeros(size + 3, dtype=np.uint64)  # prefix[i] = sum of cp[q] P**q for q < i
     if low.isascii():
         # NUL stands for the sentinels here: it is not a word character either
-        padded = np.frombuffer(b"\x00" + low.encode("ascii") + b"\x00", np.uint8)
-        word = _ASCII_WORD_BYTES[padded]
-        cp = padded.astype(np.uint64)
-        cp[0] = cp[-1] = _SENTINEL_U64
+        raw = low.encode("ascii")
+        cp = np.multiply(np.frombuffer(b"\x00" + raw + b"\x00", np.uint8), pw[: size + 2])
+        cp[0] = SENTINEL  # P**0 == 1
+        cp[-1] = (SENTINEL * int(pw[size + 1])) & _MASK64
+        # 1 for a word character, one byte before the padded text: a change between bytes i
+        # and i + 1 is a word edge at position i of the padded text.
+        word = np.frombuffer(b"\x00\x00" + raw.translate(_ASCII_WORD_TABLE) + b"\x00", np.uint8)
+        edges = (word[1:] != word[:-1]).nonzero()[0]
     else:
         cp = np.empty(size + 2, dtype=np.uint64)
         cp[0] = cp[-1] = _SENTINEL_U64
         cp[1:-1] = cp_of(low)
         word = _word_mask(cp.astype(np.uint32))
-    np.add.accumulate(np.multiply(cp, pw[: size + 2], out=cp), out=prefix[1:])
-    edges = (word[1:] != word[:-1]).nonzero()[0]
-    edges += 1
-    nw = edges.size // 2  # runs start and end in turn
-    ngrams = _one_cache.get(size)
-    if ngrams is None:
-        ngrams = _kept(size, lambda: _ngram_index(size))
+        np.multiply(cp, pw[: size + 2], out=cp)
+        edges = (word[1:] != word[:-1]).nonzero()[0]
+        edges += 1
+    np.add.accumulate(cp, out=prefix[1:])
+    nw = edges.size // 2  # runs start and end in turn: s0, e0, s1, e1, ...
     key = (seeds, size, nw, dimensions)
-    kinds = _one_cache.get(key)
-    if kinds is None:
-        kinds = _kept(key, lambda: _salts_and_weights(seeds, size, nw, dimensions))
-    salt, weight, negative, modulus, low_bits = kinds
-    # row 0: where each feature's span starts; row 1: where it ends
-    span = np.concatenate((ngrams, edges.reshape(nw, 2).T), axis=1)
-    ends = prefix[span]
-    z = ends[1]
-    z -= ends[0]
-    z *= pw_inv[span[0]]
+    found = _one_cache.get(key)
+    if found is None:
+        found = _kept(key, lambda: _one_text_tables(seeds, size, nw, dimensions))
+    ngrams, salt, weight, modulus, low_bits = found
+    span = np.concatenate((ngrams, edges))  # every feature's start and end, interleaved
+    at = prefix[span]
+    z = at[1::2] - at[0::2]
+    z *= pw_inv[span[0::2]]
     z ^= salt
-    # SplitMix64, in place (the other row of ``ends`` is the scratch buffer)
-    tmp = ends[0]
+    m = z.size
+    # SplitMix64, in place (the first half of ``at`` is the scratch buffer)
+    tmp = at[:m]
     np.add(z, _MIX[0], out=z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
     np.multiply(z, _MIX[1], out=z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], out=tmp), out=z)
     np.multiply(z, _MIX[2], out=z)
     np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
-    signed = np.where(z >= _TOP_BIT, negative, weight)  # the top bit is the sign
+    # The top bit is the sign: as an int64 the hash is negative exactly when it is set.
+    signed = np.copysign(weight, z.view(np.int64))
     bucket = tmp.view(np.int64)  # every bucket is below dimensions: exact as int64
     if dimensions & (dimensions - 1):
         np.remainder(z, modulus, out=tmp)
     else:  # a power of two: the low bits are the remainder, and cheaper to take
         np.bitwise_and(z, low_bits, out=tmp)
     counts: np.ndarray = np.bincount(bucket, weights=signed, minlength=dimensions)
-    if not counts.any():
+    norm2 = float(counts.dot(counts))
+    if not norm2:  # no features, or features that cancel exactly
         counts = np.zeros(dimensions)
         counts[_fallback_bucket(text, dimensions, seeds)] = 1.0
-    return counts
+        norm2 = 1.0
+    return counts, norm2
 
 
 def _hashed_counts_long(

@@ -115,53 +115,62 @@ def sqrt_score(p: int, norm2_product: int) -> float:
 class ExactScores:
     """Exact dot products and cosines of stored rows with one query, cached per row's source.
 
-    ``by_text`` maps texts to exact integer vectors (a FakeEmbedder's); without it a row's
-    exact vector is its stored float32 vector, taken as the binary fraction it is.
+    ``by_text`` maps texts to exact integer vectors (a FakeEmbedder's) and, when it knows them,
+    their exact squared norms (else None); without it a row's exact vector is its stored
+    float32 vector, taken as the binary fraction it is.
     """
 
     def __init__(
         self,
         table: RecordTable,
         qexact: np.ndarray,
-        by_text: Callable[[list[str]], np.ndarray] | None,
+        by_text: Callable[[list[str]], tuple[np.ndarray, list[int] | None]] | None,
+        qnorm: int | None = None,
     ) -> None:
         self._table = table
         self._qexact = qexact
         self._by_text = by_text
+        self._texts = table.texts if by_text is not None else None
         self._cache: dict[object, tuple[int, int]] = {}
         self._keys: dict[object, Fraction] = {}
         self._cosines: dict[object, float] = {}
-        self._qnorm: int | None = None
-
-    def _key(self, row: int) -> object:
-        return self._table.texts[row] if self._by_text is not None else row
+        self._qnorm = qnorm  # the query's exact squared norm, when the caller knows it
 
     def source(self, row: int) -> object:
         """What a row's exact vector is computed from: its text (a FakeEmbedder's) or itself."""
-        return self._key(row)
+        return self._texts[row] if self._texts is not None else row
 
     def fill(self, rows: Sequence[int]) -> None:
         """Compute (exact dot with the query, exact squared norm) for rows not cached yet."""
+        cache, texts = self._cache, self._texts
         missing: dict[object, int] = {}
         for row in rows:
-            key = self._key(row)
-            if key not in self._cache and key not in missing:
+            key: object = texts[row] if texts is not None else row
+            if key not in cache and key not in missing:
                 missing[key] = row
         if not missing:
             return
+        norms: list[int] | None = None
         if self._by_text is not None:
-            exact = self._by_text(list(missing))  # type: ignore[arg-type]
+            exact, norms = self._by_text(list(missing))  # type: ignore[arg-type]
         else:
             exact = float_to_exact(self._table.vectors[list(missing.values())])
-        dots = exact_dot(exact, self._qexact)
-        norms = exact_products(exact, exact)
-        for key, dot, norm in zip(missing, dots, norms):
-            self._cache[key] = (dot, norm)
+        q = self._qexact
+        qnorm = self.query_norm()
+        if norms is not None and exact.dtype == np.int64 and q.dtype == np.int64:
+            # By Cauchy-Schwarz every partial sum of a row's dot product is at most
+            # sqrt(|a|**2 |q|**2) in magnitude: below 2**62, int64 cannot overflow.
+            small = max(norms) * qnorm < 2**124
+            dots = (exact @ q).tolist() if small else exact_dot(exact, q)
+        else:
+            dots, norms = exact_dot(exact, q), exact_products(exact, exact)
+        for source, dot, norm in zip(missing, dots, norms):
+            cache[source] = (dot, norm)
 
     def key(self, row: int) -> Fraction:
         """``sign(p) * p**2 / |d|**2``: orders rows exactly as their cosines do (one fraction
         per distinct source: a hundred thousand copies of one text share it)."""
-        source = self._key(row)
+        source = self.source(row)
         key = self._keys.get(source)
         if key is None:
             dot, norm = self._cache[source]
@@ -170,18 +179,32 @@ class ExactScores:
 
     def cosine(self, row: int) -> float:
         """The exact cosine (one per distinct source, like :meth:`key`)."""
-        source = self._key(row)
-        value = self._cosines.get(source)
-        if value is None:
-            if self._qnorm is None:
-                self._qnorm = exact_dot(self._qexact[None, :], self._qexact)[0]
-            dot, norm = self._cache[source]
-            value = self._cosines[source] = sqrt_score(dot, norm * self._qnorm)
-        return value
+        return self.cosines([row])[row]
+
+    def query_norm(self) -> int:
+        """The query's exact squared norm."""
+        if self._qnorm is None:
+            q = self._qexact
+            if q.dtype == np.int64 and _magnitude(q) ** 2 * q.size < 2**62:
+                self._qnorm = int(q @ q)
+            else:
+                self._qnorm = exact_dot(q[None, :], q)[0]
+        return self._qnorm
 
     def cosines(self, rows: Sequence[int]) -> dict[int, float]:
+        """The exact cosines of ``rows`` (one per distinct source)."""
         self.fill(rows)
-        return {r: self.cosine(r) for r in rows}
+        cache, done, texts = self._cache, self._cosines, self._texts
+        qnorm = self.query_norm()
+        out: dict[int, float] = {}
+        for row in rows:
+            source = texts[row] if texts is not None else row
+            value = done.get(source)
+            if value is None:
+                dot, norm = cache[source]
+                value = done[source] = sqrt_score(dot, norm * qnorm)
+            out[row] = value
+        return out
 
 
 # -- ranking ------------------------------------------------------------------------------
@@ -253,24 +276,28 @@ def rank(
     # Proven bound on |float32 score - exact cosine| for unit vectors, doubled for safety.
     tol = 2.0 * (d + 8) * _UNIT_ROUNDOFF
     take = min(k, eligible)
-    if eligible > take:
-        threshold = float(scores[np.argpartition(scores, count - take)[count - take :]].min())
+    if eligible > take:  # the take-th best score
+        threshold = float(np.partition(scores, count - take)[count - take])
     else:
         threshold = float(scores[scores > -np.inf].min())
-    low = np.nextafter(np.float32(threshold - 2 * tol), np.float32(-np.inf))
+    # Every row within 2 tol of the threshold is a contender; the extra 2**-20 keeps the
+    # bound below that even after it is rounded to float32 for the comparison.
+    low = threshold - 2 * tol - 2.0**-20
     contenders = np.flatnonzero(scores >= low)
     contenders = contenders[np.argsort(-scores[contenders], kind="stable")]
     values = scores[contenders].astype(np.float64)
-    chains = np.split(contenders, np.flatnonzero(values[:-1] - values[1:] > 2 * tol) + 1)
+    # Chains: runs of contenders whose neighbouring float scores are too close to order.
+    cuts = (np.flatnonzero(values[:-1] - values[1:] > 2 * tol) + 1).tolist()
+    rows = contenders.tolist()
     order: list[int] = []
     groups: list[TieGroup] = []
-    for chain in chains:
+    for start, end in zip([0, *cuts], [*cuts, len(rows)]):
         if len(order) >= take:
             break
-        if chain.size == 1:
-            order.append(int(chain[0]))
+        if end - start == 1:
+            order.append(rows[start])
         else:
-            order.extend(_exact_order(chain.tolist(), exact, take - len(order), ties, groups))
+            order.extend(_exact_order(rows[start:end], exact, take - len(order), ties, groups))
     order = order[:take]
     return Ranking(order, exact.cosines(order), tuple(groups))
 

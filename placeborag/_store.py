@@ -961,17 +961,17 @@ class FakeVectorStore:
             if not post:
                 eligible = filter_mask
         passing = eligible
-        if recall_share < 1 and count:
+        if recall_share.numerator < recall_share.denominator and count:
             candidates = np.flatnonzero(reachable if eligible is None else eligible)
             eligible = np.zeros(count, dtype=bool)
             eligible[self._recall_survivors(qpass.salt, candidates, recall_share)] = True
         ranking = None
         final: list[int] = []
         window: list[int] = []
-        if count and eligible is not None and np.any(eligible):
+        if count and eligible is not None and eligible.any():
             if qpass.qfloat is None or qpass.qexact is None:
-                qpass.qfloat, qpass.qexact = self._query_vector(qpass.text)
-            exact = ExactScores(table, qpass.qexact, self._exact_by_text())
+                qpass.qfloat, qpass.qexact, qpass.qnorm = self._query_vector(qpass.text)
+            exact = ExactScores(table, qpass.qexact, self._exact_by_text(), qpass.qnorm)
             salt = 0
             if profile.tie_order == "shuffle":
                 salt = int(
@@ -989,7 +989,10 @@ class FakeVectorStore:
                 final = [r for r in window if filter_mask[r]][: qpass.k]
             qpass.exact = exact
         cosines = ranking.cosines if ranking is not None else {}
-        matches = tuple(self._match(r, profile.score(cosines[r])) for r in final)
+        ids, texts, metas, score = table.ids, table.texts, table.metas, profile.score
+        matches = tuple(
+            Match(ids[r], texts[r], copy_metadata(metas[r]), score(cosines[r])) for r in final
+        )
         if profile.pad_missing and len(matches) < qpass.k:  # FAISS fills every slot it cannot
             matches += (Match("-1", "", {}, profile.pad_score),) * (qpass.k - len(matches))
         qpass.table = table
@@ -1009,8 +1012,7 @@ class FakeVectorStore:
 
     def _exact_by_text(self) -> Any:
         if self._fake:
-            embed_exact = self._embedder._embed_exact
-            return lambda texts: embed_exact(texts)[1]
+            return self._embedder._embed_ints
         return None  # the stored float32 rows are exact: never call the user's model again
 
     def _ideal(self, qpass: QueryPass) -> list[int]:
@@ -1190,10 +1192,11 @@ class FakeVectorStore:
         order = np.lexsort((table.seq[rows], keys))
         return np.sort(rows[order[:keep]])
 
-    def _query_vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+    def _query_vector(self, text: str) -> tuple[np.ndarray, np.ndarray, int | None]:
+        """A query's float vector, its exact integer form, and that form's squared norm when
+        the embedder knows it (else None)."""
         if self._fake:
-            floats, ints = self._embedder._embed_exact([text])
-            return floats[0], ints[0]
+            return self._embedder._embed_query(text)  # type: ignore[no-any-return]
         embed_query = getattr(self._embedder, "embed_queries", None)
         floats = np.asarray((embed_query or self._embedder.embed_batch)([text]), dtype=np.float64)
         if floats.shape != (1, self._table.dimensions):
@@ -1204,7 +1207,7 @@ class FakeVectorStore:
             raise PlaceboragValueError(
                 f"the embedder returned a zero or non-finite vector for the query {text!r}"
             )
-        return floats[0], float_to_exact(floats)[0]
+        return floats[0], float_to_exact(floats)[0], None
 
 
 def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:

@@ -283,6 +283,7 @@ class QueryPass:
     qexact: np.ndarray | None
     salt: int
     vector_given: tuple[float, ...] | None
+    qnorm: int | None = None  # the exact squared norm of qexact, when the embedder knew it
     # Filled by the run:
     table: RecordTable | None = None
     profile: Profile | None = None
@@ -338,7 +339,7 @@ def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
     if qfloat is None:
         qfloat = np.zeros(table.dimensions or 0)
         if n:
-            qfloat, qpass.qexact = qpass.store._query_vector(qpass.text)
+            qfloat, qpass.qexact, qpass.qnorm = qpass.store._query_vector(qpass.text)
     # The float32 screen the ranking itself starts from (one matrix-vector product, no
     # float64 copy of the matrix); every record the ranking looked at gets its exact cosine.
     screen = records.vectors @ np.asarray(qfloat, dtype=np.float32)
