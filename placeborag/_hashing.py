@@ -230,31 +230,34 @@ def _make_plan(texts: list[str]) -> _Plan:
     pw, pw_inv = _power_table(size + 1)
     prefix = np.zeros(size + 1, dtype=np.uint64)
     np.cumsum(cp.astype(np.uint64) * pw[:size], out=prefix[1:])
+    is_sentinel = cp == SENTINEL
     sentinels = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(cp == SENTINEL, out=sentinels[1:])
+    np.cumsum(is_sentinel, out=sentinels[1:])
 
-    starts: list[np.ndarray] = []
-    ends: list[np.ndarray] = []
-    for size_n in _NGRAM_SIZES:
-        if size < size_n:
-            starts.append(np.zeros(0, dtype=np.int64))
-            ends.append(np.zeros(0, dtype=np.int64))
-            continue
-        start = np.arange(size - size_n + 1, dtype=np.int64)
+    spans: list[np.ndarray] = []
+    rows: list[np.ndarray] = []
+    kinds: list[int] = []
+    for n in _NGRAM_SIZES:
+        windows = max(size - n + 1, 0)
         # A window may begin or end on a sentinel (a word at the edge of the text) but may not
-        # hold one inside: that would join two texts, or be an empty text's "S S".
-        start = start[sentinels[start + size_n - 1] == sentinels[start + 1]]
-        starts.append(start)
-        ends.append(start + size_n)
+        # hold one inside: that would join two texts, or be an empty text's "S S". Every
+        # window is hashed with contiguous slices; the valid ones are then kept.
+        inside = is_sentinel[1 : 1 + windows].copy()
+        for j in range(2, n - 1):
+            inside |= is_sentinel[j : j + windows]
+        valid = ~inside
+        span = prefix[n : n + windows] - prefix[:windows]
+        span *= pw_inv[:windows]
+        spans.append(span[valid])
+        rows.append(sentinels[1 : 1 + windows][valid] - 1)  # the (i+1)-th sentinel opens text i
+        kinds.append(spans[-1].size)
     word = _word_mask(cp)
-    starts.append(np.flatnonzero(~word[:-1] & word[1:]) + 1)
-    ends.append(np.flatnonzero(word[:-1] & ~word[1:]) + 1)
-
-    start = np.concatenate(starts)
-    end = np.concatenate(ends)
-    span = (prefix[end] - prefix[start]) * pw_inv[start]
-    row = sentinels[start + 1] - 1  # the sentinel before text i is the (i+1)-th
-    return _Plan(span, [s.size for s in starts], row)
+    start = np.flatnonzero(~word[:-1] & word[1:]) + 1
+    end = np.flatnonzero(word[:-1] & ~word[1:]) + 1
+    spans.append((prefix[end] - prefix[start]) * pw_inv[start])
+    rows.append(sentinels[start + 1] - 1)
+    kinds.append(start.size)
+    return _Plan(np.concatenate(spans), kinds, np.concatenate(rows))
 
 
 def hashed_counts(
@@ -287,13 +290,16 @@ def hashed_counts(
         np.array((_NGRAM_WEIGHT,) * len(_NGRAM_SIZES) + (_WORD_WEIGHT,), dtype=np.float64), kinds
     )
     z = splitmix64(plan.span ^ salt)
-    bucket = (z % np.uint64(dimensions)).astype(np.int64)
-    # The top bit is the sign: +weight or -weight.
-    weight *= 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)
+    # The top bit is the sign: as an int64 the hash is negative exactly when it is set.
+    np.copysign(weight, z.view(np.int64), out=weight)
+    if dimensions & (dimensions - 1):
+        np.remainder(z, np.uint64(dimensions), out=z)
+    else:  # a power of two: the low bits are the remainder, and cheaper to take
+        np.bitwise_and(z, np.uint64(dimensions - 1), out=z)
+    bucket = z.view(np.int64)  # every bucket is below dimensions: exact as int64
     # bincount sums in float64; every partial sum is an integer far below 2**53, so it is exact.
-    counts: np.ndarray = np.bincount(
-        plan.row * dimensions + bucket, weights=weight, minlength=n * dimensions
-    )
+    bucket += plan.row * dimensions  # the flat index of each feature's count
+    counts: np.ndarray = np.bincount(bucket, weights=weight, minlength=n * dimensions)
     # (bincount returns int64 when there is nothing to count, as for a lone empty string)
     counts = counts.astype(np.float64, copy=False).reshape(n, dimensions)
 

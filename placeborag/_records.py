@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,10 @@ class RecordTable:
         # (see FakeVectorStore._flush): one test's hundred single upserts cost one embedding.
         self.unembedded: set[int] = set()
         self._columns: Columns | None = None
+        # The visible rows' ids, texts and read-only metadata as tuples, made once and shared
+        # by every twin over the same rows (a re-embedded store's records() then costs no
+        # per-record work); a holder list, so a twin sees what another one made.
+        self._frozen: list[Any] = [None]
         self._shared = False
         # Set when a read-only view of ``vectors`` was handed out: a rewrite in place then
         # copies the matrix first, so the view never changes under its holder.
@@ -95,6 +100,7 @@ class RecordTable:
         """Call before any change: a shared table takes its own copy of everything first."""
         self.version += 1
         self._columns = None
+        self._frozen = [None]
         if not self._shared:
             return
         self.vectors = self.vectors.copy()
@@ -119,6 +125,20 @@ class RecordTable:
         if self._columns is None:
             self._columns = Columns(self.metas)
         return self._columns
+
+    def frozen_rows(self, rows: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
+        """The ids, texts and read-only metadata (``MappingProxyType`` over a copy) of the
+        visible ``rows`` as tuples: made on first use after each change, shared by twins."""
+        made = self._frozen[0]
+        if made is None:
+            picked = rows.tolist()
+            ids, texts, metas = self.ids, self.texts, self.metas
+            made = self._frozen[0] = (
+                tuple(ids[r] for r in picked),
+                tuple(texts[r] for r in picked),
+                tuple(MappingProxyType(dict(metas[r]) if metas[r] else {}) for r in picked),
+            )
+        return made  # type: ignore[no-any-return]
 
     def visible_rows(self) -> np.ndarray:
         """The rows of visible records, in insertion order."""

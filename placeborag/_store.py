@@ -19,7 +19,6 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -321,7 +320,8 @@ class FakeVectorStore:
         with self._lock:
             table = self._table
             embed_rows = np.flatnonzero(table.alive[: table.count])
-            reused: dict[int, np.ndarray] = {}
+            reused_rows = np.zeros(0, dtype=np.int64)  # rows of ours taken from ``other``
+            reused_from = reused_rows  # ... and their positions in other.records()
             if reuse is not None:
                 other, ids = reuse
                 if not isinstance(other, FakeVectorStore):
@@ -330,24 +330,30 @@ class FakeVectorStore:
                         f"not {type(other).__name__}"
                     )
                 other_records = other.records()
+                row_of, position = table.row_of, other_records.position
+                ours, theirs = [], []
                 for doc_id in ids:
-                    row = table.row_of.get(doc_id)
+                    row = row_of.get(doc_id)
                     if row is None:
-                        raise PlaceboragValueError(self._unknown_id_message(doc_id, table.row_of))
-                    reused[row] = other_records.vectors[other_records.position(doc_id)]
-                embed_rows = np.array([r for r in embed_rows if r not in reused], dtype=np.int64)
+                        raise PlaceboragValueError(self._unknown_id_message(doc_id, row_of))
+                    ours.append(row)
+                    theirs.append(position(doc_id))
+                reused_rows = np.array(ours, dtype=np.int64)
+                reused_from = np.array(theirs, dtype=np.int64)
+                keep = np.ones(table.count, dtype=bool)
+                keep[reused_rows] = False
+                embed_rows = embed_rows[keep[embed_rows]]
             dims = twin._table.dimensions
-            if reused:
-                dims = int(next(iter(reused.values())).shape[0])
+            if reused_rows.size:
+                dims = int(other_records.vectors.shape[1])
             if embed_rows.size:
-                embedded = twin._embed_documents([table.texts[r] for r in embed_rows])
+                embedded = twin._embed_documents([table.texts[r] for r in embed_rows.tolist()])
                 dims = embedded.shape[1]
             vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
             if embed_rows.size:
                 vectors[embed_rows] = embedded
-            if reused:
-                reused_rows = list(reused)
-                vectors[reused_rows] = np.stack([reused[r] for r in reused_rows])
+            if reused_rows.size:
+                vectors[reused_rows] = other_records.vectors[reused_from]
             twin._adopt(self, table.with_vectors(vectors))
             twin._pending = []
             for op in self._pending:
@@ -405,14 +411,19 @@ class FakeVectorStore:
             vectors.flags.writeable = False
             seq = table.seq[rows]
             seq.flags.writeable = False
-            ids = tuple(table.ids[r] for r in rows.tolist())
+            ids, texts, metadata = table.frozen_rows(rows)
+            reachable = (
+                tuple(i not in table.unreachable for i in ids)
+                if table.unreachable
+                else (True,) * len(ids)
+            )
             view = StoreRecords(
                 ids=ids,
-                texts=tuple(table.texts[r] for r in rows.tolist()),
-                metadata=tuple(_frozen_meta(table.metas[r]) for r in rows.tolist()),
+                texts=texts,
+                metadata=metadata,
                 vectors=vectors,
                 sequence=seq,
-                reachable=tuple(i not in table.unreachable for i in ids),
+                reachable=reachable,
                 pending=self.pending_writes,
                 version=(id(table), table.version),
             )
@@ -1208,10 +1219,6 @@ class FakeVectorStore:
                 f"the embedder returned a zero or non-finite vector for the query {text!r}"
             )
         return floats[0], float_to_exact(floats)[0], None
-
-
-def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(meta) if meta else {})
 
 
 def _fresh(error: BaseException | type[BaseException]) -> BaseException:

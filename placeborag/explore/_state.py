@@ -125,6 +125,7 @@ class ExplorerState:
         self.phases: dict[str, float] = {}
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
+        self._origin_hashing = ""  # the hashing key of the origin's embedder
         self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
         self._projectors = LRU()
         self._traces = LRU()
@@ -298,9 +299,14 @@ class ExplorerState:
                     recall=1.0,
                 )
                 self._origin = (store, store_rows(store))
+                self._origin_hashing = self._hashing_key(s)
                 return self._origin
             origin, rows = self._origin
             hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
+            if hashing is None and self._hashing_key(s) == self._origin_hashing:
+                # A large store's cache keeps one store (evicted first): the origin, always
+                # kept, serves when only the spread differs from it.
+                hashing = self._origin
             if hashing is not None:
                 keep = self._membership(s, rows) == UNCLUSTERED
                 same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
