@@ -155,8 +155,8 @@ class FakeEmbedder:
         }
         # Substring mode: longest declaration first, then declaration order, so the longest
         # declared member contained in a text decides its cluster.
-        declared = list(self._cluster_of_declared)
-        self._substring_order = sorted(declared, key=lambda t: (-len(t), declared.index(t)))
+        # (sorted is stable: among texts of one length, declaration order stays)
+        self._substring_order = sorted(self._cluster_of_declared, key=lambda t: -len(t))
         # Member vectors cost a SHAKE digest and big-integer arithmetic: keep them per text.
         self._member_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         # Hashed texts (unit float64 row, integer counts as int64, their exact squared norm),
