@@ -326,7 +326,9 @@ class FakeEmbedder:
             while len(cache) > room:
                 del cache[next(iter(cache))]
 
-    def _hashed_rows(self, texts: list[str], exact: bool) -> tuple[np.ndarray, Any]:
+    def _hashed_rows(
+        self, texts: list[str], exact: bool, keep: bool = False
+    ) -> tuple[np.ndarray, Any]:
         """Unit float64 rows of texts outside the clusters, and their integer forms (int64) if
         ``exact``: kept texts from the cache, a few others one by one, a batch in one pass
         (whose rows are kept too when it is small: a test's store, flushed at its first read)."""
@@ -350,7 +352,7 @@ class FakeEmbedder:
             floats = _rows([_unit(r) for r in rows])
             return floats, _rows([r[1] for r in rows]) if exact else None
         counts = hashed_counts(texts, self._dimensions, self._seeds)
-        if len(texts) <= _KEPT_BATCH:
+        if keep and len(texts) <= _KEPT_BATCH:
             kept_unit, kept_ints, _ = self._keep_batch(texts, counts)
             return kept_unit, kept_ints if exact else None
         ints = counts.astype(np.int64) if exact else None
@@ -404,16 +406,21 @@ class FakeEmbedder:
                 return _rows([r[1] for r in rows]), [r[2] for r in rows]  # type: ignore[index]
         return self._embed_exact(texts)[1], None
 
-    def _embed_floats(self, texts: list[str], dtype: Any = np.float64) -> np.ndarray:
+    def _embed_floats(
+        self, texts: list[str], dtype: Any = np.float64, keep: bool = False
+    ) -> np.ndarray:
         """The unit vectors of ``texts`` as float64, or rounded once more to ``dtype``
-        (float32 for a store's matrix: the same bits as casting the float64 rows)."""
+        (float32 for a store's matrix: the same bits as casting the float64 rows). ``keep``:
+        a store's batch, whose rows a small store will rank again (kept if it is small)."""
         members, keys, others = self._split(texts)
         if not members:
-            floats = self._hashed_rows(texts, exact=False)[0]
+            floats = self._hashed_rows(texts, exact=False, keep=keep)[0]
             return floats if dtype == np.float64 else floats.astype(dtype)
         floats = np.empty((len(texts), self._dimensions), dtype=dtype)
         if others:
-            floats[others] = self._hashed_rows([texts[i] for i in others], exact=False)[0]
+            floats[others] = self._hashed_rows([texts[i] for i in others], exact=False, keep=keep)[
+                0
+            ]
         floats[members] = self._member_rows(keys, exact=False, dtype=dtype)[1]
         return floats
 

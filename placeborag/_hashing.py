@@ -381,9 +381,11 @@ def hashed_counts_norm(
 ) -> tuple[np.ndarray, float]:
     """:func:`hashed_counts_one` and the squared norm of the counts (an exact integer held in
     a float: the counts are integers small enough for every partial sum to be exact)."""
-    low = text.lower()
-    size = len(low)
+    ascii = text.isascii()  # lower-casing keeps an ASCII text's length and ASCII-ness
+    low = "" if ascii else text.lower()
+    size = len(text) if ascii else len(low)
     if size > _SMALL_TEXT:
+        low = low or text.lower()
         long_counts = _hashed_counts_long(text, low, dimensions, seeds)
         return long_counts, float(long_counts.dot(long_counts))
     tables = _power_tables
@@ -391,9 +393,9 @@ def hashed_counts_norm(
         tables = _power_table(size + 3)
     pw, pw_inv = tables
     prefix = np.zeros(size + 3, dtype=np.uint64)  # prefix[i] = sum of cp[q] P**q for q < i
-    if low.isascii():
+    if ascii:
         # NUL stands for the sentinels here: it is not a word character either
-        raw = low.encode("ascii")
+        raw = text.encode("ascii").lower()
         cp = np.multiply(np.frombuffer(b"\x00" + raw + b"\x00", np.uint8), pw[: size + 2])
         cp[0] = SENTINEL  # P**0 == 1
         cp[-1] = (SENTINEL * int(pw[size + 1])) & _MASK64

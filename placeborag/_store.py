@@ -1049,7 +1049,7 @@ class FakeVectorStore:
     def _embed_vectors(self, texts: list[str]) -> np.ndarray:
         """The embedder's vectors of ``texts``, not yet checked against the store."""
         if self._fake:
-            floats: np.ndarray = self._embedder._embed_floats(texts, dtype=np.float32)
+            floats: np.ndarray = self._embedder._embed_floats(texts, dtype=np.float32, keep=True)
             return floats
         returned = self._embedder.embed_batch(texts)
         try:
