@@ -34,6 +34,7 @@ _CACHED_BATCH = 64
 # A kept text: its unit row (None until asked for: a kept batch derives it on demand, with the
 # same bits), its counts and their squared norm.
 _Row = tuple[np.ndarray | None, np.ndarray, int]
+_ROW_BLOCK = 8192  # a large batch is spread into rows this many at a time
 _KEPT_BATCH = 1024  # a batch up to this size keeps its rows (a unit test's store)
 _CACHED_TEXT = 1024  # longer texts are not kept (the key would cost more than the row)
 _TEXT_CACHE_BYTES = 8 << 20  # hashed rows kept per embedder (16 bytes per dimension each)
@@ -327,7 +328,7 @@ class FakeEmbedder:
                 del cache[next(iter(cache))]
 
     def _hashed_rows(
-        self, texts: list[str], exact: bool, keep: bool = False
+        self, texts: list[str], exact: bool, keep: bool = False, dtype: Any = np.float64
     ) -> tuple[np.ndarray, Any]:
         """Unit float64 rows of texts outside the clusters, and their integer forms (int64) if
         ``exact``: kept texts from the cache, a few others one by one, a batch in one pass
@@ -351,6 +352,12 @@ class FakeEmbedder:
             ]
             floats = _rows([_unit(r) for r in rows])
             return floats, _rows([r[1] for r in rows]) if exact else None
+        if not exact and len(texts) > _ROW_BLOCK:  # blocks of rows: bounded transients
+            out = np.empty((len(texts), self._dimensions), dtype=dtype)
+            for a in range(0, len(texts), _ROW_BLOCK):
+                block = hashed_counts(texts[a : a + _ROW_BLOCK], self._dimensions, self._seeds)
+                out[a : a + _ROW_BLOCK] = _normalise_counts(block)
+            return out, None
         counts = hashed_counts(texts, self._dimensions, self._seeds)
         if keep and len(texts) <= _KEPT_BATCH:
             kept_unit, kept_ints, _ = self._keep_batch(texts, counts)
@@ -414,13 +421,12 @@ class FakeEmbedder:
         a store's batch, whose rows a small store will rank again (kept if it is small)."""
         members, keys, others = self._split(texts)
         if not members:
-            floats = self._hashed_rows(texts, exact=False, keep=keep)[0]
-            return floats if dtype == np.float64 else floats.astype(dtype)
+            floats = self._hashed_rows(texts, exact=False, keep=keep, dtype=dtype)[0]
+            return floats if floats.dtype == dtype else floats.astype(dtype)
         floats = np.empty((len(texts), self._dimensions), dtype=dtype)
         if others:
-            floats[others] = self._hashed_rows([texts[i] for i in others], exact=False, keep=keep)[
-                0
-            ]
+            others_texts = [texts[i] for i in others]
+            floats[others] = self._hashed_rows(others_texts, exact=False, keep=keep, dtype=dtype)[0]
         floats[members] = self._member_rows(keys, exact=False, dtype=dtype)[1]
         return floats
 
@@ -547,17 +553,30 @@ class FakeEmbedder:
         float_values = values.astype(np.float64) / norms[:, None]
         if dtype != np.float64:
             float_values = float_values.astype(dtype)
-        s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1)[:, :d]
-        code = (a_bits[which] << 1) | s_bits  # 0: A=+1 S=+1, 1: A=+1 S=-1, 2, 3: A=-1
-        floats = np.take_along_axis(float_values, code, axis=1)
-        if not exact:
+        if not exact:  # in blocks of rows: the transient arrays stay small at any n
+            floats = np.empty((n, d), dtype=float_values.dtype)
+            for a in range(0, n, _ROW_BLOCK):
+                rows = slice(a, a + _ROW_BLOCK)
+                floats[rows] = np.take_along_axis(
+                    float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
+                )
             return None, floats
+        code = self._codes(r_packed, which, a_bits)
+        floats = np.take_along_axis(float_values, code, axis=1)
         members = np.take_along_axis(values, code, axis=1)
         if n <= _CACHED_BATCH and floats.dtype == np.float64:  # queries, mostly
             # Bounded in bytes: a row costs 16 bytes per dimension (int64 and float64).
             room = max(_MEMBER_CACHE_BYTES // (16 * d) - len(self._member_cache), 0)
             self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
         return members, floats
+
+    def _codes(self, r_packed: np.ndarray, which: np.ndarray, a_bits: np.ndarray) -> np.ndarray:
+        """Per entry of each member, which of its row's four values it takes: 0 for A=+1 S=+1,
+        1 for A=+1 S=-1, 2 and 3 for A=-1."""
+        a_packed = np.packbits(a_bits, axis=1)
+        s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1)[:, : self._dimensions]
+        code: np.ndarray = (a_bits[which] << 1) | s_bits
+        return code
 
     def _sign_rows(
         self, keys: list[tuple[str, str]], which: np.ndarray, a_packed: np.ndarray

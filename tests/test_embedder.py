@@ -428,3 +428,15 @@ def test_kept_rows_are_bounded_and_give_the_same_bits_as_fresh_ones():
     assert embedder.embed(texts[-1]) == fresh[-1].tolist()
     floats[0, 0] = 99.0  # what a caller does to its copy does not reach the kept row
     assert embedder.embed(texts[-5]) == fresh[-5].tolist()
+
+
+def test_a_batch_embedded_in_blocks_of_rows_gives_the_same_bits(monkeypatch):
+    import placeborag._embedder as embedder_module
+
+    clusters = {"refund": [f"refund request {i}" for i in range(40)], "ship": ["parcel"]}
+    texts = [f"refund request {i}" for i in range(40)] + [f"other text {i}" for i in range(60)]
+    whole = FakeEmbedder(clusters=clusters)._embed_floats(texts, np.float32)
+    monkeypatch.setattr(embedder_module, "_ROW_BLOCK", 7)
+    blocked = FakeEmbedder(clusters=clusters)._embed_floats(texts, np.float32)
+    assert blocked.dtype == np.float32
+    assert blocked.tobytes() == whole.tobytes()
