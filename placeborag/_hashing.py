@@ -411,7 +411,7 @@ def hashed_counts_norm(
         np.multiply(cp, pw[: size + 2], out=cp)
         edges = (word[1:] != word[:-1]).nonzero()[0]
         edges += 1
-    np.add.accumulate(cp, out=prefix[1:])
+    np.add.accumulate(cp, 0, None, prefix[1:])
     nw = edges.size // 2  # runs start and end in turn: s0, e0, s1, e1, ...
     key = (seeds, size, nw, dimensions)
     found = _one_cache.get(key)
@@ -423,23 +423,23 @@ def hashed_counts_norm(
     z = at[1::2] - at[0::2]
     z *= pw_inv[span[0::2]]
     z ^= salt
-    m = z.size
     # SplitMix64, in place (the first half of ``at`` is the scratch buffer)
-    tmp = at[:m]
-    np.add(z, _MIX[0], out=z)
-    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], out=tmp), out=z)
-    np.multiply(z, _MIX[1], out=z)
-    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], out=tmp), out=z)
-    np.multiply(z, _MIX[2], out=z)
-    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], out=tmp), out=z)
+    tmp = at[: z.size]
+    # (outputs passed by position: the keyword costs more than these small arrays do)
+    np.add(z, _MIX[0], z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[0], tmp), z)
+    np.multiply(z, _MIX[1], z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[1], tmp), z)
+    np.multiply(z, _MIX[2], z)
+    np.bitwise_xor(z, np.right_shift(z, _SHIFTS[2], tmp), z)
     # The top bit is the sign: as an int64 the hash is negative exactly when it is set.
     signed = np.copysign(weight, z.view(np.int64))
-    bucket = tmp.view(np.int64)  # every bucket is below dimensions: exact as int64
     if dimensions & (dimensions - 1):
-        np.remainder(z, modulus, out=tmp)
+        np.remainder(z, modulus, tmp)
     else:  # a power of two: the low bits are the remainder, and cheaper to take
-        np.bitwise_and(z, low_bits, out=tmp)
-    counts: np.ndarray = np.bincount(bucket, weights=signed, minlength=dimensions)
+        np.bitwise_and(z, low_bits, tmp)
+    # every bucket is below dimensions: exact as int64
+    counts: np.ndarray = np.bincount(tmp.view(np.int64), signed, dimensions)
     norm2 = float(counts.dot(counts))
     if not norm2:  # no features, or features that cancel exactly
         counts = np.zeros(dimensions)
