@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._hashing import BatchMemo, hashed_counts, hashed_counts_norm, model_seeds
+from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._options import EMBEDDER_OPTIONS
 
 __all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
@@ -343,8 +343,7 @@ class FakeEmbedder:
             missing = list(dict.fromkeys(t for t, r in zip(texts, kept) if r is None))
             made: dict[str, _Row] = {}
             if len(missing) > 4:  # more than a few: one pass for them all
-                counts = hashed_counts(missing, self._dimensions, self._seeds)
-                made = self._keep_batch(missing, counts)[2]
+                made = self._keep_batch(missing, *self._counts(missing))[2]
             # Up to four missing: hashed one by one (a repeat finds the row the first one kept).
             get = self._text_cache.get
             rows = [
@@ -353,29 +352,35 @@ class FakeEmbedder:
             ]
             floats = _rows([_unit(r) for r in rows])
             return floats, _rows([r[1] for r in rows]) if exact else None
-        if not exact and len(texts) > _ROW_BLOCK:  # blocks of rows: bounded transients
+        # Blocks of rows past two of them: bounded transients (one pass below that, where the
+        # normalised counts are the result itself and blocks would only add a copy).
+        if not exact and len(texts) > 2 * _ROW_BLOCK:
             out = np.empty((len(texts), self._dimensions), dtype=dtype)
             for a in range(0, len(texts), _ROW_BLOCK):
-                block = hashed_counts(texts[a : a + _ROW_BLOCK], self._dimensions, self._seeds)
-                out[a : a + _ROW_BLOCK] = _normalise_counts(block)
+                out[a : a + _ROW_BLOCK] = _normalise_counts(
+                    *self._counts(texts[a : a + _ROW_BLOCK])
+                )
             return out, None
-        counts = hashed_counts(texts, self._dimensions, self._seeds)
+        counts, norms = self._counts(texts)
         if keep and len(texts) <= _KEPT_BATCH:
-            kept_unit, kept_ints, _ = self._keep_batch(texts, counts)
+            kept_unit, kept_ints, _ = self._keep_batch(texts, counts, norms)
             return kept_unit, kept_ints if exact else None
         ints = counts.astype(np.int64) if exact else None
-        return _normalise_counts(counts), ints
+        return _normalise_counts(counts, norms), ints
+
+    def _counts(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return hashed_counts_norms(texts, self._dimensions, self._seeds)
 
     def _keep_batch(
-        self, texts: list[str], counts: np.ndarray
+        self, texts: list[str], counts: np.ndarray, norms: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, dict[str, _Row]]:
         """Keep the rows of a hashed batch: its unit rows (``counts`` normalised in place),
         its integer rows, and the kept copies by text."""
         ints = counts.astype(np.int64)
-        norms = np.einsum("ij,ij->i", counts, counts).tolist()  # exact: small integers
-        unit = _normalise_counts(counts)
+        squares = norms.tolist()  # exact: sums of small integers
+        unit = _normalise_counts(counts, norms)
         made: dict[str, _Row] = {
-            t: (None, ints[j].copy(), int(norms[j])) for j, t in enumerate(texts)
+            t: (None, ints[j].copy(), int(squares[j])) for j, t in enumerate(texts)
         }
         self._keep(made)
         return unit, ints, made
@@ -761,13 +766,14 @@ def _rows(rows: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(rows).reshape(len(rows), -1)
 
 
-def _normalise_counts(counts: np.ndarray) -> np.ndarray:
-    """Divide float64 rows of small integers by their norms, in place.
+def _normalise_counts(counts: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Divide float64 rows of small integers by their norms, in place (``norms`` the rows'
+    squared norms, from :func:`~placeborag._hashing.hashed_counts_norms`).
 
     The squared norm of a row of integers is a sum of integers below 2**53, exact in float64 in
     any summation order, so the result does not depend on the SIMD path or the BLAS.
     """
-    counts /= np.sqrt(np.einsum("ij,ij->i", counts, counts))[:, None]
+    counts /= np.sqrt(norms)[:, None]
     return counts
 
 

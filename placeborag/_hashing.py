@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["SENTINEL", "hashed_counts", "model_seeds", "splitmix64"]
+__all__ = ["SENTINEL", "hashed_counts", "hashed_counts_norms", "model_seeds", "splitmix64"]
 
 SENTINEL = 0x110000
 _P = 0x100000001B3  # the FNV-64 prime: odd, so it has an inverse modulo 2**64
@@ -269,6 +269,24 @@ def hashed_counts(
     whose signed features cancel exactly gets one count in a bucket chosen by hashing the whole
     text, so every text can be L2-normalised.
     """
+    return hashed_counts_norms(texts, dimensions, seeds)[0]
+
+
+def hashed_counts_norms(
+    texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hashed_counts` and each row's squared norm (exact: sums of small integers)."""
+    counts = _counts(texts, dimensions, seeds)
+    norms = np.einsum("ij,ij->i", counts, counts)
+    empty = np.flatnonzero(norms == 0)
+    for i in empty.tolist():
+        counts[i, _fallback_bucket(texts[i], dimensions, seeds)] = 1.0
+        norms[i] = 1.0
+    return counts, norms
+
+
+def _counts(texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
+    """The counts of :func:`hashed_counts`, rows without features left at zero."""
     n = len(texts)
     if n == 0:
         return np.zeros((0, dimensions))
@@ -281,7 +299,7 @@ def hashed_counts(
             out[i] = hashed_counts_one(texts[i], dimensions, seeds)
         rest = [i for i in range(n) if len(texts[i]) <= _LARGE_TEXT]
         if rest:
-            out[rest] = hashed_counts([texts[i] for i in rest], dimensions, seeds)
+            out[rest] = _counts([texts[i] for i in rest], dimensions, seeds)
         return out
     plan = _plan(texts)
     kinds = plan.kinds
@@ -301,12 +319,7 @@ def hashed_counts(
     bucket += plan.row * dimensions  # the flat index of each feature's count
     counts: np.ndarray = np.bincount(bucket, weights=weight, minlength=n * dimensions)
     # (bincount returns int64 when there is nothing to count, as for a lone empty string)
-    counts = counts.astype(np.float64, copy=False).reshape(n, dimensions)
-
-    empty = np.flatnonzero(~counts.any(axis=1))
-    for i in empty.tolist():
-        counts[i, _fallback_bucket(texts[i], dimensions, seeds)] = 1.0
-    return counts
+    return counts.astype(np.float64, copy=False).reshape(n, dimensions)
 
 
 def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int]) -> int:
