@@ -76,6 +76,12 @@ class RecordTable:
         # copies the matrix first, so the view never changes under its holder.
         self.exported = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_frozen"] = [None]  # read-only views: made again after unpickling
+        state["_columns"] = None
+        return state
+
     # -- sharing -------------------------------------------------------------------------
 
     def share(self) -> RecordTable:
