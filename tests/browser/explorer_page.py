@@ -71,6 +71,11 @@ RANKING = r"""() => {
             rowY: fl.yaxis.ticktext.map((_, i) => top + fl.yaxis.l2p(i)),
             rowHeight: Math.abs(fl.yaxis.l2p(0) - fl.yaxis.l2p(1)), points};
 }"""
+RANKING_DRAWN = """() => {
+    const gd = document.querySelectorAll('.placeborag-app .js-plotly-plot')[1];
+    return !!gd && !!gd._fullLayout && (gd._fullLayout.yaxis.ticktext || []).length > 0
+        && (gd.data || []).some(t => (t.x || []).length > 0) && !!gd.querySelector('g.trace');
+}"""
 ROWS = """(mode) => Array.from(document.querySelectorAll(
     '.placeborag-results table.placeborag-table-' + mode + ' tr[data-id]'))
     .map(r => [r.dataset.id, r.dataset.status])"""
@@ -163,6 +168,8 @@ def selection(page) -> list[str]:
 def ranking_geometry(page):
     """The ranking plot scrolled into view, and its geometry in viewport pixels then."""
     page.locator(".placeborag-app .js-plotly-plot").nth(1).scroll_into_view_if_needed()
+    # A figure can be re-sent whole once its view opens: measure it once it holds its points.
+    page.wait_for_function(RANKING_DRAWN)
     return page.evaluate(RANKING)
 
 
