@@ -2,9 +2,9 @@
 
 Run from the repository root: ``.venv/bin/python docs/_figures.py [STEM ...]`` (every image,
 or only the named ones, e.g. ``projection-umap``; that one needs the ``umap`` extra). Each view
-of the built-in demo scenario is written to a self-contained HTML page (plotly.js inlined, so no network) and
-photographed by headless Debian Chromium. The PNGs are committed; rerun this script when a
-view changes, and look at every image before committing it.
+of the built-in demo scenario is written to a self-contained HTML page (plotly.js inlined, so
+no network) and photographed by headless Debian Chromium. The PNGs are committed; rerun this
+script when a view changes, and look at every image before committing it.
 """
 
 from __future__ import annotations
