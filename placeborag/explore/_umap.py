@@ -38,7 +38,7 @@ UMAP_HINT = "pip install 'placeborag[umap]'"
 N_NEIGHBORS = 15
 MIN_DIST = 0.1
 METRIC = "cosine"
-MIN_DOCUMENTS = 4  # below this UMAP has no neighbourhood graph to lay out
+MIN_DOCUMENTS = 4  # in 2-D (one more in 3-D): fewer leave UMAP's spectral start no room
 MAX_DOCUMENTS = 50_000  # UMAP fits every row: past this, minutes per embedder setting
 PLACE_NEIGHBOURS = 5  # the query and the anchors sit at the mean of this many nearest rows
 CACHE_BYTES = 64 * 2**20  # layouts kept across stores and apps, by the bytes of their coords
@@ -97,10 +97,11 @@ def umap_coords(
     if x.ndim != 2:
         raise PlaceboragValueError(f"vectors of shape {x.shape} must be one row per document")
     n = x.shape[0]
-    if not MIN_DOCUMENTS <= n <= MAX_DOCUMENTS:
+    least = MIN_DOCUMENTS + n_components - 2
+    if not least <= n <= MAX_DOCUMENTS:
         raise PlaceboragValueError(
-            f"projection='umap' needs {MIN_DOCUMENTS} to {MAX_DOCUMENTS:,} documents, got {n:,}"
-            "; use projection='pca'"
+            f"projection='umap' needs {least} to {MAX_DOCUMENTS:,} documents in "
+            f"{n_components}-D, got {n:,}; use projection='pca'"
         )
     require_umap()  # a missing extra says so before any work
     digest = vectors_digest(x)
@@ -129,8 +130,10 @@ def _fit(x: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     thread in a fixed order; saying so keeps it from warning that it overrides the count."""
     reducer = require_umap().UMAP(**params, n_jobs=1, low_memory=True, verbose=False)
     with warnings.catch_warnings():
-        # Tiny inputs: the spectral start falls back to a random one (seeded, still).
+        # Tiny inputs: the spectral start falls back to a random one (seeded, still), and
+        # says so through scipy and umap-learn.
         warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
         out: np.ndarray = reducer.fit_transform(x)
     return out
 

@@ -87,9 +87,15 @@ def test_without_the_extra_pca_never_imports_umap(demo, no_umap):
     assert project(demo.store(), demo.query).method == "PCA"
 
 
-def test_too_few_documents_for_umap_say_how_many_it_needs():
-    with pytest.raises(PlaceboragValueError, match="needs 4 to 50,000 documents, got 3"):
-        _umap.umap_coords(np.eye(3, 8))
+@pytest.mark.parametrize(("n", "n_components", "least"), [(3, 2, 4), (4, 3, 5)])
+def test_too_few_documents_for_umap_say_how_many_it_needs(n, n_components, least):
+    message = (
+        f"projection='umap' needs {least} to 50,000 documents in {n_components}-D, got {n}; "
+        "use projection='pca'"
+    )
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        _umap.umap_coords(np.eye(n, 8), n_components)
+    assert excinfo.value.args == (message,)
 
 
 # -- the layout -------------------------------------------------------------------------------
