@@ -1,9 +1,10 @@
 """Render the explorer figures in docs/img/ as PNG screenshots.
 
-Run from the repository root: ``.venv/bin/python docs/_figures.py``. Each view of the built-in
-demo scenario is written to a self-contained HTML page (plotly.js inlined, so no network) and
-photographed by headless Debian Chromium. The PNGs are committed; rerun this script when a
-view changes, and look at every image before committing it.
+Run from the repository root: ``.venv/bin/python docs/_figures.py [STEM ...]`` (every image,
+or only the named ones, e.g. ``projection-umap``; that one needs the ``umap`` extra). Each view
+of the built-in demo scenario is written to a self-contained HTML page (plotly.js inlined, so
+no network) and photographed by headless Debian Chromium. The PNGs are committed; rerun this
+script when a view changes, and look at every image before committing it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def figures():
     projection = ProjectionDisplay.from_store(store, s.query, s.k, s.where)
     filters = FilterModesDisplay.from_scenario(s).plot()
     yield "projection", projection.plot().figure_, ""
+    # The optional UMAP projection of the same store (seeded from the vectors' digest).
+    umap = ProjectionDisplay.from_store(store, s.query, s.k, s.where, projection="umap")
+    yield "projection-umap", umap.plot().figure_, ""
     yield "ranking", RankingDisplay(projection.projection).plot().figure_, ""
     yield "anchors", AnchorsDisplay.from_scenario(s).plot().figure_, ""
     yield "filter-modes", filters.figure_, filters.to_html()
@@ -114,10 +118,12 @@ def screenshot(html_file: Path, png: Path, height: int = HEIGHT) -> None:
         browser.close()
 
 
-def main() -> int:
+def main(stems: list[str]) -> int:
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for stem, figure, extra in figures():
+            if stems and stem not in stems:
+                continue
             html_file = Path(tmp) / f"{stem}.html"
             html_file.write_text(page(figure, extra), encoding="utf-8")
             screenshot(html_file, OUT / f"{stem}.png", HEIGHT)
@@ -126,4 +132,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,4 +1,7 @@
-"""The ``placeborag`` console script: ``placeborag report --out report.html [--scenario FILE]``."""
+"""The ``placeborag`` console script.
+
+``placeborag report --out report.html [--scenario FILE] [--projection {pca,umap}]``
+"""
 
 from __future__ import annotations
 
@@ -17,12 +20,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.add_argument(
         "--scenario", help="a scenario JSON file (default: the built-in demo scenario)"
     )
+    report.add_argument(
+        "--projection",
+        choices=("pca", "umap"),
+        default="pca",
+        help="how the projection figure places the documents (umap: the umap extra)",
+    )
     args = parser.parse_args(argv)
     try:
         from placeborag.explore import Scenario, write_report
 
         scenario = Scenario.load(args.scenario) if args.scenario else None
-        write_report(args.out, scenario)
+        write_report(args.out, scenario, projection=args.projection)
     except (ImportError, OSError, ValueError, TypeError) as exc:
         # Every PlaceboragError is a ValueError or a TypeError; OSError covers a missing file.
         print(f"placeborag report: {exc}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "FilterError",
     "FilterTypeError",
+    "MissingExtra",
     "PlaceboragError",
     "PlaceboragTypeError",
     "PlaceboragValueError",
@@ -46,6 +47,10 @@ class FilterTypeError(FilterError, PlaceboragTypeError):
     It is both a ``TypeError`` (what 0.4.0 raised for these) and a ``ValueError`` (what every
     other :class:`FilterError` is), so ``pytest.raises`` with either one holds.
     """
+
+
+class MissingExtra(PlaceboragError, ImportError):
+    """An optional feature whose package is not installed: the message names the pip extra."""
 
 
 class PlaceboragWarning(UserWarning):

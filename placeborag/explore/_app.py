@@ -36,6 +36,7 @@ from placeborag.explore._export import Export, build_export
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
+from placeborag.explore._umap import check_projection, require_umap
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -54,6 +55,7 @@ CSS_CLASSES = {
     "model_name": "placeborag-model-name",
     "color_by": "placeborag-color-by",
     "projection": "placeborag-projection-mode",
+    "method": "placeborag-projection-method",
     "error": "placeborag-error",
     "results": "placeborag-results",
     "selection": "placeborag-selection",
@@ -151,6 +153,8 @@ class Explorer:
     whose embedder is not a FakeEmbedder the embedder controls are disabled. ``coords``: your
     own 2-D coordinates (an (n, 2) array, one row per document in the store's order, e.g. a
     UMAP you computed) drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
+    ``projection``: ``"pca"`` (the default) or ``"umap"`` (needs the ``umap`` extra), the
+    method control's first value.
     """
 
     def __init__(
@@ -163,9 +167,12 @@ class Explorer:
         dimension_choices: Sequence[int] = (32, 64, 128, 256, 512, 1024),
         max_k: int = 50,
         coords: Any = None,
+        projection: str = "pca",
     ) -> None:
         if mode not in ("widget", "output"):
             raise ValueError(f"mode={mode!r} must be one of 'widget', 'output'")
+        if check_projection(projection) == "umap":
+            require_umap()  # asked for by name: a missing extra raises here, not in the app
         if store is not None and scenario is not None:
             raise TypeError("pass a scenario or a store, not both")
         fixed_embedder: Any = None
@@ -194,12 +201,14 @@ class Explorer:
         self._drawn: dict[str, Any] = {}
         self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
         self.inspected: str | None = None  # the document the inspect panel shows
-        self._build_widgets(dimension_choices, max_k)
+        self._build_widgets(dimension_choices, max_k, projection)
         self.refresh()
 
     # -- widgets ---------------------------------------------------------------------------
 
-    def _build_widgets(self, dimension_choices: Sequence[int], max_k: int) -> None:
+    def _build_widgets(
+        self, dimension_choices: Sequence[int], max_k: int, projection: str = "pca"
+    ) -> None:
         w = optional("ipywidgets")
         s = self.scenario
         keys = sorted({k for d in s.documents for k in d.metadata})
@@ -264,6 +273,15 @@ class Explorer:
             ),
             "projection": w.ToggleButtons(
                 options=["2-D", "3-D"], value="2-D", description="projection"
+            ),
+            "method": w.ToggleButtons(
+                options=[("PCA", "pca"), ("UMAP", "umap")],
+                value=projection,
+                description="method",
+                tooltips=[
+                    "deterministic everywhere",
+                    "seeded from the vectors; needs pip install 'placeborag[umap]'",
+                ],
             ),
         }
         style = {"description_width": "100px"}
@@ -349,6 +367,7 @@ class Explorer:
                         c["k"],
                         c["color_by"],
                         c["projection"],
+                        c["method"],
                     ],
                     layout=column,
                 ),
@@ -480,7 +499,9 @@ class Explorer:
 
     def _redraw(self, s: Scenario) -> None:
         n_components = 3 if self.controls["projection"].value == "3-D" else 2
-        views = self.state.views(s, n_components, self.controls["color_by"].value)
+        views = self.state.views(
+            s, n_components, self.controls["color_by"].value, self.controls["method"].value
+        )
         self._views = views
         self.phases = self.state.phases
         tables_key = views.tables_key

@@ -1,7 +1,7 @@
 """Compute, no drawing: every number a view shows, as numpy arrays and pandas frames.
 
-Nothing here imports plotly. scikit-learn (PCA) and pandas (tables) are imported inside the
-functions that need them.
+Nothing here imports plotly. scikit-learn (PCA), umap-learn (the optional UMAP, in
+:mod:`._umap`) and pandas (tables) are imported inside the functions that need them.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from placeborag.explore._access import (
     trace_query,
 )
 from placeborag.explore._deps import optional
+from placeborag.explore._umap import check_projection, place, umap_coords
 
 __all__ = [
     "AnchorGeometry",
@@ -226,7 +227,7 @@ class Projection:
     trace: QueryTrace
     score_label: str
     higher_is_better: bool
-    method: str = "PCA"  # or "your coordinates" (given to the app; no variance to report)
+    method: str = "PCA"  # or "UMAP", or "your coordinates" (given to the app): no variance
 
     @property
     def ids(self) -> list[str]:
@@ -241,6 +242,7 @@ def project(
     *,
     n_components: int = 2,
     color_by: str = "cluster",
+    projection: str = "pca",
     rows: StoreRows | None = None,
     projector: Projector | None = None,
     hover: np.ndarray | None = None,
@@ -248,21 +250,41 @@ def project(
     labels: np.ndarray | None = None,
     coords: np.ndarray | None = None,
 ) -> Projection:
-    """Project a store's documents, its query and its cluster anchors with PCA.
+    """Project a store's documents, its query and its cluster anchors with PCA (the default)
+    or, with ``projection="umap"`` and the ``umap`` extra, UMAP (see :mod:`._umap`).
 
     The keyword-only caches (``rows``, ``projector``, ``hover``, ``trace``, ``labels``,
     ``coords``) let an app reuse what a control change did not invalidate; left out,
     everything is computed.
     """
+    check_projection(projection)
     rows = rows if rows is not None else store_rows(store)
-    projector = projector or fit_projector(rows.vectors, n_components)
+    if projection == "umap":
+        coords = coords if coords is not None else umap_coords(rows.vectors, n_components)
+    else:
+        projector = projector or fit_projector(rows.vectors, n_components)
     trace = trace or trace_query(store, query, k, where, rows=rows)
     names = list(getattr(store.embedder, "cluster_names", ()))
-    anchors = (
-        projector.transform(np.array([store.embedder.cluster_anchor(n) for n in names]))
+    anchor_vectors = (
+        np.array([store.embedder.cluster_anchor(n) for n in names])
         if names
-        else np.zeros((0, projector.components.shape[0]))
+        else np.zeros((0, rows.vectors.shape[1]))
     )
+    if projection == "umap":
+        assert coords is not None
+        query_at = place(trace.query_vector, rows.vectors, coords)[0]
+        anchors = place(anchor_vectors, rows.vectors, coords)
+        explained = np.zeros(n_components)
+    else:
+        assert projector is not None
+        anchors = (
+            projector.transform(anchor_vectors)
+            if names
+            else np.zeros((0, projector.components.shape[0]))
+        )
+        query_at = projector.transform(trace.query_vector[None, :])[0]
+        coords = coords if coords is not None else projector.transform(rows.vectors)
+        explained = projector.explained
     if color_by == "stage":  # where this query left each document: changes with the query
         labels = np.asarray(trace.status, dtype=object)
         present = set(labels.tolist())
@@ -272,11 +294,11 @@ def project(
             labels = categories(store, rows, color_by)
         order = category_order(store, labels)
     return Projection(
-        coords=coords if coords is not None else projector.transform(rows.vectors),
-        query=projector.transform(trace.query_vector[None, :])[0],
+        coords=coords,
+        query=query_at,
         anchor_names=names,
         anchors=anchors,
-        explained=projector.explained,
+        explained=explained,
         labels=labels,
         label_order=order,
         color_by=color_by,
@@ -284,6 +306,7 @@ def project(
         trace=trace,
         score_label=store.profile.score_label,
         higher_is_better=store.profile.higher_is_better,
+        method="UMAP" if projection == "umap" else "PCA",
     )
 
 

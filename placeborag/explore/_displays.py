@@ -371,8 +371,19 @@ class _ProjectionBased(_Display):
         *,
         n_components: int = 2,
         color_by: str = "cluster",
+        projection: str = "pca",
     ) -> Any:
-        return cls(project(store, query, k, where, n_components=n_components, color_by=color_by))
+        return cls(
+            project(
+                store,
+                query,
+                k,
+                where,
+                n_components=n_components,
+                color_by=color_by,
+                projection=projection,
+            )
+        )
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, **kwargs: Any) -> Any:
@@ -516,7 +527,7 @@ class ProjectionDisplay(_ProjectionBased):
             for i, v in enumerate(p.explained)
         ]
         if p.method != "PCA":
-            axes = [f"x ({p.method})", f"y ({p.method})"]
+            axes = [f"{axis} ({p.method})" for axis in "xyz"]
         n_axes = 3 if three else 2
         kept = float(p.explained[:n_axes].sum())
         annotations = []

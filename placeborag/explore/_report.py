@@ -18,6 +18,7 @@ from placeborag.explore._displays import (
 )
 from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
+from placeborag.explore._umap import check_projection
 
 __all__ = ["FIGURE_IDS", "render_report", "write_report"]
 
@@ -29,8 +30,13 @@ FIGURE_IDS = (
 )
 
 
-def render_report(scenario: Scenario | None = None) -> str:
-    """The report's HTML: plotly.js inlined once, so the page needs no network."""
+def render_report(scenario: Scenario | None = None, *, projection: str = "pca") -> str:
+    """The report's HTML: plotly.js inlined once, so the page needs no network.
+
+    ``projection``: ``"pca"`` (the default) or ``"umap"`` (the ``umap`` extra) for the
+    projection figure.
+    """
+    check_projection(projection)
     if scenario is None:
         scenario = demo_scenario()
     elif not isinstance(scenario, Scenario):
@@ -45,7 +51,9 @@ def render_report(scenario: Scenario | None = None) -> str:
         (
             "Projection",
             FIGURE_IDS[0],
-            ProjectionDisplay.from_store(*args).plot().figure_ if drawable else _NOT_DRAWN,
+            ProjectionDisplay.from_store(*args, projection=projection).plot().figure_
+            if drawable
+            else _NOT_DRAWN,
         ),
         (
             "Query-centred ranking",
@@ -118,7 +126,9 @@ def _distinct_rows(vectors: Any) -> int:
 _NO_CLUSTERS = "No clusters are declared."
 
 
-def write_report(path: str | os.PathLike[str], scenario: Scenario | None = None) -> None:
+def write_report(
+    path: str | os.PathLike[str], scenario: Scenario | None = None, *, projection: str = "pca"
+) -> None:
     """Render the report, then write it atomically: a failure leaves ``path`` as it was."""
     target = check_path(path, "path", named=True)
-    write_text(target, render_report(scenario))
+    write_text(target, render_report(scenario, projection=projection))

@@ -41,6 +41,7 @@ from placeborag.explore._compute import (
 )
 from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
+from placeborag.explore._umap import check_projection, umap_coords
 
 __all__ = ["ANCHOR_MEMBERS", "ExplorerState", "Views"]
 
@@ -86,6 +87,7 @@ class Views:
     anchors: AnchorsDisplay | None
     n_components: int
     color_by: str
+    method: str = "pca"  # the projection: "pca" or "umap"
 
     @property
     def trace(self) -> QueryTrace:
@@ -97,7 +99,7 @@ class Views:
 
     @property
     def projection_key(self) -> tuple[Any, ...]:
-        return (self.trace, self.n_components, self.color_by)
+        return (self.trace, self.n_components, self.color_by, self.method)
 
     @property
     def ranking_key(self) -> tuple[Any, ...]:
@@ -144,12 +146,16 @@ class ExplorerState:
             ms = (time.perf_counter() - start) * 1000
             self.phases[phase] = self.phases.get(phase, 0.0) + ms
 
-    def views(self, s: Scenario, n_components: int = 2, color_by: str = "cluster") -> Views:
-        """Every view of ``s`` (on one BLAS thread: small products only lose to threads)."""
+    def views(
+        self, s: Scenario, n_components: int = 2, color_by: str = "cluster", method: str = "pca"
+    ) -> Views:
+        """Every view of ``s`` (on one BLAS thread: small products only lose to threads),
+        projected with ``method`` ("pca" or "umap")."""
+        check_projection(method)
         with one_blas_thread():
-            return self._views(s, n_components, color_by)
+            return self._views(s, n_components, color_by, method)
 
-    def _views(self, s: Scenario, n_components: int, color_by: str) -> Views:
+    def _views(self, s: Scenario, n_components: int, color_by: str, method: str) -> Views:
         key = self._embedder_key(s)
         # A new embedder setting embeds every document: the one cost a first visit cannot skip.
         base, rows = self.timed("embed", lambda: self._base_store(s))
@@ -170,9 +176,21 @@ class ExplorerState:
         }
         trace = traces[s.filter_mode]
         # One three-component fit serves both views: PCA components are nested.
-        projector: Projector = self.timed(
-            "pca", lambda: self._projectors.get_or(key, lambda: fit_projector(rows.vectors, 3))
-        ).head(n_components)
+        projector: Projector | None = (
+            self.timed(
+                "pca",
+                lambda: self._projectors.get_or(key, lambda: fit_projector(rows.vectors, 3)),
+            ).head(n_components)
+            if method == "pca"
+            else None
+        )
+
+        def layout() -> np.ndarray:
+            if projector is not None:
+                return projector.transform(rows.vectors)
+            coords: np.ndarray = self.timed("umap", lambda: umap_coords(rows.vectors, n_components))
+            return coords
+
         projection = self.timed(
             "project",
             lambda: project(
@@ -186,6 +204,7 @@ class ExplorerState:
                 trace=trace,
                 n_components=n_components,
                 color_by=color_by,
+                projection=method,
                 # Cluster membership and metadata do not change with the model, the dimension
                 # or the spread: one labelling serves every embedder setting.
                 labels=None
@@ -193,9 +212,7 @@ class ExplorerState:
                 else self._labels.get_or(
                     self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
                 ),
-                coords=self._coords.get_or(
-                    (key, n_components), lambda: projector.transform(rows.vectors)
-                ),
+                coords=self._coords.get_or((key, n_components, method), layout),
             ),
         )
         if self.user_coords is not None and n_components == 2:
@@ -221,7 +238,9 @@ class ExplorerState:
                     ),
                 ),
             )
-        return Views(s, base, rows, stores, traces, projection, anchors, n_components, color_by)
+        return Views(
+            s, base, rows, stores, traces, projection, anchors, n_components, color_by, method
+        )
 
     def _store_with(self, key: str, base: FakeVectorStore, s: Scenario, mode: str) -> Any:
         """``base`` under ``s``'s store options and filter ``mode``, kept while it is recent:

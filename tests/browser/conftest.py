@@ -1,6 +1,7 @@
-"""A JupyterLab server started by the tests on 127.0.0.1, and a Playwright-driven Chromium.
+"""Jupyter servers started by the tests on 127.0.0.1 (JupyterLab, and Notebook 7), and a
+Playwright-driven Chromium.
 
-The server runs with throwaway Jupyter config, data and runtime directories, a random token and
+Each server runs with throwaway Jupyter config, data and runtime directories, a random token and
 a free port, on a copy of the notebooks; it is stopped when the module's tests end.
 """
 
@@ -39,10 +40,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def jupyterlab(tmp_path_factory):
-    pytest.importorskip("jupyterlab")
-    home = tmp_path_factory.mktemp("jupyter")
+def serve(home: Path, app: str, extra_args: list[str], settings: dict[str, str] | None = None):
+    """Start ``jupyter <app>`` on 127.0.0.1 (free port, random token) over a copy of the
+    explorer notebook in ``home``; yields what a test needs to reach it, stops it after."""
     root = home / "notebooks"
     root.mkdir()
     # Only the notebook under test: the others are being written by other work in progress,
@@ -56,32 +56,30 @@ def jupyterlab(tmp_path_factory):
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "IPYTHONDIR": str(home / "ipython"),
+        # The kernel imports this checkout's placeborag, whatever the environment installed.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    (home / "settings" / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
-    # No "news" prompt over the notebook.
-    (
-        home
-        / "settings"
-        / "@jupyterlab"
-        / "apputils-extension"
-        / "notification.jupyterlab-settings"
-    ).write_text('{"fetchNews": "false", "checkForUpdates": false}')
-    log = open(home / "server.log", "w")  # noqa: SIM115 - closed at teardown
+    for name, text in (settings or {}).items():  # user settings: plugin id -> JSON
+        package, plugin = name.split(":")
+        folder = home / "settings" / package
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{plugin}.jupyterlab-settings").write_text(text)
+    log_path = home / "server.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
     server = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "jupyter",
-            "lab",
+            app,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={port}",
             "--port-retries=0",
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={root}",
-            "--LabApp.expose_app_in_browser=True",
-            "--LabApp.news_url=",
             "--allow-root",
+            *extra_args,
         ],
         env=env,
         stdout=log,
@@ -98,10 +96,10 @@ def jupyterlab(tmp_path_factory):
                 if server.poll() is not None or time.monotonic() > deadline:
                     log.flush()
                     raise RuntimeError(
-                        "JupyterLab did not start:\n" + (home / "server.log").read_text()
+                        f"jupyter {app} did not start:\n" + log_path.read_text()
                     ) from None
                 time.sleep(0.3)
-        yield {"base": base, "token": token, "root": root, "log": home / "server.log"}
+        yield {"base": base, "token": token, "root": root, "log": log_path}
     finally:
         server.terminate()
         try:
@@ -109,6 +107,35 @@ def jupyterlab(tmp_path_factory):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def jupyterlab(tmp_path_factory):
+    pytest.importorskip("jupyterlab")
+    yield from serve(
+        tmp_path_factory.mktemp("jupyter"),
+        "lab",
+        ["--LabApp.expose_app_in_browser=True", "--LabApp.news_url="],
+        # No "news" prompt over the notebook.
+        {
+            "@jupyterlab/apputils-extension:notification": (
+                '{"fetchNews": "false", "checkForUpdates": false}'
+            )
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def notebook7(tmp_path_factory):
+    """Jupyter Notebook 7 (the classic-looking front end built on JupyterLab's components)."""
+    notebook = pytest.importorskip("notebook")
+    if int(notebook.__version__.split(".")[0]) < 7:
+        pytest.skip(f"notebook {notebook.__version__} is not Notebook 7")
+    yield from serve(
+        tmp_path_factory.mktemp("notebook7"),
+        "notebook",
+        ["--JupyterNotebookApp.expose_app_in_browser=True"],
+    )
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ pytest.importorskip("pandas")
 
 import placeborag.explore
 
-HEAVY = ("pandas", "plotly", "sklearn", "ipywidgets", "anywidget")
+HEAVY = ("pandas", "plotly", "sklearn", "ipywidgets", "anywidget", "umap", "numba", "pynndescent")
 
 
 def test_all_is_exactly_the_public_surface():
