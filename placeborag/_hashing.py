@@ -334,9 +334,11 @@ def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int
 #
 # The same features and arithmetic as the batch path (so the same bits), with the batch's
 # general machinery left out: one text has sentinels only at its two ends, so every n-gram
-# window is valid and the windows are plain slices; an ASCII text's words are found by a regular
-# expression; the salts and weights of a text's features depend only on how many there are of
-# each kind, so they are kept per count. About 30 numpy calls, where the batch path makes 60.
+# window is valid and its index depends only on the text's length; the code points come from
+# one UTF-32 encoding with the sentinels already in place; an ASCII text's word edges come from
+# one bytes.translate; the salts and weights of a text's features depend only on how many there
+# are of each kind, so they are kept per count. About 25 numpy calls: at the size of one text
+# their fixed cost is the time, so every call saved counts.
 
 _TOP_BIT = np.array(1 << 63, dtype=np.uint64)
 _SENTINEL_U64 = np.array(SENTINEL, dtype=np.uint64)
@@ -344,6 +346,10 @@ _ASCII_WORD_TABLE = bytes(int(_ASCII_WORD_EXT[c]) for c in range(128)) + bytes(1
 _MASK64 = (1 << 64) - 1
 _ONE_CACHE_LIMIT = 1024  # entries of at most ~40 kB each (texts up to _SMALL_TEXT)
 _SMALL_TEXT = 512  # longer texts take the chunked path, with no per-length cache
+_SHIFTED_POWERS = np.concatenate((np.zeros(1, np.uint64), _powers(_P, _SMALL_TEXT + 2)))
+_SMALL_INVERSES = _powers(_P_INV, _SMALL_TEXT + 3)
+_SENTINEL_BYTES = SENTINEL.to_bytes(4, "little")
+_ZERO_AND_SENTINEL = bytes(4) + _SENTINEL_BYTES
 _LARGE_TEXT = 1 << 16  # a batch hashes texts longer than this one by one (bounded memory)
 _CACHED_POWERS = 1 << 20  # the module's power table grows to this many entries at most
 _CHUNK = 1 << 15
@@ -394,37 +400,27 @@ def hashed_counts_norm(
 ) -> tuple[np.ndarray, float]:
     """:func:`hashed_counts_one` and the squared norm of the counts (an exact integer held in
     a float: the counts are integers small enough for every partial sum to be exact)."""
-    ascii = text.isascii()  # lower-casing keeps an ASCII text's length and ASCII-ness
-    low = "" if ascii else text.lower()
-    size = len(text) if ascii else len(low)
+    low = text.lower()
+    size = len(low)
     if size > _SMALL_TEXT:
-        low = low or text.lower()
         long_counts = _hashed_counts_long(text, low, dimensions, seeds)
         return long_counts, float(long_counts.dot(long_counts))
-    tables = _power_tables
-    if tables[0].size < size + 3:
-        tables = _power_table(size + 3)
-    pw, pw_inv = tables
-    prefix = np.zeros(size + 3, dtype=np.uint64)  # prefix[i] = sum of cp[q] P**q for q < i
-    if ascii:
-        # NUL stands for the sentinels here: it is not a word character either
-        raw = text.encode("ascii").lower()
-        cp = np.multiply(np.frombuffer(b"\x00" + raw + b"\x00", np.uint8), pw[: size + 2])
-        cp[0] = SENTINEL  # P**0 == 1
-        cp[-1] = (SENTINEL * int(pw[size + 1])) & _MASK64
-        # 1 for a word character, one byte before the padded text: a change between bytes i
+    # A zero, then the code points between their sentinels, times 0, P**0, P**1, ...: summed
+    # in place, prefix[i] is the hash of the first i code points (prefix[0] = 0).
+    padded = _ZERO_AND_SENTINEL + low.encode("utf-32-le", "surrogatepass") + _SENTINEL_BYTES
+    prefix = np.multiply(np.frombuffer(padded, np.uint32), _SHIFTED_POWERS[: size + 3])
+    np.add.accumulate(prefix, 0, None, prefix)
+    pw_inv = _SMALL_INVERSES
+    if low.isascii():
+        # 1 for a word character (every byte mapped; the sentinels and the zero bytes of the
+        # code points map to 0), one place before the padded text: a change between places i
         # and i + 1 is a word edge at position i of the padded text.
-        word = np.frombuffer(b"\x00\x00" + raw.translate(_ASCII_WORD_TABLE) + b"\x00", np.uint8)
+        word = np.frombuffer(padded.translate(_ASCII_WORD_TABLE), np.uint32)
         edges = (word[1:] != word[:-1]).nonzero()[0]
     else:
-        cp = np.empty(size + 2, dtype=np.uint64)
-        cp[0] = cp[-1] = _SENTINEL_U64
-        cp[1:-1] = cp_of(low)
-        word = _word_mask(cp.astype(np.uint32))
-        np.multiply(cp, pw[: size + 2], out=cp)
+        word = _word_mask(np.frombuffer(padded, np.uint32)[1:])
         edges = (word[1:] != word[:-1]).nonzero()[0]
         edges += 1
-    np.add.accumulate(cp, 0, None, prefix[1:])
     nw = edges.size // 2  # runs start and end in turn: s0, e0, s1, e1, ...
     key = (seeds, size, nw, dimensions)
     found = _one_cache.get(key)
