@@ -30,8 +30,8 @@ NOTEBOOKS["explorer.ipynb"] = [
 
 The built-in demo scenario: a small support knowledge base (refund and shipping documents in
 English and Hungarian, with `tier` and `year` metadata and three declared clusters: refund,
-shipping, parcel). Change any control and every view redraws: the PCA projection, the
-query-centred ranking, the pre- versus post-filter tables with the funnel, and the cluster
+shipping, parcel). Change any control and every view redraws: the projection (PCA, or UMAP
+with the `umap` extra: the "method" control), the query-centred ranking, the pre- versus post-filter tables with the funnel, and the cluster
 anchors against jitter.
 
 Run this cell (Shift+Enter). Drag a box or a lasso over points to select documents
