@@ -33,6 +33,7 @@ from placeborag.explore._displays import (
     state_line,
 )
 from placeborag.explore._export import Export, build_export
+from placeborag.explore._figure import bundle_loader, figure_widget
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
@@ -388,6 +389,8 @@ class Explorer:
         ]
         if self._bridge is not None:
             parts.append(self._bridge)
+        if self.mode == "widget":
+            parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
         self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
         self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
 
@@ -510,7 +513,7 @@ class Explorer:
         if self.mode == "widget":
             if self.figures[name] is None:
                 first = display.plot().figure_
-                widget = optional("plotly.graph_objects").FigureWidget(first)
+                widget = figure_widget(first)
                 remember_sent(widget, *sent_to(first))
                 widget.observe(self._replay_on_new_view, names="_view_count")
                 self.figures[name] = widget
