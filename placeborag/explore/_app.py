@@ -585,7 +585,9 @@ class Explorer:
                 picked = np.flatnonzero(np.isin(ids[members], list(chosen)))
                 values.append(picked.tolist())
         figure.plotly_restyle({"selectedpoints": values}, indexes)
-        if not chosen:
+        if not chosen and figure.layout.selections:
+            # Only a box or lasso drawn in the page needs clearing: an empty relayout is
+            # still a full redraw of every point in the browser.
             figure.plotly_relayout({"selections": []})
 
     def _on_bridge(self, figure: str, points: list[tuple[int, int]]) -> None:

@@ -123,15 +123,18 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
         _update(figure, sent_traces, traces, changed)
         remember_sent(figure, traces, layout)
         return figure
-    if raw:
-        _update(figure, sent_traces, traces, {})
+    # A layout that changes shape goes through plotly's validation; the trace changes go in
+    # the same batch, so the front end redraws once (a second message is a second full redraw
+    # of every point in the browser).
     with figure.batch_update():
-        if same and not raw:
+        if same:
             for old, before, new in zip(figure.data, sent_traces, traces):
                 trace_changes = _changes(before, new)
                 trace_changes.pop("type", None)
                 if trace_changes:
-                    old.update(trace_changes, overwrite=True)
+                    old.update(
+                        {k: _sendable(v) for k, v in trace_changes.items()}, overwrite=True
+                    )
         elif not same:
             figure.add_traces(traces)
         if changed:

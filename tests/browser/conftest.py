@@ -56,6 +56,9 @@ def jupyterlab(tmp_path_factory):
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "IPYTHONDIR": str(home / "ipython"),
+        # The kernel imports the placeborag of this checkout (a git worktree included), not
+        # whichever one the environment has installed.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     (home / "settings" / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
     # No "news" prompt over the notebook.
