@@ -193,6 +193,7 @@ class Explorer:
         self._id_set: frozenset[str] = frozenset()
         self._id_array = np.zeros(0, dtype=object)
         self._drawn: dict[str, Any] = {}
+        self._boxed: set[str] = set()  # figures where a box or lasso may be drawn in the page
         self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
         self.inspected: str | None = None  # the document the inspect panel shows
         self._build_widgets(dimension_choices, max_k)
@@ -585,13 +586,15 @@ class Explorer:
                 picked = np.flatnonzero(np.isin(ids[members], list(chosen)))
                 values.append(picked.tolist())
         figure.plotly_restyle({"selectedpoints": values}, indexes)
-        if not chosen and figure.layout.selections:
+        if not chosen and (name in self._boxed or figure.layout.selections):
             # Only a box or lasso drawn in the page needs clearing: an empty relayout is
             # still a full redraw of every point in the browser.
+            self._boxed.discard(name)
             figure.plotly_relayout({"selections": []})
 
     def _on_bridge(self, figure: str, points: list[tuple[int, int]]) -> None:
         """A selection made in the front end (every trace's points at once)."""
+        self._boxed.add(figure)  # its box stays drawn in the page until cleared
         grouped: dict[int, list[int]] = {}
         for trace, point in points:
             grouped.setdefault(trace, []).append(point)
