@@ -132,9 +132,7 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
                 trace_changes = _changes(before, new)
                 trace_changes.pop("type", None)
                 if trace_changes:
-                    old.update(
-                        {k: _sendable(v) for k, v in trace_changes.items()}, overwrite=True
-                    )
+                    old.update({k: _sendable(v) for k, v in trace_changes.items()}, overwrite=True)
         elif not same:
             figure.add_traces(traces)
         if changed:

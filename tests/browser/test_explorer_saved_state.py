@@ -1,8 +1,8 @@
 """The explorer notebook as nbclient saves it (with its widget state), reopened in JupyterLab.
 
-Nothing is run: the page restores the widgets from the notebook's saved state alone, where
-plotly.js is stored once (the app's hidden bundle loader) and each figure carries a stub that
-imports it. Every plot must draw, with its traces, and the console stay free of errors.
+Nothing is run: once trusted, the page restores the widgets from the notebook's saved state
+alone, where plotly.js is stored once (the app's hidden bundle loader) and each figure carries
+a stub that imports it. Every plot must draw, with its traces, and the console stay free of errors.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ def test_a_saved_notebook_reopens_with_every_plot_drawn(jupyterlab, browser):
     page.set_default_timeout(TIMEOUT)
     try:
         page.goto(f"{jupyterlab['base']}/lab/tree/{SAVED}?token={jupyterlab['token']}&reset")
+        # A notebook run outside JupyterLab is not trusted there, and JupyterLab shows only
+        # the static snapshot of an untrusted one (checked first): trust it, as a user would.
+        page.wait_for_selector(".placeborag-static")
+        assert page.locator(".placeborag-app").count() == 0
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:trust'); }")
+        page.locator(".jp-Dialog .jp-mod-accept").click()
         try:
             page.wait_for_function(DRAWN)
         except PlaywrightTimeout:

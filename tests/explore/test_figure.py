@@ -93,7 +93,9 @@ def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_p
     assert ids.count("placeborag.explore._figure.PlotlyBundle") == 1
     marker = plotly_source()[-2000:]  # the bundle's licence trailer, stored nowhere else
     assert sum(marker in json.dumps(model) for model in state.values()) == 0
-    (loader,) = (m for m in state.values() if m["state"].get("_anywidget_id", "").endswith("Bundle"))
+    (loader,) = (
+        m for m in state.values() if m["state"].get("_anywidget_id", "").endswith("Bundle")
+    )
     (buffer,) = loader["buffers"]
     assert gzip.decompress(base64.b64decode(buffer["data"])).decode("utf-8") == plotly_source()
 
