@@ -22,6 +22,24 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+def plain(value):
+    """A figure's JSON without what equal figures may differ in: trace uids, and properties
+    left None or as an empty container (plotly draws those as if absent)."""
+    if isinstance(value, dict):
+        return {
+            k: plain(v)
+            for k, v in value.items()
+            if k != "uid" and v is not None and not (isinstance(v, dict) and not v)
+        }
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def dumps(value) -> str:
+    return json.dumps(plain(value), sort_keys=True, default=repr)
+
+
 def plotly_source() -> str:
     from plotly.basewidget import BaseFigureWidget
 
@@ -104,3 +122,24 @@ def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_p
     static = shown["text/html"]
     assert "static snapshot" in static and "<script" not in static
     assert "returned:" in static and "<li>" in static
+
+
+def test_a_new_colour_takes_over_the_traces_on_screen_and_draws_what_a_fresh_app_draws(demo):
+    """Colouring by another category changes the number of traces: the ones on screen are
+    reused in order (deleting them all would drop the browser's WebGL scene), and the figure
+    still ends up as a fresh app draws it."""
+    from placeborag.explore import Explorer
+
+    explorer = app(demo)
+    figure = explorer.figures["projection"]
+    options = [o for o in explorer.controls["color_by"].options if o != "cluster"]
+    for value in [*options, "cluster", options[-1], "cluster"]:
+        first = figure.data[0].uid
+        explorer.controls["color_by"].value = value
+        assert explorer.error == ""
+        assert figure.data[0].uid == first
+        fresh = Explorer(demo)
+        fresh.controls["color_by"].value = value
+        ours = figure.to_plotly_json()["data"]
+        theirs = fresh.figures["projection"].to_plotly_json()["data"]
+        assert dumps(ours) == dumps(theirs), value
