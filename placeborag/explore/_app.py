@@ -487,6 +487,10 @@ class Explorer:
         views = self.state.views(s, n_components, self.controls["color_by"].value)
         self._views = views
         self.phases = self.state.phases
+        # The point clouds first: the browser starts on their redraw, the longest part of a
+        # change at scale, while the kernel makes the tables.
+        self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
+        self._draw("ranking", RankingDisplay(views.projection), views.ranking_key)
         tables_key = views.tables_key
         if not _same_key(self._drawn.get("tables"), tables_key):
             filters = self.state.filter_modes(views)
@@ -496,8 +500,6 @@ class Explorer:
                 "tables", lambda: filters.to_html(selected=self.selection)
             )
             self._draw("funnel", filters, tables_key)
-        self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
-        self._draw("ranking", RankingDisplay(views.projection), views.ranking_key)
         if views.anchors is not None:
             self._draw("anchors", views.anchors, views.anchors_key)
 
