@@ -37,6 +37,7 @@ from placeborag.explore._figure import bundle_loader, figure_widget
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
+from placeborag.explore._static import projection_svg
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -396,14 +397,16 @@ class Explorer:
         self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The app's widget view, plus a static HTML snapshot (the state line, the top-k and
-        the pre/post tables) that nbconvert, GitHub and front ends without widgets show."""
+        """The app's widget view, plus a static HTML snapshot (the state line, a picture of
+        the projection, the top-k and the pre/post tables) that nbconvert, GitHub and front
+        ends without widgets show."""
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/html"] = self.static_html()
         return bundle
 
     def static_html(self) -> str:
-        """The state on screen as plain HTML: no script, every user string escaped."""
+        """The state on screen as plain HTML: no script, every user string escaped, with the
+        projection as an inline SVG picture."""
         views = self._views
         if views is None:
             return f"<p>placeborag explorer: {html.escape(self.error or 'nothing drawn')}</p>"
@@ -412,7 +415,8 @@ class Explorer:
         return (
             '<div class="placeborag-static"><h3>placeborag explorer (static snapshot)</h3>'
             f"<p>{len(t.ids)} documents · query {html.escape(repr(t.text))} · k={t.k}<br>"
-            f"{html.escape(state_line(t))}</p><p>returned:</p><ol>{top}</ol>"
+            f"{html.escape(state_line(t))}</p>{projection_svg(views.projection)}"
+            f"<p>returned:</p><ol>{top}</ol>"
             f"{self.results_html.value}<p><i>Run the notebook with ipywidgets for the "
             "interactive views.</i></p></div>"
         )

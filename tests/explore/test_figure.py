@@ -122,6 +122,7 @@ def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_p
     static = shown["text/html"]
     assert "static snapshot" in static and "<script" not in static
     assert "returned:" in static and "<li>" in static
+    assert "<svg" in static and "<circle" in static  # the projection, pictured
 
 
 def test_a_new_colour_takes_over_the_traces_on_screen_and_draws_what_a_fresh_app_draws(demo):
