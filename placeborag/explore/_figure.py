@@ -17,7 +17,9 @@ selection (``_js2py_pointsCallback``); the kernel handles each of them before th
 request. The app keeps what it draws itself (``placeborag.explore._displays.sent_to``) and
 gets selections and clicks through its own bridge (``_selection.py``), so the stub's view
 sends none of them. Zoom and pan still reach the kernel (``_js2py_relayout``), so a later
-redraw starts from the range on screen, as with plotly's own widget.
+redraw starts from the range on screen, as with plotly's own widget. And it draws WebGL at the
+screen's pixel ratio, where plotly's default draws twice the page's pixels in each direction:
+four times the work for a standard screen, which a software renderer pays on every redraw.
 """
 
 from __future__ import annotations
@@ -82,6 +84,16 @@ export default async () => {
     view._sendTraceDeltas = function () {};
     view._sendLayoutDelta = function () {};
     view._send_points_callback_message = function () {};
+    // plotly draws WebGL at twice the page's pixels by default (plotGlPixelRatio 2), four
+    // times the pixels a standard screen shows: draw at the screen's own ratio instead.
+    const render = view.perform_render;
+    view.perform_render = function () {
+      const config = this.model.get("_config");
+      if (config && config.plotGlPixelRatio === undefined) {
+        config.plotGlPixelRatio = Math.min(2, Math.max(1, globalThis.devicePixelRatio || 1));
+      }
+      return render.call(this);
+    };
   }
   return mod.default();
 };
