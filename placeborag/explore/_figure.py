@@ -24,6 +24,7 @@ four times the work for a standard screen, which a software renderer pays on eve
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -99,20 +100,17 @@ export default async () => {
 };
 """
 
-_CLASSES: dict[str, Any] = {}
-_LOADER: list[Any] = []
+_LOADER: list[Any] = []  # the kernel's loader widget, once made
 
 
+@functools.cache
 def plotly_bundle() -> tuple[bytes, str]:
     """plotly's widget bundle (the JavaScript every FigureWidget carries), gzipped (a third
     of its size; the page inflates it with ``DecompressionStream``), and its digest."""
-    if "bundle" not in _CLASSES:
-        basewidget = optional("plotly.basewidget")
-        source = str(basewidget.BaseFigureWidget._esm).encode("utf-8")
-        digest = hashlib.sha256(source).hexdigest()[:16]
-        _CLASSES["bundle"] = (gzip.compress(source, compresslevel=6, mtime=0), digest)
-    bundle: tuple[bytes, str] = _CLASSES["bundle"]
-    return bundle
+    basewidget = optional("plotly.basewidget")
+    source = str(basewidget.BaseFigureWidget._esm).encode("utf-8")
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    return gzip.compress(source, compresslevel=6, mtime=0), digest
 
 
 def _slot(digest: str) -> str:
@@ -122,7 +120,7 @@ def _slot(digest: str) -> str:
 def bundle_loader() -> Any:
     """The kernel's one loader widget (hidden): it carries plotly.js for every figure that
     :func:`figure_widget` makes. Every app puts it in its layout, so a front end that shows
-    an app (or restores a saved notebook) creates its model."""
+    an app (or restores a saved notebook) creates its model. A closed one is replaced."""
     if _LOADER and _LOADER[0].comm is not None:
         return _LOADER[0]
     anywidget = optional("anywidget")
@@ -139,22 +137,23 @@ def bundle_loader() -> Any:
     return loader
 
 
+@functools.cache
+def _figure_class() -> Any:
+    go = optional("plotly.graph_objects")
+    _, digest = plotly_bundle()
+    return type(
+        "FigureWidget",
+        (go.FigureWidget,),
+        {
+            "__module__": __name__,
+            "__doc__": "plotly's FigureWidget, its front end loaded from the kernel's bundle "
+            "loader, reporting only zoom and pan back.",
+            "_esm": _slot(digest) + _STUB_ESM,
+        },
+    )
+
+
 def figure_widget(figure: Any) -> Any:
     """A FigureWidget of ``figure`` (a ``go.Figure``) whose front end loads plotly.js from
     :func:`bundle_loader` instead of carrying it in its own state."""
-    cls = _CLASSES.get("figure")
-    if cls is None:
-        go = optional("plotly.graph_objects")
-        _, digest = plotly_bundle()
-        cls = type(
-            "FigureWidget",
-            (go.FigureWidget,),
-            {
-                "__module__": __name__,
-                "__doc__": "plotly's FigureWidget, its front end loaded from the kernel's "
-                "bundle loader and reporting only zoom and pan back.",
-                "_esm": _slot(digest) + _STUB_ESM,
-            },
-        )
-        _CLASSES["figure"] = cls
-    return cls(figure)
+    return _figure_class()(figure)
