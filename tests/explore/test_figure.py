@@ -144,3 +144,29 @@ def test_a_new_colour_takes_over_the_traces_on_screen_and_draws_what_a_fresh_app
         ours = figure.to_plotly_json()["data"]
         theirs = fresh.figures["projection"].to_plotly_json()["data"]
         assert dumps(ours) == dumps(theirs), value
+
+
+def test_a_redraw_sends_no_selection_clearing_unless_a_box_was_drawn(demo, monkeypatch):
+    """An empty ``selections`` relayout is a full redraw of every point in the browser: sent
+    only to clear a box or lasso drawn in the page."""
+    explorer = app(demo)
+    cleared: list[str] = []
+    for name in ("projection", "ranking"):
+        figure = explorer.figures[name]
+        send = figure._send_relayout_msg
+
+        def spy(data, *args, _name=name, _send=send, **kwargs):
+            if "selections" in data:
+                cleared.append(_name)
+            return _send(data, *args, **kwargs)
+
+        monkeypatch.setattr(figure, "_send_relayout_msg", spy)
+    explorer.controls["k"].value = 7
+    explorer.controls["query"].value = "parcel"
+    assert cleared == []
+    explorer._on_bridge("ranking", [(0, 0)])  # a box drawn over the ranking's first point
+    assert explorer.selection
+    explorer.select([])
+    assert cleared == ["ranking"]
+    explorer.controls["k"].value = 4
+    assert cleared == ["ranking"]
