@@ -33,9 +33,11 @@ from placeborag.explore._displays import (
     state_line,
 )
 from placeborag.explore._export import Export, build_export
+from placeborag.explore._figure import bundle_loader, figure_widget
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
+from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
@@ -199,6 +201,7 @@ class Explorer:
         self._id_set: frozenset[str] = frozenset()
         self._id_array = np.zeros(0, dtype=object)
         self._drawn: dict[str, Any] = {}
+        self._boxed: set[str] = set()  # figures where a box or lasso may be drawn in the page
         self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
         self.inspected: str | None = None  # the document the inspect panel shows
         self._build_widgets(dimension_choices, max_k, projection)
@@ -407,18 +410,22 @@ class Explorer:
         ]
         if self._bridge is not None:
             parts.append(self._bridge)
+        if self.mode == "widget":
+            parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
         self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
         self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The app's widget view, plus a static HTML snapshot (the state line, the top-k and
-        the pre/post tables) that nbconvert, GitHub and front ends without widgets show."""
+        """The app's widget view, plus a static HTML snapshot (the state line, a picture of
+        the projection, the top-k and the pre/post tables) that nbconvert, GitHub and front
+        ends without widgets show."""
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/html"] = self.static_html()
         return bundle
 
     def static_html(self) -> str:
-        """The state on screen as plain HTML: no script, every user string escaped."""
+        """The state on screen as plain HTML: no script, every user string escaped, with the
+        projection as an inline SVG picture."""
         views = self._views
         if views is None:
             return f"<p>placeborag explorer: {html.escape(self.error or 'nothing drawn')}</p>"
@@ -427,7 +434,8 @@ class Explorer:
         return (
             '<div class="placeborag-static"><h3>placeborag explorer (static snapshot)</h3>'
             f"<p>{len(t.ids)} documents · query {html.escape(repr(t.text))} · k={t.k}<br>"
-            f"{html.escape(state_line(t))}</p><p>returned:</p><ol>{top}</ol>"
+            f"{html.escape(state_line(t))}</p>{projection_svg(views.projection)}"
+            f"<p>returned:</p><ol>{top}</ol>"
             f"{self.results_html.value}<p><i>Run the notebook with ipywidgets for the "
             "interactive views.</i></p></div>"
         )
@@ -504,6 +512,10 @@ class Explorer:
         )
         self._views = views
         self.phases = self.state.phases
+        # The point clouds first: the browser starts on their redraw, the longest part of a
+        # change at scale, while the kernel makes the tables.
+        self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
+        self._draw("ranking", RankingDisplay(views.projection), views.ranking_key)
         tables_key = views.tables_key
         if not _same_key(self._drawn.get("tables"), tables_key):
             filters = self.state.filter_modes(views)
@@ -513,8 +525,6 @@ class Explorer:
                 "tables", lambda: filters.to_html(selected=self.selection)
             )
             self._draw("funnel", filters, tables_key)
-        self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
-        self._draw("ranking", RankingDisplay(views.projection), views.ranking_key)
         if views.anchors is not None:
             self._draw("anchors", views.anchors, views.anchors_key)
 
@@ -531,7 +541,7 @@ class Explorer:
         if self.mode == "widget":
             if self.figures[name] is None:
                 first = display.plot().figure_
-                widget = optional("plotly.graph_objects").FigureWidget(first)
+                widget = figure_widget(first)
                 remember_sent(widget, *sent_to(first))
                 widget.observe(self._replay_on_new_view, names="_view_count")
                 self.figures[name] = widget
@@ -603,11 +613,15 @@ class Explorer:
                 picked = np.flatnonzero(np.isin(ids[members], list(chosen)))
                 values.append(picked.tolist())
         figure.plotly_restyle({"selectedpoints": values}, indexes)
-        if not chosen:
+        if not chosen and (name in self._boxed or figure.layout.selections):
+            # Only a box or lasso drawn in the page needs clearing: an empty relayout is
+            # still a full redraw of every point in the browser.
+            self._boxed.discard(name)
             figure.plotly_relayout({"selections": []})
 
     def _on_bridge(self, figure: str, points: list[tuple[int, int]]) -> None:
         """A selection made in the front end (every trace's points at once)."""
+        self._boxed.add(figure)  # its box stays drawn in the page until cleared
         grouped: dict[int, list[int]] = {}
         for trace, point in points:
             grouped.setdefault(trace, []).append(point)

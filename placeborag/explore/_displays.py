@@ -112,30 +112,41 @@ def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> A
         # Validating a template costs ~40 ms: apply it once per long-lived figure.
         figure.update_layout(template="plotly_white", meta=_META)
     sent_traces, sent_layout = sent_to(figure)
-    same = len(figure.data) == len(traces) == len(sent_traces) and all(
-        t.type == s["type"] and t.name == s.get("name") for t, s in zip(figure.data, traces)
+    # The traces on screen that new ones of the same type take over in place, in order: a
+    # change of their number (another category to colour by) then deletes or adds only the
+    # difference. Deleting every trace would also drop the WebGL scene, which the browser
+    # builds again at the cost of several redraws.
+    kept: list[int] = []
+    if len(figure.data) == len(sent_traces):
+        for i, t in enumerate(figure.data):
+            if len(kept) < len(traces) and t.type == traces[len(kept)]["type"]:
+                kept.append(i)
+    keep = len(kept)
+    same = keep == len(figure.data) == len(traces) and all(
+        t.name == s.get("name") for t, s in zip(figure.data, traces)
     )
-    if not same:
-        figure.data = ()
     raw = same and isinstance(figure, go.FigureWidget)
     changed = _changes(sent_layout, layout)
     if raw and _same_shape(sent_layout, changed):
         _update(figure, sent_traces, traces, changed)
         remember_sent(figure, traces, layout)
         return figure
-    if raw:
-        _update(figure, sent_traces, traces, {})
+    if keep < len(figure.data):
+        figure.data = [figure.data[i] for i in kept]
+        sent_traces = [sent_traces[i] for i in kept]
+    # A layout that changes shape goes through plotly's validation; the trace changes go in
+    # the same batch, so the front end redraws once (a second message is a second full redraw
+    # of every point in the browser).
     with figure.batch_update():
-        if same and not raw:
-            for old, before, new in zip(figure.data, sent_traces, traces):
-                trace_changes = _changes(before, new)
-                trace_changes.pop("type", None)
-                if trace_changes:
-                    old.update(trace_changes, overwrite=True)
-        elif not same:
-            figure.add_traces(traces)
+        for old, before, new in zip(figure.data, sent_traces, traces[:keep]):
+            trace_changes = _changes(before, new)
+            trace_changes.pop("type", None)
+            if trace_changes:
+                old.update({k: _sendable(v) for k, v in trace_changes.items()}, overwrite=True)
         if changed:
             figure.update_layout(changed, overwrite=True)
+    if keep < len(traces):
+        figure.add_traces(traces[keep:])
     remember_sent(figure, traces, layout)
     return figure
 
