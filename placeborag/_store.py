@@ -34,6 +34,7 @@ from placeborag._filters import compile_filter, copy_filter
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
 from placeborag._metadata import check_metadata as _check_metadata
+from placeborag._metadata import check_metadatas as _check_metadatas
 from placeborag._metadata import copy_metadata
 from placeborag._options import STORE_OPTIONS
 from placeborag._profiles import Profile, get_profile
@@ -405,14 +406,24 @@ class FakeVectorStore:
             vectors.flags.writeable = False
             seq = table.seq[rows]
             seq.flags.writeable = False
-            ids = tuple(table.ids[r] for r in rows.tolist())
+            if rows.size == len(table.ids):  # every row visible: the columns as they are
+                ids, texts = tuple(table.ids), tuple(table.texts)
+                metadata = tuple(map(_frozen_meta, table.metas))
+            else:
+                picked = rows.tolist()
+                ids = tuple(table.ids[r] for r in picked)
+                texts = tuple(table.texts[r] for r in picked)
+                metadata = tuple(_frozen_meta(table.metas[r]) for r in picked)
+            unreachable = table.unreachable
             view = StoreRecords(
                 ids=ids,
-                texts=tuple(table.texts[r] for r in rows.tolist()),
-                metadata=tuple(_frozen_meta(table.metas[r]) for r in rows.tolist()),
+                texts=texts,
+                metadata=metadata,
                 vectors=vectors,
                 sequence=seq,
-                reachable=tuple(i not in table.unreachable for i in ids),
+                reachable=tuple(i not in unreachable for i in ids)
+                if unreachable
+                else (True,) * len(ids),
                 pending=self.pending_writes,
                 version=(id(table), table.version),
             )
@@ -483,13 +494,18 @@ class FakeVectorStore:
                 f"texts has {len(text_list)} items and ids has {len(id_list)}; "
                 "they must have the same length"
             )
-        for i, value in enumerate(id_list):
-            _check_id(value, f"ids[{i}]")
-        for i, value in enumerate(text_list):
-            if not isinstance(value, str):
-                raise PlaceboragTypeError(
-                    f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
-                )
+        # Whole columns first (C loops); a column that fails is walked again, one value at a
+        # time, for the message naming the first bad one.
+        distinct = set(id_list) if set(map(type, id_list)) <= {str} else None
+        if distinct is None or "" in distinct:
+            for i, value in enumerate(id_list):
+                _check_id(value, f"ids[{i}]")
+        if not set(map(type, text_list)) <= {str}:
+            for i, value in enumerate(text_list):
+                if not isinstance(value, str):
+                    raise PlaceboragTypeError(
+                        f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
+                    )
         if metadatas is None:
             meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
         else:
@@ -499,14 +515,16 @@ class FakeVectorStore:
                     f"metadatas has {len(raw)} items and ids has {len(id_list)}; "
                     "they must have the same length"
                 )
-            meta_list = [_check_metadata(m, f"metadatas[{i}]") for i, m in enumerate(raw)]
-        seen: dict[str, int] = {}
-        for i, value in enumerate(id_list):
-            if value in seen:
-                raise PlaceboragValueError(
-                    f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
-                )
-            seen[value] = i
+            meta_list = _check_metadatas(raw, "metadatas")
+        if distinct is None or len(distinct) != len(id_list):
+            seen: dict[str, int] = {}
+            for i, value in enumerate(id_list):
+                if value in seen:
+                    raise PlaceboragValueError(
+                        f"ids[{i}]={value!r} repeats ids[{seen[value]}]; "
+                        "an id may appear once per call"
+                    )
+                seen[value] = i
         return id_list, text_list, meta_list
 
     def _write(
@@ -580,7 +598,8 @@ class FakeVectorStore:
             )
         try:
             given = np.asarray(vectors)
-            array = given.astype(np.float64)
+            # float rows are converted block by block below (no float64 copy of the whole)
+            array = given if given.dtype in _FLOATS else given.astype(np.float64)
         except (TypeError, ValueError):
             raise PlaceboragTypeError(
                 "vectors must be a rectangular array of numbers (one row per id)"
@@ -598,22 +617,7 @@ class FakeVectorStore:
             raise PlaceboragValueError(
                 f"vectors has {array.shape[1]} columns; the store holds {dims}-dimensional vectors"
             )
-        finite = np.all(np.isfinite(array), axis=1)
-        safe = np.where(finite[:, None], array, 0.0)
-        norms = np.sqrt(np.einsum("ij,ij->i", safe, safe))
-        bad = np.flatnonzero(~finite | ~np.isfinite(norms) | (norms == 0))
-        if bad.size:
-            i = int(bad[0])
-            raise PlaceboragValueError(
-                f"vectors[{i}] (id {id_list[i]!r}) must have finite entries and a nonzero norm"
-            )
-        as32 = array.astype(np.float32)
-        out = (array / norms[:, None]).astype(np.float32)
-        if given.dtype == np.float32 or np.array_equal(as32.astype(np.float64), array):
-            # Rows already unit in float32: keep their bits (a normalised row's squared norm is
-            # within a few float32 roundings of 1).
-            unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
-            out[unit] = as32[unit]
+        out = _unit_rows(array, id_list)
         if not id_list:
             return
         if self._profile.on_existing_id == "error":
@@ -1207,8 +1211,51 @@ class FakeVectorStore:
         return floats[0], float_to_exact(floats)[0]
 
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_BLOCK = 65_536  # rows converted at a time: temporaries stay a few MB at any n
+
+
+def _unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
+    """The rows of ``array`` as unit float32 vectors (see :meth:`FakeVectorStore.upsert_vectors`),
+    computed in blocks of rows with the same float64 operations per row as on the whole array.
+
+    A row with a non-finite entry or a zero norm raises, naming the first such row. A float32
+    row already of unit length keeps its bits (so does a float64 input whose every entry is a
+    float32 value): a normalised row's squared norm is within a few float32 roundings of 1.
+    """
+    n = array.shape[0]
+    blocks = [(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
+    keep_bits = array.dtype == np.float32 or all(
+        np.array_equal(array[a:b].astype(np.float32).astype(np.float64), array[a:b])
+        for a, b in blocks
+    )
+    out = np.empty(array.shape, dtype=np.float32)
+    for a, b in blocks:
+        block = array[a:b].astype(np.float64)
+        finite = np.all(np.isfinite(block), axis=1)
+        safe = np.where(finite[:, None], block, 0.0)
+        norms = np.sqrt(np.einsum("ij,ij->i", safe, safe))
+        bad = np.flatnonzero(~finite | ~np.isfinite(norms) | (norms == 0))
+        if bad.size:
+            i = a + int(bad[0])
+            raise PlaceboragValueError(
+                f"vectors[{i}] (id {ids[i]!r}) must have finite entries and a nonzero norm"
+            )
+        out[a:b] = block / norms[:, None]
+        if keep_bits:
+            as32 = block.astype(np.float32)
+            unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
+            out[a:b][unit] = as32[unit]
+    return out
+
+
+_NO_META: Mapping[str, Any] = MappingProxyType({})
+
+
 def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(meta) if meta else {})
+    """A read-only view of a record's metadata. No copy: a stored metadata dict is the
+    store's own (checked and copied when written) and is replaced, never changed in place."""
+    return MappingProxyType(meta) if meta else _NO_META
 
 
 def _fresh(error: BaseException | type[BaseException]) -> BaseException:
