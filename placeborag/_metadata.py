@@ -71,16 +71,16 @@ def check_metadatas(values: list[object], name: str = "metadatas") -> list[dict[
     looked at once for the whole batch rather than once per record."""
     types = set(map(type, values))
     if types <= {dict, type(None)}:
-        dicts = [v for v in values if v is not None] if type(None) in types else values
-        keys = set(itertools.chain.from_iterable(dicts))  # type: ignore[arg-type]
-        leaves = list(itertools.chain.from_iterable(map(dict.values, dicts)))  # type: ignore[arg-type]
+        dicts: list[dict[str, Any]] = [v for v in values if type(v) is dict]
+        keys = set(itertools.chain.from_iterable(dicts))
+        leaves = list(itertools.chain.from_iterable(map(dict.values, dicts)))
         kinds = set(map(type, leaves))
         if (
             all(type(k) is str and k and k[0] != "$" for k in keys)
             and kinds <= _SCALARS | {float}
             and (float not in kinds or all(math.isfinite(v) for v in leaves if type(v) is float))
         ):
-            return [None if v is None else dict(v) for v in values]  # type: ignore[call-overload]
+            return [dict(v) if type(v) is dict else None for v in values]
     return [check_metadata(v, f"{name}[{i}]") for i, v in enumerate(values)]
 
 

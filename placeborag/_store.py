@@ -19,7 +19,6 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -46,6 +45,7 @@ from placeborag._trace import (
     QueryPass,
     QueryRecord,
     QueryTrace,
+    RecordMetadata,
     StoreRecords,
     TieInfo,
     build_explanation,
@@ -204,6 +204,7 @@ class FakeVectorStore:
         self._table = RecordTable(dims if isinstance(dims, int) and dims > 0 else None)
         self._pending: list[_Pending] = []
         self._written: set[str] = set()  # ids present once every pending write lands
+        self._written_shared = False  # with a twin (copied before either one changes it)
         self._failures: list[list[Any]] = []  # [exception, remaining]
         self._queries: list[QueryRecord] = []
         self._churn_events = 0
@@ -269,7 +270,7 @@ class FakeVectorStore:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"_written_shared": False, **state})
         self._lock = threading.RLock()
 
     # -- twins -------------------------------------------------------------------------------
@@ -367,7 +368,9 @@ class FakeVectorStore:
                 f"the records hold {table.dimensions}-dimensional ones"
             )
         self._table = table
-        self._written = set(source._written)
+        # Shared, not copied (a million ids): the first store to change it copies it first.
+        self._written = source._written
+        self._written_shared = source._written_shared = True
         self._pending = list(source._pending)
         self._churn_events = source._churn_events
 
@@ -407,18 +410,17 @@ class FakeVectorStore:
             seq = table.seq[rows]
             seq.flags.writeable = False
             if rows.size == len(table.ids):  # every row visible: the columns as they are
-                ids, texts = tuple(table.ids), tuple(table.texts)
-                metadata = tuple(map(_frozen_meta, table.metas))
+                ids, texts, metas = tuple(table.ids), tuple(table.texts), list(table.metas)
             else:
                 picked = rows.tolist()
                 ids = tuple(table.ids[r] for r in picked)
                 texts = tuple(table.texts[r] for r in picked)
-                metadata = tuple(_frozen_meta(table.metas[r]) for r in picked)
+                metas = [table.metas[r] for r in picked]
             unreachable = table.unreachable
             view = StoreRecords(
                 ids=ids,
                 texts=texts,
-                metadata=metadata,
+                metadata=RecordMetadata(metas),
                 vectors=vectors,
                 sequence=seq,
                 reachable=tuple(i not in unreachable for i in ids)
@@ -541,7 +543,7 @@ class FakeVectorStore:
             with self._lock:
                 if self._profile.on_existing_id == "error":
                     self._refuse_existing(ids)
-                self._written.update(ids)
+                self._own_written().update(ids)
                 self._apply(_Pending("upsert", ids, texts, metadatas, None))
             return
         # Embedding runs outside the lock (a model may be slow); the dimension check and the
@@ -552,11 +554,18 @@ class FakeVectorStore:
             if self._profile.on_existing_id == "error":
                 self._refuse_existing(ids)
             op = _Pending("upsert", ids, texts, metadatas, vectors)
-            self._written.update(ids)
+            self._own_written().update(ids)
             if self._visibility == "manual":
                 self._pending.append(op)
             else:
                 self._apply(op)
+
+    def _own_written(self) -> set[str]:
+        """The written ids, to change: a set shared with a twin is copied first."""
+        if self._written_shared:
+            self._written = set(self._written)
+            self._written_shared = False
+        return self._written
 
     def _refuse_existing(self, ids: list[str]) -> None:
         for value in ids:
@@ -628,7 +637,7 @@ class FakeVectorStore:
             if self._profile.on_existing_id == "error":
                 self._refuse_existing(id_list)
             op = _Pending("upsert", id_list, text_list, meta_list, out)
-            self._written.update(id_list)
+            self._own_written().update(id_list)
             if self._visibility == "manual":
                 self._pending.append(op)
             else:
@@ -683,7 +692,7 @@ class FakeVectorStore:
                         raise PlaceboragValueError(self._unknown_id_message(value, self._written))
             present = [value for value in dict.fromkeys(id_list) if value in self._written]
             if present:
-                self._written.difference_update(present)
+                self._own_written().difference_update(present)
                 op = _Pending("delete", present)
                 if self._visibility == "manual":
                     self._pending.append(op)
@@ -1247,15 +1256,6 @@ def _unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
             unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
             out[a:b][unit] = as32[unit]
     return out
-
-
-_NO_META: Mapping[str, Any] = MappingProxyType({})
-
-
-def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:
-    """A read-only view of a record's metadata. No copy: a stored metadata dict is the
-    store's own (checked and copied when written) and is replaced, never changed in place."""
-    return MappingProxyType(meta) if meta else _NO_META
 
 
 def _fresh(error: BaseException | type[BaseException]) -> BaseException:

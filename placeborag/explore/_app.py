@@ -33,7 +33,7 @@ from placeborag.explore._displays import (
     state_line,
 )
 from placeborag.explore._export import Export, build_export
-from placeborag.explore._scenario import Scenario, demo_scenario
+from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 
@@ -147,8 +147,10 @@ class Explorer:
     """The explorer application. Display it (last expression of a cell) or use ``.widget``.
 
     Pass a :class:`Scenario` (default: :func:`demo_scenario`), or a ``store`` (any
-    FakeVectorStore, including one over precomputed vectors) and a ``query``. With a store
-    whose embedder is not a FakeEmbedder the embedder controls are disabled. ``coords``: your
+    FakeVectorStore, including one over precomputed vectors) and a ``query``: the views then
+    read the store's own records and vectors (its ``with_options`` twins under the controls'
+    options; nothing is copied or embedded again). With a store whose embedder is not a
+    FakeEmbedder the embedder controls are disabled. ``coords``: your
     own 2-D coordinates (an (n, 2) array, one row per document in the store's order, e.g. a
     UMAP you computed) drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
     """
@@ -182,7 +184,9 @@ class Explorer:
         self.exported = ""
         self.error = ""
         self.timings: dict[str, float] = {}
-        self.state = ExplorerState(fixed_embedder, _checked_coords(coords, len(scenario.documents)))
+        self.state = ExplorerState(
+            fixed_embedder, _checked_coords(coords, len(scenario.documents)), store=store
+        )
         self._app_class = f"placeborag-app-{next(_APPS)}"
         self._views: Any = None  # the last views drawn (a failed redraw keeps them)
         self._syncing = False
@@ -202,7 +206,7 @@ class Explorer:
     def _build_widgets(self, dimension_choices: Sequence[int], max_k: int) -> None:
         w = optional("ipywidgets")
         s = self.scenario
-        keys = sorted({k for d in s.documents for k in d.metadata})
+        keys = metadata_keys(s.documents)
         dims = sorted({*dimension_choices, s.dimensions})
         self.controls: dict[str, Any] = {
             "query": w.Text(value=s.query, description="query", continuous_update=False),
@@ -824,7 +828,7 @@ class Explorer:
                 {
                     "id": doc_id,
                     "text": records.texts[i],
-                    "metadata": records.metadatas[i],
+                    "metadata": dict(records.metadatas[i]),
                     "stage": str(trace.status[i]),
                     "rank": int(trace.rank[i]) or None,
                     "score": float(trace.score[i]),

@@ -115,13 +115,23 @@ class ExplorerState:
     """Computes every view of a scenario, caching what a control change does not invalidate.
 
     ``fixed_embedder`` is the embedder of a store over the user's own vectors (the embedder
-    controls then do nothing). ``phases`` holds the milliseconds of the last computation by
-    phase (for the benchmarks).
+    controls then do nothing). ``store``: the user's store the scenario was read from
+    (:meth:`Scenario.from_store`); its records and vectors are then used as they are, under
+    the scenario's store options (:meth:`FakeVectorStore.with_options`), not written and
+    embedded again. ``phases`` holds the milliseconds of the last computation by phase (for
+    the benchmarks).
     """
 
-    def __init__(self, fixed_embedder: Any = None, coords: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        fixed_embedder: Any = None,
+        coords: np.ndarray | None = None,
+        *,
+        store: FakeVectorStore | None = None,
+    ) -> None:
         self.fixed_embedder = fixed_embedder
         self.user_coords = coords  # (n, 2) given by the user, aligned with the records
+        self._given = store
         self.phases: dict[str, float] = {}
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
@@ -289,14 +299,19 @@ class ExplorerState:
                 self._option_stores.clear()  # they hold the vectors of a store let go of
             embedder = self.fixed_embedder or s.embedder()
             if self._origin is None:
-                store = s.store(
-                    embedder=embedder,
-                    profile="chroma",
-                    metric=None,
-                    filter_mode="pre",
-                    filter_semantics="strict",
-                    recall=1.0,
-                )
+                plain: dict[str, Any] = {
+                    "profile": "chroma",
+                    "metric": None,
+                    "filter_mode": "pre",
+                    "filter_semantics": "strict",
+                    "recall": 1.0,
+                }
+                if self._given is not None:
+                    # The user's records as they are: no second copy, no re-embedding.
+                    store = with_options(self._given, **plain)
+                    self._given = None
+                else:
+                    store = s.store(embedder=embedder, **plain)
                 self._origin = (store, store_rows(store))
                 return self._origin
             origin, rows = self._origin
