@@ -323,7 +323,8 @@ class FakeVectorStore:
         with self._lock:
             table = self._table
             embed_rows = np.flatnonzero(table.alive[: table.count])
-            reused: dict[int, np.ndarray] = {}
+            reuse_rows: list[int] = []  # rows taking the vector at reuse_at of ``other``
+            reuse_at: list[int] = []
             if reuse is not None:
                 other, ids = reuse
                 if not isinstance(other, FakeVectorStore):
@@ -336,20 +337,33 @@ class FakeVectorStore:
                     row = table.row_of.get(doc_id)
                     if row is None:
                         raise PlaceboragValueError(self._unknown_id_message(doc_id, table.row_of))
-                    reused[row] = other_records.vectors[other_records.position(doc_id)]
-                embed_rows = np.array([r for r in embed_rows if r not in reused], dtype=np.int64)
+                    reuse_rows.append(row)
+                    reuse_at.append(other_records.position(doc_id))
+                taken = set(reuse_rows)
+                embed_rows = np.array([r for r in embed_rows if r not in taken], dtype=np.int64)
             dims = twin._table.dimensions
-            if reused:
-                dims = int(next(iter(reused.values())).shape[0])
+            if reuse_rows:
+                dims = other_records.dimensions
+            embedded = None
             if embed_rows.size:
                 embedded = twin._embed_documents([table.texts[r] for r in embed_rows])
                 dims = embedded.shape[1]
-            vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
-            if embed_rows.size:
-                vectors[embed_rows] = embedded
-            if reused:
-                reused_rows = list(reused)
-                vectors[reused_rows] = np.stack([reused[r] for r in reused_rows])
+            if (
+                embedded is not None
+                and embed_rows.size == table.count
+                and embedded.dtype == np.float32
+            ):
+                # Every row embedded, in row order: the batch is the matrix (no second copy;
+                # the new table is shared, so a later write copies it before changing it).
+                vectors = embedded
+            else:
+                vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
+                if embedded is not None:
+                    vectors[embed_rows] = embedded
+            # Reused rows are copied a block at a time (no temporary of the whole matrix).
+            for a in range(0, len(reuse_rows), _BLOCK):
+                rows_at = reuse_rows[a : a + _BLOCK]
+                vectors[rows_at] = other_records.vectors[reuse_at[a : a + _BLOCK]]
             twin._adopt(self, table.with_vectors(vectors))
             twin._pending = []
             for op in self._pending:

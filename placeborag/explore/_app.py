@@ -459,11 +459,19 @@ class Explorer:
         """Recompute and redraw every view from the controls; errors are shown, not raised."""
         start = time.perf_counter()
         self.state.phases = self.phases = {}
+        released = False
         try:
             scenario = self._scenario_from_controls()
+            if self._views is not None and self.state.embeds_anew(scenario):
+                # A large store embedded anew: the views on screen (and the store they hold)
+                # are let go of first, not kept beside the new one (a failure rebuilds them).
+                self._views = None
+                released = True
             with one_blas_thread():  # small products: threads only add contention
                 self._redraw(scenario)
         except Exception as exc:  # the app must survive any bad input; show it instead
+            if released and self._views is None:
+                self._restore_views()
             self.error = f"{type(exc).__name__}: {exc}"
             self.error_html.value = (
                 f'<div style="color:#B00020;white-space:pre-wrap">{html.escape(self.error)}</div>'
@@ -481,6 +489,17 @@ class Explorer:
             self.stale_html.value = ""
             self.widget.remove_class("placeborag-stale")
         self.timings[changed or "initial"] = (time.perf_counter() - start) * 1000
+
+    def _restore_views(self) -> None:
+        """The views of the last valid state again, after a failed change let them go."""
+        n_components = 3 if self.controls["projection"].value == "3-D" else 2
+        try:
+            with one_blas_thread():
+                self._views = self.state.views(
+                    self.scenario, n_components, self.controls["color_by"].value
+                )
+        except Exception:  # nothing valid to fall back on: the error is shown either way
+            self._views = None
 
     def _redraw(self, s: Scenario) -> None:
         n_components = 3 if self.controls["projection"].value == "3-D" else 2

@@ -135,6 +135,7 @@ class ExplorerState:
         self.phases: dict[str, float] = {}
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
+        self._origin_key: str | None = None  # the embedder key of the origin's vectors
         self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
         self._projectors = LRU()
         self._traces = LRU()
@@ -163,7 +164,9 @@ class ExplorerState:
         # A new embedder setting embeds every document: the one cost a first visit cannot skip.
         base, rows = self.timed("embed", lambda: self._base_store(s))
         if self._hover is None or len(self._hover) != len(rows.ids):
-            self._hover = hover_labels(rows, lazy_from=HOVER_TEXT_UP_TO + 1)
+            # Hover texts need no vectors: a lazy one must not keep this store's alive.
+            bare = replace(rows, vectors=np.zeros((0, rows.vectors.shape[1]), np.float32))
+            self._hover = hover_labels(bare, lazy_from=HOVER_TEXT_UP_TO + 1)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
         stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
 
@@ -312,15 +315,24 @@ class ExplorerState:
                     self._given = None
                 else:
                     store = s.store(embedder=embedder, **plain)
-                self._origin = (store, store_rows(store))
+                self._origin, self._origin_key = (store, store_rows(store)), key
                 return self._origin
             origin, rows = self._origin
-            hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
+            latest = self._hashing.get(self._hashing_key(s))
+            hashing = self._stores.get(latest)
+            if hashing is None and latest is not None and latest == self._origin_key:
+                hashing = self._origin  # a large store keeps only its newest: that one
             if hashing is not None:
                 keep = self._membership(s, rows) == UNCLUSTERED
                 same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
-                return reembedded(origin, embedder, reuse=(hashing[0], same))
-            return reembedded(origin, embedder)
+                built = reembedded(origin, embedder, reuse=(hashing[0], same))
+            else:
+                built = reembedded(origin, embedder)
+            if self._stores.evict_first:
+                # A large store: the newest one is the source of the next (the same
+                # records), so the first one's vectors are not kept beside it.
+                self._origin, self._origin_key = built, key
+            return built
 
         key = self._embedder_key(s)
         if len(s.documents) >= _LARGE_STORE:
@@ -335,6 +347,16 @@ class ExplorerState:
             while len(self._hashing) > _CACHE:
                 del self._hashing[next(iter(self._hashing))]
         return built
+
+    def embeds_anew(self, s: Scenario) -> bool:
+        """Whether ``s`` needs a new embedding of a large store (one not cached): the caller
+        should then let go of the views it holds first, so that the store they draw is not
+        kept alive beside the one being embedded (at 100,000 x 256 each is 100 MB)."""
+        return (
+            self.fixed_embedder is None
+            and len(s.documents) >= _LARGE_STORE
+            and self._embedder_key(s) not in self._stores
+        )
 
     def _hashing_key(self, s: Scenario) -> str:
         return json.dumps(
