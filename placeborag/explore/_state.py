@@ -317,6 +317,8 @@ class ExplorerState:
                     store = s.store(embedder=embedder, **plain)
                 self._origin, self._origin_key = (store, store_rows(store)), key
                 return self._origin
+            if key == self._origin_key:  # let go of by the cache, kept as the origin
+                return self._origin
             origin, rows = self._origin
             latest = self._hashing.get(self._hashing_key(s))
             hashing = self._stores.get(latest)
