@@ -45,6 +45,9 @@ __all__ = [
 ]
 
 UNCLUSTERED = "(no cluster)"
+# From this many documents the hover texts of a projection are made on demand (a view draws
+# per-point strings only up to 5,000 documents; past that, those of the top-k alone).
+LAZY_HOVER_FROM = 5001
 MISSING = "(missing)"
 _HOVER_TEXT_CHARS = 80
 
@@ -280,7 +283,7 @@ def project(
         labels=labels,
         label_order=order,
         color_by=color_by,
-        hover=hover if hover is not None else hover_labels(rows),
+        hover=hover if hover is not None else hover_labels(rows, lazy_from=LAZY_HOVER_FROM),
         trace=trace,
         score_label=store.profile.score_label,
         higher_is_better=store.profile.higher_is_better,
