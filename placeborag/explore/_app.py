@@ -150,9 +150,9 @@ class Explorer:
     FakeVectorStore, including one over precomputed vectors) and a ``query``: the views then
     read the store's own records and vectors (its ``with_options`` twins under the controls'
     options; nothing is copied or embedded again). With a store whose embedder is not a
-    FakeEmbedder the embedder controls are disabled. ``coords``: your
-    own 2-D coordinates (an (n, 2) array, one row per document in the store's order, e.g. a
-    UMAP you computed) drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
+    FakeEmbedder the embedder controls are disabled. ``coords``: your own 2-D coordinates
+    (an (n, 2) array, one row per document in the store's order, e.g. a UMAP you computed)
+    drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
     """
 
     def __init__(

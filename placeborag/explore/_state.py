@@ -68,7 +68,8 @@ class LRU(OrderedDict):  # type: ignore[type-arg]
 
 # Embedded stores kept per document count: each holds every vector (100,000 x 256 float32 is
 # 100 MB) and embedding them peaks at several times that, so past 50,000 documents only the
-# current embedder setting is kept beside the first, and let go of before the next is made.
+# current embedder setting's store is kept (it is also the source the next one is re-embedded
+# from), and the app lets go of the views drawing it before the next is made.
 _LARGE_STORE = 50_000
 _LARGE_CACHE = 1
 
@@ -354,10 +355,12 @@ class ExplorerState:
         """Whether ``s`` needs a new embedding of a large store (one not cached): the caller
         should then let go of the views it holds first, so that the store they draw is not
         kept alive beside the one being embedded (at 100,000 x 256 each is 100 MB)."""
+        key = self._embedder_key(s)
         return (
             self.fixed_embedder is None
             and len(s.documents) >= _LARGE_STORE
-            and self._embedder_key(s) not in self._stores
+            and key not in self._stores
+            and key != self._origin_key
         )
 
     def _hashing_key(self, s: Scenario) -> str:
