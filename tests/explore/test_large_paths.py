@@ -208,17 +208,33 @@ def test_a_large_store_keeps_one_embedded_copy_and_draws_what_a_fresh_app_draws(
 def test_a_failed_embedding_keeps_the_last_views(monkeypatch):
     monkeypatch.setattr(state_module, "_LARGE_STORE", 20)
     app = Explorer(demo_scenario())
+    app.controls["model_name"].value = "second"  # the store on screen is not the first
     shown = app.shown.trace.top_k
+    write, reembed = Scenario.store, state_module.reembedded
 
-    def fail(*args, **kwargs):
-        raise MemoryError("no room for another store")
+    def refuse(embedder):
+        if embedder.model_name == "third":
+            raise MemoryError("no room for another store")
 
-    monkeypatch.setattr(state_module, "reembedded", fail)
-    app.controls["model_name"].value = "other"
+    def failing_write(self, *, embedder=None, **options):
+        refuse(embedder or self.embedder())
+        return write(self, embedder=embedder, **options)
+
+    def failing_reembed(store, embedder, **kwargs):
+        refuse(embedder)
+        return reembed(store, embedder, **kwargs)
+
+    # Either way of making the new store (written again, or re-embedded) fails.
+    monkeypatch.setattr(Scenario, "store", failing_write)
+    monkeypatch.setattr(state_module, "reembedded", failing_reembed)
+    app.controls["model_name"].value = "third"
     assert "MemoryError" in app.error
     assert app.shown is not None and app.shown.trace.top_k == shown
+    assert app.shown.scenario.model_name == "second"
     assert app.explain(shown[0])["stage"] == "returned"
     assert "placeborag-stale" in app.widget._dom_classes
+    app.controls["model_name"].value = "second"  # back to the last valid state
+    assert app.error == "" and app.shown.trace.top_k == shown
 
 
 def test_the_density_grid_counts_as_numpy_does():
