@@ -309,19 +309,31 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
 
 
-def vector_store(n: int, dimensions: int = 32) -> tuple[Any, str]:
-    """``n`` seeded random unit vectors in 12 loose groups, with two metadata keys, as a
-    store over precomputed vectors, and the text of a query among them."""
-    from placeborag.explore import store_from_vectors
-
+def random_vectors(
+    n: int, dimensions: int = 32
+) -> tuple[np.ndarray, list[str], list[str], list[dict[str, Any]]]:
+    """``n`` seeded random unit float32 vectors in 12 loose groups, with ids, texts and two
+    metadata keys (made in float32 throughout: cheap at a million rows)."""
     rng = np.random.default_rng(17)
-    centres = rng.standard_normal((12, dimensions)).astype(np.float32)
+    centres = rng.standard_normal((12, dimensions), dtype=np.float32)
     group = rng.integers(0, 12, n)
-    vectors = centres[group] + 0.6 * rng.standard_normal((n, dimensions)).astype(np.float32)
+    vectors = rng.standard_normal((n, dimensions), dtype=np.float32)
+    vectors *= np.float32(0.6)
+    vectors += centres[group]
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = [f"v{i}" for i in range(n)]
     texts = [f"vector {i}" for i in range(n)]
-    metas = [{"group": int(g), "part": "ab"[i % 2]} for i, g in enumerate(group.tolist())]
+    parts = ("a", "b")
+    metas = [{"group": g, "part": parts[i & 1]} for i, g in enumerate(group.tolist())]
+    return vectors, ids, texts, metas
+
+
+def vector_store(n: int, dimensions: int = 32) -> tuple[Any, str]:
+    """:func:`random_vectors` as a store over precomputed vectors, and the text of a query
+    among them."""
+    from placeborag.explore import store_from_vectors
+
+    vectors, ids, texts, metas = random_vectors(n, dimensions)
     return store_from_vectors(vectors, ids, texts, metas), texts[0]
 
 
@@ -335,18 +347,33 @@ def bench_scale_one(n: int, vectors: bool) -> dict[str, Any]:
 
     go.FigureWidget  # noqa: B018 (the import is the point)
     imports = time.perf_counter() - i0
+    # scikit-learn (the PCA, and threadpoolctl for one BLAS thread) loads scipy: ~1 to 2 s
+    # once per kernel, which the first app built pays. Timed apart too, and reported.
+    import sklearn.decomposition  # noqa: F401
+
+    sklearn_import = time.perf_counter() - i0 - imports
+    rss_imports = peak_rss_mb()
     t0 = time.perf_counter()
+    made = 0.0
     if vectors:
-        store, query = vector_store(n)
+        from placeborag.explore import store_from_vectors
+
+        columns = random_vectors(n)
+        made = time.perf_counter() - t0
+        store, query = store_from_vectors(*columns), columns[2][0]
+        del columns
         t1 = time.perf_counter()
+        rss_data = peak_rss_mb()
         app = Explorer(store=store, query=query)
         changes = VECTOR_CHANGES
     else:
         scenario = demo_scenario(n)
         t1 = time.perf_counter()
+        rss_data = peak_rss_mb()
         app = Explorer(scenario)
         changes = SCALE_CHANGES
     t2 = time.perf_counter()
+    rss_build = peak_rss_mb()
     meter = SentMeter(app)
     state = meter.state()
     meter.watch()
@@ -354,9 +381,13 @@ def bench_scale_one(n: int, vectors: bool) -> dict[str, Any]:
         "n": n,
         "vectors": vectors,
         "imports_s": imports,
+        "sklearn_import_s": sklearn_import,
         "data_s": t1 - t0,
+        "vectors_s": made,  # of data_s: making the random vectors (the rest: the store)
         "build_s": t2 - t1,
         "figure_mb": state,
+        # peak RSS (MB) once each phase is over: imports, data, build, then per change
+        "rss_phases": {"imports": rss_imports, "data": rss_data, "build": rss_build},
         "changes": [],
     }
     for control, value in changes:
@@ -372,6 +403,7 @@ def bench_scale_one(n: int, vectors: bool) -> dict[str, Any]:
                     "error": app.error,
                     "sent_mb": meter.take(),
                     "phases": {k: round(v) for k, v in app.phases.items() if v >= 5},
+                    "rss_mb": peak_rss_mb(),
                 }
             )
     out["figure_mb_after"] = meter.state()
@@ -411,7 +443,7 @@ def print_scale(results: list[dict[str, Any]]) -> None:
     head = (
         "n",
         "data",
-        "plotly widget import (once)",
+        "imports once per kernel (plotly widget + scikit-learn)",
         "build app",
         "largest figure (MB)",
         "peak RSS (MB)",
@@ -429,7 +461,10 @@ def print_scale(results: list[dict[str, Any]]) -> None:
         slow = max(r["changes"], key=lambda c: c["ms"])
         check = r["n"] == 100_000
         print(
-            f"| {label} | {r['data_s']:.1f} s | {r.get('imports_s', 0.0):.1f} s"
+            f"| {label} | {r['data_s']:.1f} s"
+            + (f" ({r['vectors_s']:.1f} s making vectors)" if r.get("vectors_s") else "")
+            + f" | {r.get('imports_s', 0.0):.1f} s"
+            f" + {r.get('sklearn_import_s', 0.0):.1f} s"
             f" | {r['build_s']:.2f} s"
             + (f" ({verdict(r['build_s'] <= t['build_s'])})" if check else "")
             + f" | {big[1]:.2f} ({big[0]})"
@@ -440,6 +475,19 @@ def print_scale(results: list[dict[str, Any]]) -> None:
             + (f" ({verdict(slow['ms'] <= t['change_ms'])})" if check else "")
             + " |"
         )
+    print()
+    print("peak RSS (MB) at the end of each phase (the largest change named)")
+    print()
+    print("| n | imports | data | build | changes |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        if "failed" in r or "rss_phases" not in r:
+            continue
+        p = r["rss_phases"]
+        worst = max(r["changes"], key=lambda c: c.get("rss_mb", 0.0), default=None)
+        grew = next((c for c in r["changes"] if c.get("rss_mb", 0.0) >= r["rss_mb"]), worst)
+        last = f"{r['rss_mb']:.0f}" + (f" (reached at {grew['control']})" if grew else "")
+        print(f"| {r['n']:,} | {p['imports']:.0f} | {p['data']:.0f} | {p['build']:.0f} | {last} |")
     print()
     print("each control change (kernel ms, MB sent, by figure)")
     print()

@@ -13,13 +13,21 @@ caller changing its own dict or list afterwards does not change the record.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 
-__all__ = ["MAX_DEPTH", "check_id", "check_metadata", "copy_filter", "copy_metadata"]
+__all__ = [
+    "MAX_DEPTH",
+    "check_id",
+    "check_metadata",
+    "check_metadatas",
+    "copy_filter",
+    "copy_metadata",
+]
 
 MAX_DEPTH = 64
 
@@ -55,6 +63,25 @@ def check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | No
                 f"{name} key {key!r} must be a non-empty str not starting with '$'"
             )
     return _checked_copy(value, name)
+
+
+def check_metadatas(values: list[object], name: str = "metadatas") -> list[dict[str, Any] | None]:
+    """:func:`check_metadata` of each of ``values`` (``name[i]`` in messages), with the common
+    case checked column-wise: plain dicts of scalar values, their keys and value types each
+    looked at once for the whole batch rather than once per record."""
+    types = set(map(type, values))
+    if types <= {dict, type(None)}:
+        dicts: list[dict[str, Any]] = [v for v in values if type(v) is dict]
+        keys = set(itertools.chain.from_iterable(dicts))
+        leaves = list(itertools.chain.from_iterable(map(dict.values, dicts)))
+        kinds = set(map(type, leaves))
+        if (
+            all(type(k) is str and k and k[0] != "$" for k in keys)
+            and kinds <= _SCALARS | {float}
+            and (float not in kinds or all(math.isfinite(v) for v in leaves if type(v) is float))
+        ):
+            return [dict(v) if type(v) is dict else None for v in values]
+    return [check_metadata(v, f"{name}[{i}]") for i, v in enumerate(values)]
 
 
 def copy_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -29,12 +28,16 @@ __all__ = ["RecordTable", "id_hashes", "text_hash"]
 
 
 def id_hashes(ids: Sequence[str]) -> np.ndarray:
-    """64-bit blake2b hashes of ids (uint64), the seed of every per-record hash stream."""
-    return np.fromiter(
-        (text_hash(i) for i in ids),
-        dtype=np.uint64,
-        count=len(ids),
+    """64-bit blake2b hashes of ids (uint64), the seed of every per-record hash stream.
+
+    The digests are joined and read as little-endian words at once: :func:`text_hash` of
+    each id, without a Python int per id.
+    """
+    blake2b = hashlib.blake2b
+    digests = b"".join(
+        [blake2b(i.encode("utf-8", "surrogatepass"), digest_size=8).digest() for i in ids]
     )
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
 def text_hash(text: str) -> int:
@@ -67,20 +70,10 @@ class RecordTable:
         # (see FakeVectorStore._flush): one test's hundred single upserts cost one embedding.
         self.unembedded: set[int] = set()
         self._columns: Columns | None = None
-        # The visible rows' ids, texts and read-only metadata as tuples, made once and shared
-        # by every twin over the same rows (a re-embedded store's records() then costs no
-        # per-record work); a holder list, so a twin sees what another one made.
-        self._frozen: list[Any] = [None]
         self._shared = False
         # Set when a read-only view of ``vectors`` was handed out: a rewrite in place then
         # copies the matrix first, so the view never changes under its holder.
         self.exported = False
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_frozen"] = [None]  # read-only views: made again after unpickling
-        state["_columns"] = None
-        return state
 
     # -- sharing -------------------------------------------------------------------------
 
@@ -106,7 +99,6 @@ class RecordTable:
         """Call before any change: a shared table takes its own copy of everything first."""
         self.version += 1
         self._columns = None
-        self._frozen = [None]
         if not self._shared:
             return
         self.vectors = self.vectors.copy()
@@ -131,20 +123,6 @@ class RecordTable:
         if self._columns is None:
             self._columns = Columns(self.metas)
         return self._columns
-
-    def frozen_rows(self, rows: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
-        """The ids, texts and read-only metadata (``MappingProxyType`` over a copy) of the
-        visible ``rows`` as tuples: made on first use after each change, shared by twins."""
-        made = self._frozen[0]
-        if made is None:
-            picked = rows.tolist()
-            ids, texts, metas = self.ids, self.texts, self.metas
-            made = self._frozen[0] = (
-                tuple(ids[r] for r in picked),
-                tuple(texts[r] for r in picked),
-                tuple(MappingProxyType(dict(metas[r]) if metas[r] else {}) for r in picked),
-            )
-        return made  # type: ignore[no-any-return]
 
     def visible_rows(self) -> np.ndarray:
         """The rows of visible records, in insertion order."""

@@ -33,6 +33,7 @@ from placeborag._filters import compile_filter, copy_filter
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
 from placeborag._metadata import check_metadata as _check_metadata
+from placeborag._metadata import check_metadatas as _check_metadatas
 from placeborag._metadata import copy_metadata
 from placeborag._options import STORE_OPTIONS
 from placeborag._profiles import Profile, get_profile
@@ -44,6 +45,7 @@ from placeborag._trace import (
     QueryPass,
     QueryRecord,
     QueryTrace,
+    RecordMetadata,
     StoreRecords,
     TieInfo,
     build_explanation,
@@ -202,6 +204,7 @@ class FakeVectorStore:
         self._table = RecordTable(dims if isinstance(dims, int) and dims > 0 else None)
         self._pending: list[_Pending] = []
         self._written: set[str] = set()  # ids present once every pending write lands
+        self._written_shared = False  # with a twin (copied before either one changes it)
         self._failures: list[list[Any]] = []  # [exception, remaining]
         self._queries: list[QueryRecord] = []
         self._churn_events = 0
@@ -267,7 +270,7 @@ class FakeVectorStore:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"_written_shared": False, **state})
         self._lock = threading.RLock()
 
     # -- twins -------------------------------------------------------------------------------
@@ -345,15 +348,28 @@ class FakeVectorStore:
                 embed_rows = embed_rows[keep[embed_rows]]
             dims = twin._table.dimensions
             if reused_rows.size:
-                dims = int(other_records.vectors.shape[1])
+                dims = other_records.dimensions
+            embedded = None
             if embed_rows.size:
                 embedded = twin._embed_documents([table.texts[r] for r in embed_rows.tolist()])
                 dims = embedded.shape[1]
-            vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
-            if embed_rows.size:
-                vectors[embed_rows] = embedded
-            if reused_rows.size:
-                vectors[reused_rows] = other_records.vectors[reused_from]
+            if (
+                embedded is not None
+                and embed_rows.size == table.count
+                and embedded.dtype == np.float32
+            ):
+                # Every row embedded, in row order: the batch is the matrix (no second copy;
+                # the new table is shared, so a later write copies it before changing it).
+                vectors = embedded
+            else:
+                vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
+                if embedded is not None:
+                    vectors[embed_rows] = embedded
+            # Reused rows are copied a block at a time (no temporary of the whole matrix).
+            for a in range(0, reused_rows.size, _BLOCK):
+                vectors[reused_rows[a : a + _BLOCK]] = other_records.vectors[
+                    reused_from[a : a + _BLOCK]
+                ]
             twin._adopt(self, table.with_vectors(vectors))
             twin._pending = []
             for op in self._pending:
@@ -372,7 +388,9 @@ class FakeVectorStore:
                 f"the records hold {table.dimensions}-dimensional ones"
             )
         self._table = table
-        self._written = set(source._written)
+        # Shared, not copied (a million ids): the first store to change it copies it first.
+        self._written = source._written
+        self._written_shared = source._written_shared = True
         self._pending = list(source._pending)
         self._churn_events = source._churn_events
 
@@ -411,19 +429,23 @@ class FakeVectorStore:
             vectors.flags.writeable = False
             seq = table.seq[rows]
             seq.flags.writeable = False
-            ids, texts, metadata = table.frozen_rows(rows)
-            reachable = (
-                tuple(i not in table.unreachable for i in ids)
-                if table.unreachable
-                else (True,) * len(ids)
-            )
+            if rows.size == len(table.ids):  # every row visible: the columns as they are
+                ids, texts, metas = tuple(table.ids), tuple(table.texts), list(table.metas)
+            else:
+                picked = rows.tolist()
+                ids = tuple(table.ids[r] for r in picked)
+                texts = tuple(table.texts[r] for r in picked)
+                metas = [table.metas[r] for r in picked]
+            unreachable = table.unreachable
             view = StoreRecords(
                 ids=ids,
                 texts=texts,
-                metadata=metadata,
+                metadata=RecordMetadata(metas),
                 vectors=vectors,
                 sequence=seq,
-                reachable=reachable,
+                reachable=tuple(i not in unreachable for i in ids)
+                if unreachable
+                else (True,) * len(ids),
                 pending=self.pending_writes,
                 version=(id(table), table.version),
             )
@@ -494,13 +516,18 @@ class FakeVectorStore:
                 f"texts has {len(text_list)} items and ids has {len(id_list)}; "
                 "they must have the same length"
             )
-        for i, value in enumerate(id_list):
-            _check_id(value, f"ids[{i}]")
-        for i, value in enumerate(text_list):
-            if not isinstance(value, str):
-                raise PlaceboragTypeError(
-                    f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
-                )
+        # Whole columns first (C loops); a column that fails is walked again, one value at a
+        # time, for the message naming the first bad one.
+        distinct = set(id_list) if set(map(type, id_list)) <= {str} else None
+        if distinct is None or "" in distinct:
+            for i, value in enumerate(id_list):
+                _check_id(value, f"ids[{i}]")
+        if not set(map(type, text_list)) <= {str}:
+            for i, value in enumerate(text_list):
+                if not isinstance(value, str):
+                    raise PlaceboragTypeError(
+                        f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
+                    )
         if metadatas is None:
             meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
         else:
@@ -510,14 +537,16 @@ class FakeVectorStore:
                     f"metadatas has {len(raw)} items and ids has {len(id_list)}; "
                     "they must have the same length"
                 )
-            meta_list = [_check_metadata(m, f"metadatas[{i}]") for i, m in enumerate(raw)]
-        seen: dict[str, int] = {}
-        for i, value in enumerate(id_list):
-            if value in seen:
-                raise PlaceboragValueError(
-                    f"ids[{i}]={value!r} repeats ids[{seen[value]}]; an id may appear once per call"
-                )
-            seen[value] = i
+            meta_list = _check_metadatas(raw, "metadatas")
+        if distinct is None or len(distinct) != len(id_list):
+            seen: dict[str, int] = {}
+            for i, value in enumerate(id_list):
+                if value in seen:
+                    raise PlaceboragValueError(
+                        f"ids[{i}]={value!r} repeats ids[{seen[value]}]; "
+                        "an id may appear once per call"
+                    )
+                seen[value] = i
         return id_list, text_list, meta_list
 
     def _write(
@@ -534,7 +563,7 @@ class FakeVectorStore:
             with self._lock:
                 if self._profile.on_existing_id == "error":
                     self._refuse_existing(ids)
-                self._written.update(ids)
+                self._own_written().update(ids)
                 self._apply(_Pending("upsert", ids, texts, metadatas, None))
             return
         # Embedding runs outside the lock (a model may be slow); the dimension check and the
@@ -545,11 +574,18 @@ class FakeVectorStore:
             if self._profile.on_existing_id == "error":
                 self._refuse_existing(ids)
             op = _Pending("upsert", ids, texts, metadatas, vectors)
-            self._written.update(ids)
+            self._own_written().update(ids)
             if self._visibility == "manual":
                 self._pending.append(op)
             else:
                 self._apply(op)
+
+    def _own_written(self) -> set[str]:
+        """The written ids, to change: a set shared with a twin is copied first."""
+        if self._written_shared:
+            self._written = set(self._written)
+            self._written_shared = False
+        return self._written
 
     def _refuse_existing(self, ids: list[str]) -> None:
         for value in ids:
@@ -591,7 +627,8 @@ class FakeVectorStore:
             )
         try:
             given = np.asarray(vectors)
-            array = given.astype(np.float64)
+            # float rows are converted block by block below (no float64 copy of the whole)
+            array = given if given.dtype in _FLOATS else given.astype(np.float64)
         except (TypeError, ValueError):
             raise PlaceboragTypeError(
                 "vectors must be a rectangular array of numbers (one row per id)"
@@ -609,22 +646,7 @@ class FakeVectorStore:
             raise PlaceboragValueError(
                 f"vectors has {array.shape[1]} columns; the store holds {dims}-dimensional vectors"
             )
-        finite = np.all(np.isfinite(array), axis=1)
-        safe = np.where(finite[:, None], array, 0.0)
-        norms = np.sqrt(np.einsum("ij,ij->i", safe, safe))
-        bad = np.flatnonzero(~finite | ~np.isfinite(norms) | (norms == 0))
-        if bad.size:
-            i = int(bad[0])
-            raise PlaceboragValueError(
-                f"vectors[{i}] (id {id_list[i]!r}) must have finite entries and a nonzero norm"
-            )
-        as32 = array.astype(np.float32)
-        out = (array / norms[:, None]).astype(np.float32)
-        if given.dtype == np.float32 or np.array_equal(as32.astype(np.float64), array):
-            # Rows already unit in float32: keep their bits (a normalised row's squared norm is
-            # within a few float32 roundings of 1).
-            unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
-            out[unit] = as32[unit]
+        out = _unit_rows(array, id_list)
         if not id_list:
             return
         if self._profile.on_existing_id == "error":
@@ -635,7 +657,7 @@ class FakeVectorStore:
             if self._profile.on_existing_id == "error":
                 self._refuse_existing(id_list)
             op = _Pending("upsert", id_list, text_list, meta_list, out)
-            self._written.update(id_list)
+            self._own_written().update(id_list)
             if self._visibility == "manual":
                 self._pending.append(op)
             else:
@@ -690,7 +712,7 @@ class FakeVectorStore:
                         raise PlaceboragValueError(self._unknown_id_message(value, self._written))
             present = [value for value in dict.fromkeys(id_list) if value in self._written]
             if present:
-                self._written.difference_update(present)
+                self._own_written().difference_update(present)
                 op = _Pending("delete", present)
                 if self._visibility == "manual":
                     self._pending.append(op)
@@ -1219,6 +1241,44 @@ class FakeVectorStore:
                 f"the embedder returned a zero or non-finite vector for the query {text!r}"
             )
         return floats[0], float_to_exact(floats)[0], None
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_BLOCK = 65_536  # rows converted at a time: temporaries stay a few MB at any n
+
+
+def _unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
+    """The rows of ``array`` as unit float32 vectors (see :meth:`FakeVectorStore.upsert_vectors`),
+    computed in blocks of rows with the same float64 operations per row as on the whole array.
+
+    A row with a non-finite entry or a zero norm raises, naming the first such row. A float32
+    row already of unit length keeps its bits (so does a float64 input whose every entry is a
+    float32 value): a normalised row's squared norm is within a few float32 roundings of 1.
+    """
+    n = array.shape[0]
+    blocks = [(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
+    keep_bits = array.dtype == np.float32 or all(
+        np.array_equal(array[a:b].astype(np.float32).astype(np.float64), array[a:b])
+        for a, b in blocks
+    )
+    out = np.empty(array.shape, dtype=np.float32)
+    for a, b in blocks:
+        block = array[a:b].astype(np.float64)
+        finite = np.all(np.isfinite(block), axis=1)
+        safe = np.where(finite[:, None], block, 0.0)
+        norms = np.sqrt(np.einsum("ij,ij->i", safe, safe))
+        bad = np.flatnonzero(~finite | ~np.isfinite(norms) | (norms == 0))
+        if bad.size:
+            i = a + int(bad[0])
+            raise PlaceboragValueError(
+                f"vectors[{i}] (id {ids[i]!r}) must have finite entries and a nonzero norm"
+            )
+        out[a:b] = block / norms[:, None]
+        if keep_bits:
+            as32 = block.astype(np.float32)
+            unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
+            out[a:b][unit] = as32[unit]
+    return out
 
 
 def _fresh(error: BaseException | type[BaseException]) -> BaseException:

@@ -9,9 +9,11 @@ store's stages; only the store makes one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -36,6 +38,7 @@ __all__ = [
     "QueryExplanation",
     "QueryRecord",
     "QueryTrace",
+    "RecordMetadata",
     "StoreRecords",
     "TieInfo",
 ]
@@ -79,6 +82,65 @@ class QueryRecord:
     vector: tuple[float, ...] | None = field(default=None, repr=False)
 
 
+_NO_META: Mapping[str, Any] = MappingProxyType({})
+
+
+def _frozen_meta(meta: dict[str, Any] | None) -> Mapping[str, Any]:
+    """A read-only view of a record's metadata (no copy: see :class:`RecordMetadata`)."""
+    return MappingProxyType(meta) if meta else _NO_META
+
+
+class RecordMetadata(Sequence[Mapping[str, Any]]):
+    """The ``metadata`` column of :class:`StoreRecords`: one read-only mapping per record,
+    made when it is read (a million records are not a million objects until walked).
+
+    It holds the store's metadata dicts as they were when the view was made: a store checks
+    and copies metadata when it is written and replaces a record's dict on a later write,
+    never changing one in place, so the column never changes. Equal to a tuple (or any
+    sequence) of equal mappings; a slice is a tuple.
+    """
+
+    __slots__ = ("_dicts",)
+
+    def __init__(self, dicts: Sequence[dict[str, Any] | None]) -> None:
+        self._dicts = dicts
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Mapping[str, Any], ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | tuple[Mapping[str, Any], ...]:
+        if isinstance(index, slice):
+            return tuple(map(_frozen_meta, self._dicts[index]))
+        return _frozen_meta(self._dicts[index])
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return map(_frozen_meta, self._dicts)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RecordMetadata) and other._dicts is self._dicts:
+            return True
+        if isinstance(other, (RecordMetadata, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mappings are not hashable
+
+    def key_names(self) -> set[str]:
+        """Every key some record's metadata has (without a mapping per record)."""
+        return set(itertools.chain.from_iterable(d for d in self._dicts if d))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(repr(dict(m)) for m in self[:10])
+        more = f", ... {len(self) - 10} more" if len(self) > 10 else ""
+        return f"RecordMetadata([{shown}{more}])"
+
+
 @dataclass(frozen=True, eq=False)
 class StoreRecords:
     """A read-only view of a store's visible records, in insertion order.
@@ -91,7 +153,7 @@ class StoreRecords:
 
     ids: tuple[str, ...]
     texts: tuple[str, ...]
-    metadata: tuple[Mapping[str, Any], ...]
+    metadata: RecordMetadata
     vectors: np.ndarray = field(repr=False)
     sequence: np.ndarray = field(repr=False)
     reachable: tuple[bool, ...] = field(repr=False)

@@ -78,8 +78,9 @@ def check_texts(texts: object, name: str) -> list[str]:
             f"{name}={shown(texts)} must be a sequence of str, not a single value"
         )
     items = list(texts)
-    for i, text in enumerate(items):
-        check_str(text, f"{name}[{i}]")
+    if not set(map(type, items)) <= {str}:  # whole column at once; else find the first
+        for i, text in enumerate(items):
+            check_str(text, f"{name}[{i}]")
     return items
 
 

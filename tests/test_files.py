@@ -87,7 +87,7 @@ def _write_page(path: Path, version: int) -> None:
     """
     from placeborag.explore import _report
 
-    _report.render_report = lambda scenario=None: PAGES[version]
+    _report.render_report = lambda scenario=None, **options: PAGES[version]
     _report.write_report(path)
 
 

@@ -390,6 +390,8 @@ def _private_reaches(path: pathlib.Path) -> list[str]:
             continue
         if name.startswith(("_repr_", "_ipython_")) and name.endswith("_"):
             continue  # IPython's rich display protocol (_repr_mimebundle_ ...): public by contract
+        if name in ("_esm", "_css"):
+            continue  # anywidget's front-end module and style: how a widget is defined, by contract
         if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
             continue
         # super()._hook(): a subclass extending its framework's protected hook (LangChain's

@@ -8,7 +8,7 @@ here reads a private attribute of the store or its embedder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -50,11 +50,15 @@ STATUSES = STAGES
 
 @dataclass(frozen=True)
 class StoreRows:
-    """The visible records of a store in insertion order, with their float32 vectors."""
+    """The visible records of a store in insertion order, with their float32 vectors.
+
+    The columns are the store's records view, not copies: ``metadatas[i]`` is a read-only
+    mapping (``dict(...)`` it to change or serialise it).
+    """
 
     ids: list[str]
-    texts: list[str]
-    metadatas: list[dict[str, Any]]
+    texts: Sequence[str]
+    metadatas: Sequence[Mapping[str, Any]]
     vectors: np.ndarray  # (n, d) float32, read-only: the store's own
 
     @cached_property
@@ -67,8 +71,8 @@ def store_rows(store: FakeVectorStore) -> StoreRows:
     records = store.records()
     return StoreRows(
         ids=list(records.ids),
-        texts=list(records.texts),
-        metadatas=[dict(m) for m in records.metadata],
+        texts=records.texts,
+        metadatas=records.metadata,
         vectors=records.vectors,
     )
 

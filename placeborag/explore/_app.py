@@ -34,7 +34,7 @@ from placeborag.explore._displays import (
 )
 from placeborag.explore._export import Export, build_export
 from placeborag.explore._figure import bundle_loader, figure_widget
-from placeborag.explore._scenario import Scenario, demo_scenario
+from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
@@ -151,12 +151,14 @@ class Explorer:
     """The explorer application. Display it (last expression of a cell) or use ``.widget``.
 
     Pass a :class:`Scenario` (default: :func:`demo_scenario`), or a ``store`` (any
-    FakeVectorStore, including one over precomputed vectors) and a ``query``. With a store
-    whose embedder is not a FakeEmbedder the embedder controls are disabled. ``coords``: your
-    own 2-D coordinates (an (n, 2) array, one row per document in the store's order, e.g. a
-    UMAP you computed) drawn instead of the PCA in 2-D; the query sits at its top-k's centroid.
-    ``projection``: ``"pca"`` (the default) or ``"umap"`` (needs the ``umap`` extra), the
-    method control's first value.
+    FakeVectorStore, including one over precomputed vectors) and a ``query``: the views then
+    read the store's own records and vectors (its ``with_options`` twins under the controls'
+    options; nothing is copied or embedded again). With a store whose embedder is not a
+    FakeEmbedder the embedder controls are disabled. ``coords``: your own 2-D coordinates
+    (an (n, 2) array, one row per document in the store's order, e.g. a UMAP you computed)
+    drawn instead of the PCA in 2-D; the query sits at its top-k's centroid. ``projection``:
+    ``"pca"`` (the default) or ``"umap"`` (needs the ``umap`` extra), the method control's
+    first value.
     """
 
     def __init__(
@@ -191,7 +193,9 @@ class Explorer:
         self.exported = ""
         self.error = ""
         self.timings: dict[str, float] = {}
-        self.state = ExplorerState(fixed_embedder, _checked_coords(coords, len(scenario.documents)))
+        self.state = ExplorerState(
+            fixed_embedder, _checked_coords(coords, len(scenario.documents)), store=store
+        )
         self._app_class = f"placeborag-app-{next(_APPS)}"
         self._views: Any = None  # the last views drawn (a failed redraw keeps them)
         self._syncing = False
@@ -214,7 +218,7 @@ class Explorer:
     ) -> None:
         w = optional("ipywidgets")
         s = self.scenario
-        keys = sorted({k for d in s.documents for k in d.metadata})
+        keys = metadata_keys(s.documents)
         dims = sorted({*dimension_choices, s.dimensions})
         self.controls: dict[str, Any] = {
             "query": w.Text(value=s.query, description="query", continuous_update=False),
@@ -482,11 +486,19 @@ class Explorer:
         """Recompute and redraw every view from the controls; errors are shown, not raised."""
         start = time.perf_counter()
         self.state.phases = self.phases = {}
+        released = False
         try:
             scenario = self._scenario_from_controls()
+            if self._views is not None and self.state.embeds_anew(scenario):
+                # A large store embedded anew: the views on screen (and the store they hold)
+                # are let go of first, not kept beside the new one (a failure rebuilds them).
+                self._views = None
+                released = True
             with one_blas_thread():  # small products: threads only add contention
                 self._redraw(scenario)
         except Exception as exc:  # the app must survive any bad input; show it instead
+            if released and self._views is None:
+                self._restore_views()
             self.error = f"{type(exc).__name__}: {exc}"
             self.error_html.value = (
                 f'<div style="color:#B00020;white-space:pre-wrap">{html.escape(self.error)}</div>'
@@ -504,6 +516,20 @@ class Explorer:
             self.stale_html.value = ""
             self.widget.remove_class("placeborag-stale")
         self.timings[changed or "initial"] = (time.perf_counter() - start) * 1000
+
+    def _restore_views(self) -> None:
+        """The views of the last valid state again, after a failed change let them go."""
+        n_components = 3 if self.controls["projection"].value == "3-D" else 2
+        try:
+            with one_blas_thread():
+                self._views = self.state.views(
+                    self.scenario,
+                    n_components,
+                    self.controls["color_by"].value,
+                    self.controls["method"].value,
+                )
+        except Exception:  # nothing valid to fall back on: the error is shown either way
+            self._views = None
 
     def _redraw(self, s: Scenario) -> None:
         n_components = 3 if self.controls["projection"].value == "3-D" else 2
@@ -859,7 +885,7 @@ class Explorer:
                 {
                     "id": doc_id,
                     "text": records.texts[i],
-                    "metadata": records.metadatas[i],
+                    "metadata": dict(records.metadatas[i]),
                     "stage": str(trace.status[i]),
                     "rank": int(trace.rank[i]) or None,
                     "score": float(trace.score[i]),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import itertools
 import json
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
+from placeborag._hashing import splitmix64
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -46,6 +46,9 @@ __all__ = [
 ]
 
 UNCLUSTERED = "(no cluster)"
+# From this many documents the hover texts of a projection are made on demand (a view draws
+# per-point strings only up to 5,000 documents; past that, those of the top-k alone).
+LAZY_HOVER_FROM = 5001
 MISSING = "(missing)"
 _HOVER_TEXT_CHARS = 80
 
@@ -302,7 +305,7 @@ def project(
         labels=labels,
         label_order=order,
         color_by=color_by,
-        hover=hover if hover is not None else hover_labels(rows),
+        hover=hover if hover is not None else hover_labels(rows, lazy_from=LAZY_HOVER_FROM),
         trace=trace,
         score_label=store.profile.score_label,
         higher_is_better=store.profile.higher_is_better,
@@ -311,19 +314,22 @@ def project(
 
 
 def spread_offsets(ids: Sequence[str], width: float = 0.7) -> np.ndarray:
-    """A deterministic offset in [-width/2, width/2) per id, to spread points within a row."""
+    """A deterministic offset in [-width/2, width/2) per document of ``ids``, to spread points
+    within a row: a hash of its position (SplitMix64, vectorised: no Python loop over a
+    million ids), the same for every view of one store's records."""
     cached = _OFFSETS[0]
     if cached is not None and cached[0] is ids and (cached[1], cached[2].size) == (width, len(ids)):
         same: np.ndarray = cached[2]  # the same snapshot of ids as the last redraw
         return same
-    h = np.fromiter((zlib.crc32(i.encode("utf-8", "surrogatepass")) for i in ids), np.float64)
-    out = (h / 2.0**32 - 0.5) * width
+    h = splitmix64(np.arange(len(ids), dtype=np.uint64) ^ np.uint64(_SPREAD_SALT))
+    out: np.ndarray = ((h >> np.uint64(32)).astype(np.float64) / 2.0**32 - 0.5) * width
     out.flags.writeable = False
     _OFFSETS[0] = (ids, width, out)  # holding ``ids`` keeps its identity meaningful
     return out
 
 
 _OFFSETS: list[Any] = [None]
+_SPREAD_SALT = 0x7370726561642121
 
 
 # -- anchors against jitter -------------------------------------------------------------------
@@ -476,7 +482,7 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
     pd = optional("pandas")
     below = np.flatnonzero(trace.status == BELOW)
     better = -trace.score if trace.higher_is_better else trace.score
-    nearest_below = below[np.argsort(better[below], kind="stable")[:BELOW_ROWS]]
+    nearest_below = below[_first_sorted(better[below], BELOW_ROWS)]
     shown = (
         (trace.rank > 0)
         | (trace.status == DROPPED)
@@ -495,19 +501,33 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
         for doc_id in group.ids:
             verdict = "kept" if doc_id in group.kept else "left out"
             ties[doc_id] = f"{len(group.ids)} tied, {group.rule} order: {verdict}"
+    at = idx.tolist()
     frame = pd.DataFrame(
         {
-            "rank": pd.array([int(trace.rank[i]) or None for i in idx], dtype="Int64"),
-            "id": [rows.ids[i] for i in idx],
-            "text": [rows.texts[i] for i in idx],
-            "metadata": [json.dumps(rows.metadatas[i], ensure_ascii=False) for i in idx],
+            "rank": pd.array([int(trace.rank[i]) or None for i in at], dtype="Int64"),
+            "id": [rows.ids[i] for i in at],
+            "text": [rows.texts[i] for i in at],
+            "metadata": [json.dumps(dict(rows.metadatas[i]), ensure_ascii=False) for i in at],
             "score": trace.score[idx],
-            "status": [str(trace.status[i]) for i in idx],
-            "tie": [ties.get(rows.ids[i], "") for i in idx],
+            "status": [str(trace.status[i]) for i in at],
+            "tie": [ties.get(rows.ids[i], "") for i in at],
         },
         columns=list(TABLE_COLUMNS),
     )
     return frame
+
+
+def _first_sorted(values: np.ndarray, m: int) -> np.ndarray:
+    """``np.argsort(values, kind="stable")[:m]`` without sorting them all: the candidates up
+    to the m-th smallest value (every tie with it included), sorted stably."""
+    if values.size <= m:
+        return np.argsort(values, kind="stable")
+    edge = np.partition(values, m - 1)[m - 1]
+    if not np.isfinite(edge):  # NaN or infinity among the first m: the plain sort
+        return np.argsort(values, kind="stable")[:m]
+    near = np.flatnonzero(values <= edge)
+    out: np.ndarray = near[np.argsort(values[near], kind="stable")][:m]
+    return out
 
 
 def funnel_counts(trace: QueryTrace) -> Any:

@@ -13,11 +13,11 @@ import json
 import numbers
 import os
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
-from placeborag import FakeEmbedder, FakeVectorStore
+from placeborag import FakeEmbedder, FakeVectorStore, StoreRecords
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._files import write_text
 from placeborag._validation import (
@@ -29,7 +29,15 @@ from placeborag._validation import (
     shown,
 )
 
-__all__ = ["EMBEDDER_FIELDS", "STORE_FIELDS", "Document", "Scenario", "demo_scenario"]
+__all__ = [
+    "EMBEDDER_FIELDS",
+    "STORE_FIELDS",
+    "Document",
+    "Scenario",
+    "StoreDocuments",
+    "demo_scenario",
+    "metadata_keys",
+]
 
 EMBEDDER_FIELDS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
 STORE_FIELDS = ("profile", "metric", "filter_mode", "filter_semantics", "recall", "visibility")
@@ -75,7 +83,69 @@ def _checked_document(document: object, name: str) -> Document:
     return document
 
 
-def _checked_documents(documents: object) -> tuple[Document, ...]:
+class StoreDocuments(Sequence[Document]):
+    """A store's visible records as the documents of a scenario, each :class:`Document` made
+    when it is read: a scenario of a million records is not a million objects (and their
+    metadata copies) until something walks them. Equal to a tuple of the same documents.
+
+    The records are a snapshot (:meth:`FakeVectorStore.records`, immutable): later writes to
+    the store do not change it. A document read from it carries a fresh metadata dict.
+    """
+
+    __slots__ = ("records",)
+
+    def __init__(self, records: StoreRecords) -> None:
+        self.records = records
+
+    def __len__(self) -> int:
+        return len(self.records.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Document, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Document | tuple[Document, ...]:
+        r = self.records
+        if isinstance(index, slice):
+            return tuple(
+                Document(i, t, dict(m))
+                for i, t, m in zip(r.ids[index], r.texts[index], r.metadata[index])
+            )
+        return Document(r.ids[index], r.texts[index], dict(r.metadata[index]))
+
+    def __iter__(self) -> Iterator[Document]:
+        r = self.records
+        return (Document(i, t, dict(m)) for i, t, m in zip(r.ids, r.texts, r.metadata))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoreDocuments) and other.records is self.records:
+            return True
+        if isinstance(other, (tuple, StoreDocuments)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as a tuple of documents with dicts
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} documents of a store's records>"
+
+    def metadata_keys(self) -> set[str]:
+        """Every metadata key of the documents (without making them)."""
+        return self.records.metadata.key_names()
+
+
+def metadata_keys(documents: Sequence[Document]) -> list[str]:
+    """The metadata keys the documents use, sorted."""
+    if isinstance(documents, StoreDocuments):
+        return sorted(documents.metadata_keys())
+    return sorted({k for d in documents for k in d.metadata})
+
+
+def _checked_documents(documents: object) -> Sequence[Document]:
+    if isinstance(documents, StoreDocuments):
+        return documents  # a store's records: checked when they were written
     if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Iterable):
         raise PlaceboragTypeError(
             f"documents={shown(documents)} must be a sequence of Document or of mappings"
@@ -142,7 +212,7 @@ _FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
 class Scenario:
     """Everything needed to rebuild one explorer state: documents, options, the query."""
 
-    documents: tuple[Document, ...]
+    documents: Sequence[Document]  # a tuple, or a store's records (StoreDocuments)
     query: str
     k: int = 5
     where: dict[str, Any] | None = None
@@ -241,7 +311,7 @@ class Scenario:
     # -- JSON -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
+        out = dataclasses.asdict(self.replace(documents=()))  # documents: one copy, below
         out["documents"] = [dataclasses.asdict(d) for d in self.documents]
         return {"format": _FORMAT, **out}
 
@@ -297,12 +367,7 @@ class Scenario:
     @classmethod
     def from_store(cls, store: FakeVectorStore, query: str, **changes: Any) -> Scenario:
         """The scenario of an existing store: its visible records and its options."""
-        from placeborag.explore._access import store_rows
-
-        rows = store_rows(store)
-        docs = tuple(
-            Document(i, t, dict(m or {})) for i, t, m in zip(rows.ids, rows.texts, rows.metadatas)
-        )
+        docs = StoreDocuments(store.records())
         options: dict[str, Any] = {
             "profile": store.profile.name,
             "metric": store.options["metric"],

@@ -69,7 +69,8 @@ class LRU(OrderedDict):  # type: ignore[type-arg]
 
 # Embedded stores kept per document count: each holds every vector (100,000 x 256 float32 is
 # 100 MB) and embedding them peaks at several times that, so past 50,000 documents only the
-# current embedder setting is kept beside the first, and let go of before the next is made.
+# current embedder setting's store is kept (it is also the source the next one is re-embedded
+# from), and the app lets go of the views drawing it before the next is made.
 _LARGE_STORE = 50_000
 _LARGE_CACHE = 1
 
@@ -117,17 +118,28 @@ class ExplorerState:
     """Computes every view of a scenario, caching what a control change does not invalidate.
 
     ``fixed_embedder`` is the embedder of a store over the user's own vectors (the embedder
-    controls then do nothing). ``phases`` holds the milliseconds of the last computation by
-    phase (for the benchmarks).
+    controls then do nothing). ``store``: the user's store the scenario was read from
+    (:meth:`Scenario.from_store`); its records and vectors are then used as they are, under
+    the scenario's store options (:meth:`FakeVectorStore.with_options`), not written and
+    embedded again. ``phases`` holds the milliseconds of the last computation by phase (for
+    the benchmarks).
     """
 
-    def __init__(self, fixed_embedder: Any = None, coords: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        fixed_embedder: Any = None,
+        coords: np.ndarray | None = None,
+        *,
+        store: FakeVectorStore | None = None,
+    ) -> None:
         self.fixed_embedder = fixed_embedder
         self.user_coords = coords  # (n, 2) given by the user, aligned with the records
+        self._given = store
         self.phases: dict[str, float] = {}
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
-        self._origin_hashing = ""  # the hashing key of the origin's embedder
+        self._origin_key: str | None = None  # the embedder key of the origin's vectors
+        self._written_from_scenario = True  # the origin was written from the documents
         self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
         self._projectors = LRU()
         self._traces = LRU()
@@ -160,7 +172,9 @@ class ExplorerState:
         # A new embedder setting embeds every document: the one cost a first visit cannot skip.
         base, rows = self.timed("embed", lambda: self._base_store(s))
         if self._hover is None or len(self._hover) != len(rows.ids):
-            self._hover = hover_labels(rows, lazy_from=HOVER_TEXT_UP_TO + 1)
+            # Hover texts need no vectors: a lazy one must not keep this store's alive.
+            bare = replace(rows, vectors=np.zeros((0, rows.vectors.shape[1]), np.float32))
+            self._hover = hover_labels(bare, lazy_from=HOVER_TEXT_UP_TO + 1)
         where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
         stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
 
@@ -308,29 +322,50 @@ class ExplorerState:
             if self._stores.evict_first:
                 self._option_stores.clear()  # they hold the vectors of a store let go of
             embedder = self.fixed_embedder or s.embedder()
+            plain: dict[str, Any] = {
+                "profile": "chroma",
+                "metric": None,
+                "filter_mode": "pre",
+                "filter_semantics": "strict",
+                "recall": 1.0,
+            }
             if self._origin is None:
-                store = s.store(
-                    embedder=embedder,
-                    profile="chroma",
-                    metric=None,
-                    filter_mode="pre",
-                    filter_semantics="strict",
-                    recall=1.0,
-                )
-                self._origin = (store, store_rows(store))
-                self._origin_hashing = self._hashing_key(s)
+                if self._given is not None:
+                    # The user's records as they are: no second copy, no re-embedding.
+                    store = with_options(self._given, **plain)
+                    self._given = None
+                    self._written_from_scenario = False
+                else:
+                    store = s.store(embedder=embedder, **plain)
+                self._origin, self._origin_key = (store, store_rows(store)), key
+                return self._origin
+            if key == self._origin_key:  # let go of by the cache, kept as the origin
                 return self._origin
             origin, rows = self._origin
-            hashing = self._stores.get(self._hashing.get(self._hashing_key(s)))
-            if hashing is None and self._hashing_key(s) == self._origin_hashing:
-                # A large store's cache keeps one store (evicted first): the origin, always
-                # kept, serves when only the spread differs from it.
-                hashing = self._origin
+            latest = self._hashing.get(self._hashing_key(s))
+            hashing = self._stores.get(latest)
+            if hashing is None and latest is not None and latest == self._origin_key:
+                hashing = self._origin  # a large store keeps only its newest: that one
+            if hashing is None and self._stores.evict_first and self._written_from_scenario:
+                # A large store with nothing to reuse: the one held is let go of first and
+                # the documents written again (the same rows and vectors as re-embedding
+                # them, without two stores' vectors alive at once).
+                del origin, rows
+                self._origin = self._origin_key = None
+                store = s.store(embedder=embedder, **plain)
+                self._origin, self._origin_key = (store, store_rows(store)), key
+                return self._origin
             if hashing is not None:
                 keep = self._membership(s, rows) == UNCLUSTERED
                 same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
-                return reembedded(origin, embedder, reuse=(hashing[0], same))
-            return reembedded(origin, embedder)
+                built = reembedded(origin, embedder, reuse=(hashing[0], same))
+            else:
+                built = reembedded(origin, embedder)
+            if self._stores.evict_first:
+                # A large store: the newest one is the source of the next (the same
+                # records), so the first one's vectors are not kept beside it.
+                self._origin, self._origin_key = built, key
+            return built
 
         key = self._embedder_key(s)
         if len(s.documents) >= _LARGE_STORE:
@@ -345,6 +380,18 @@ class ExplorerState:
             while len(self._hashing) > _CACHE:
                 del self._hashing[next(iter(self._hashing))]
         return built
+
+    def embeds_anew(self, s: Scenario) -> bool:
+        """Whether ``s`` needs a new embedding of a large store (one not cached): the caller
+        should then let go of the views it holds first, so that the store they draw is not
+        kept alive beside the one being embedded (at 100,000 x 256 each is 100 MB)."""
+        key = self._embedder_key(s)
+        return (
+            self.fixed_embedder is None
+            and len(s.documents) >= _LARGE_STORE
+            and key not in self._stores
+            and key != self._origin_key
+        )
 
     def _hashing_key(self, s: Scenario) -> str:
         return json.dumps(

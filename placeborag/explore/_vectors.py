@@ -46,33 +46,63 @@ class VectorTable:
                 raise PlaceboragValueError(
                     f"query vectors have shape {qs.shape}; expected (n, {array.shape[1]})"
                 )
-            array = np.vstack([array, qs])
-        self._vectors = array
-        self._row = {t: i for i, t in enumerate([*texts, *(t for t, _ in extra)])}
+        else:
+            qs = np.zeros((0, array.shape[1]))
+        self._vectors = array  # the documents' rows, then the queries' (float64) below them
+        self._queries = qs
+        self._texts = [*texts, *(t for t, _ in extra)]
+        self._index: dict[str, int] | None = None  # text -> its last row, made when needed
         self.model_name = model_name
         self.dimensions = int(array.shape[1])
 
+    def _row(self, text: str, few: bool) -> int | None:
+        """The last row holding ``text`` (a query text given in ``queries`` comes after the
+        documents). A few texts are looked for in the list; more make the index once."""
+        if self._index is None and few:
+            try:
+                return len(self._texts) - 1 - self._texts[::-1].index(text)
+            except ValueError:
+                return None
+        if self._index is None:
+            self._index = {t: i for i, t in enumerate(self._texts)}
+        return self._index.get(text)
+
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         rows = []
-        for text in check_texts(texts, "texts"):
-            row = self._row.get(text)
+        wanted = check_texts(texts, "texts")
+        few = len(wanted) <= _SCANNED
+        for text in wanted:
+            row = self._row(text, few)
             if row is None:
-                close = difflib.get_close_matches(text, list(self._row), n=3)
+                close = difflib.get_close_matches(text, list(dict.fromkeys(self._texts)), n=3)
                 hint = f"; nearest known texts: {', '.join(map(repr, close))}" if close else ""
                 raise PlaceboragValueError(
                     f"text={shown(text)} has no precomputed vector{hint}; pass its vector in"
                     " queries="
                 )
             rows.append(row)
-        return self._vectors[np.asarray(rows, dtype=np.int64)].reshape(len(rows), self.dimensions)
+        at = np.asarray(rows, dtype=np.int64)
+        n = self._vectors.shape[0]
+        docs = at < n
+        out = np.empty((len(rows), self.dimensions))
+        out[docs] = self._vectors[at[docs]]
+        out[~docs] = self._queries[at[~docs] - n]
+        return out
 
     def embed(self, text: str) -> list[float]:
         return [float(v) for v in self.embed_batch([text])[0]]
 
 
+_SCANNED = 4  # texts per call looked up by scanning the list (no index of a million texts)
+
+
 def _matrix(values: object, name: str) -> np.ndarray:
+    """A copy of ``values`` as float64, or as float32 when given as float32 (the values are
+    the same either way; a million 32-dimensional rows then take 128 MB, not 256 MB)."""
     try:
-        array = np.asarray(values, dtype=np.float64)
+        given = np.asarray(values)
+        kind = np.float32 if given.dtype == np.float32 else np.float64
+        array = np.array(given, dtype=kind)
     except (TypeError, ValueError, OverflowError):
         raise PlaceboragTypeError(
             f"{name}={shown(values)} must be rows of numbers, one row per text, all one length"
