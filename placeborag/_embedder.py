@@ -429,11 +429,15 @@ class FakeEmbedder:
         if not members:
             floats = self._hashed_rows(texts, exact=False, keep=keep, dtype=dtype)[0]
             return floats if floats.dtype == dtype else floats.astype(dtype)
+        member_rows: np.ndarray = self._member_rows(keys, exact=False, dtype=dtype)[1]
+        if not others:  # members only (a new spread re-embeds just them): already in order
+            return member_rows if member_rows.dtype == dtype else member_rows.astype(dtype)
         floats = np.empty((len(texts), self._dimensions), dtype=dtype)
-        if others:
-            others_texts = [texts[i] for i in others]
-            floats[others] = self._hashed_rows(others_texts, exact=False, keep=keep, dtype=dtype)[0]
-        floats[members] = self._member_rows(keys, exact=False, dtype=dtype)[1]
+        others_texts = [texts[i] for i in others]
+        floats[np.array(others)] = self._hashed_rows(
+            others_texts, exact=False, keep=keep, dtype=dtype
+        )[0]
+        floats[np.array(members)] = member_rows
         return floats
 
     def _split(self, texts: list[str]) -> tuple[list[int], list[tuple[str, str]], list[int]]:
