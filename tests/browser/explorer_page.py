@@ -81,10 +81,9 @@ ROWS = """(mode) => Array.from(document.querySelectorAll(
     .map(r => [r.dataset.id, r.dataset.status])"""
 
 
-def run_explorer(browser, server, path: str):
-    """A page of ``server`` at ``path`` (the explorer notebook) with every cell run and the
-    app drawn; the page's console errors collect in ``page.problems``. A generator: the
-    fixture that yields from it closes the page's context afterwards."""
+def open_page(browser):
+    """A new context and page whose console errors and page errors collect in ``problems``:
+    (context, page, problems); the caller closes the context."""
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
     page = context.new_page()
     problems: list[str] = []
@@ -94,6 +93,14 @@ def run_explorer(browser, server, path: str):
     )
     page.on("pageerror", lambda e: problems.append(f"page error: {e} {e.stack}"))
     page.set_default_timeout(TIMEOUT)
+    return context, page, problems
+
+
+def run_explorer(browser, server, path: str):
+    """A page of ``server`` at ``path`` (the explorer notebook) with every cell run and the
+    app drawn; the page's console errors collect in ``page.problems``. A generator: the
+    fixture that yields from it closes the page's context afterwards."""
+    context, page, problems = open_page(browser)
     page.goto(f"{server['base']}{path}?token={server['token']}&reset")
     page.wait_for_function(KERNEL_IDLE)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")

@@ -7,17 +7,17 @@ a stub that imports it. Every plot must draw, with its traces, and the console s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("nbclient")
+
+from explorer_page import open_page  # noqa: E402 (after the skips: it needs playwright)
+from notebook_run import execute_explorer_notebook  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 TIMEOUT = 120_000
 SAVED = "explorer-saved.ipynb"
 # Every plot of the restored app holds traces and has drawn them.
@@ -31,26 +31,8 @@ STATE = """() => Array.from(document.querySelectorAll('.placeborag-app .js-plotl
 
 
 def test_a_saved_notebook_reopens_with_every_plot_drawn(jupyterlab, browser):
-    nb = nbformat.read(ROOT / "notebooks" / "explorer.ipynb", as_version=4)
-    nbclient.NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=300,
-        startup_timeout=120,
-        store_widget_state=True,
-        resources={"metadata": {"path": str(ROOT)}},
-    ).execute()
-    nbformat.write(nb, jupyterlab["root"] / SAVED)
-
-    context = browser.new_context(viewport={"width": 1500, "height": 1100})
-    page = context.new_page()
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
-    )
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.set_default_timeout(TIMEOUT)
+    nbformat.write(execute_explorer_notebook(), jupyterlab["root"] / SAVED)
+    context, page, problems = open_page(browser)
     try:
         page.goto(f"{jupyterlab['base']}/lab/tree/{SAVED}?token={jupyterlab['token']}&reset")
         # A notebook run outside JupyterLab is not trusted there, and JupyterLab shows only

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,6 @@ pytest.importorskip("ipywidgets")
 from placeborag.explore import app  # noqa: E402
 from placeborag.explore._figure import bundle_loader, figure_widget, plotly_bundle  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 MB = 1_000_000
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -90,17 +88,11 @@ def test_output_mode_needs_no_loader(demo):
 def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_path):
     """As nbclient and nbconvert --execute save it: with its widget state (the default)."""
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
-    nb = nbformat.read(ROOT / "notebooks" / "explorer.ipynb", as_version=4)
-    nbclient.NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=300,
-        startup_timeout=120,
-        store_widget_state=True,
-        resources={"metadata": {"path": str(ROOT)}},
-    ).execute()
+    from notebook_run import execute_explorer_notebook
+
+    nb = execute_explorer_notebook()
     saved = tmp_path / "explorer.ipynb"
     nbformat.write(nb, saved)
     assert saved.stat().st_size < 8 * MB
