@@ -86,7 +86,7 @@ def page(figure, extra: str) -> str:
     )
 
 
-def screenshot(html_file: Path, png: Path, height: int = HEIGHT) -> None:
+def screenshot(html_file: Path, png: Path) -> None:
     """Photograph a page in Debian's Chromium through Playwright (software WebGL, so the 3-D
     view draws too), once plotly has drawn every plot."""
     from playwright.sync_api import sync_playwright
@@ -107,14 +107,16 @@ def screenshot(html_file: Path, png: Path, height: int = HEIGHT) -> None:
                 "--hide-scrollbars",
             ],
         )
-        page = browser.new_page(viewport={"width": WIDTH, "height": height})
+        # A short viewport and a full-page shot: the picture is as tall as what the page
+        # holds (a figure, and any table under it), with no blank band below.
+        page = browser.new_page(viewport={"width": WIDTH, "height": 200})
         page.goto(html_file.as_uri())
         page.wait_for_function(
             """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
                 .every(gd => gd._fullLayout && !gd._transitioning)"""
         )
         page.wait_for_timeout(1500)  # WebGL draws a frame or two after plotly returns
-        page.screenshot(path=str(png))
+        page.screenshot(path=str(png), full_page=True)
         browser.close()
 
 
@@ -126,7 +128,7 @@ def main(stems: list[str]) -> int:
                 continue
             html_file = Path(tmp) / f"{stem}.html"
             html_file.write_text(page(figure, extra), encoding="utf-8")
-            screenshot(html_file, OUT / f"{stem}.png", HEIGHT)
+            screenshot(html_file, OUT / f"{stem}.png")
             print(f"wrote {OUT / f'{stem}.png'}")
     return 0
 
