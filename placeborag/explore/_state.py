@@ -200,6 +200,9 @@ class ExplorerState:
         )
 
         def layout() -> np.ndarray:
+            if self.user_coords is not None and n_components == 2:
+                # The user's layout replaces this one (_user_projection): fit nothing for it.
+                return np.asarray(self.user_coords, dtype=np.float64)
             if projector is not None:
                 return projector.transform(rows.vectors)
             coords: np.ndarray = self.timed("umap", lambda: umap_coords(rows.vectors, n_components))

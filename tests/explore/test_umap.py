@@ -184,6 +184,18 @@ def test_controls_that_keep_the_vectors_do_not_refit_umap(demo, fits):
 
 
 @needs_umap
+def test_your_own_coordinates_in_2d_need_no_umap_fit(demo, fits):
+    n = len(demo.documents)
+    mine = np.column_stack([np.arange(n, dtype=float), np.arange(n, dtype=float) % 5])
+    explorer = app(demo, coords=mine, projection="umap")
+    assert explorer.error == ""
+    np.testing.assert_array_equal(explorer.shown.projection.coords, mine)
+    assert fits == []  # your layout replaces UMAP's in 2-D: none is computed
+    explorer.controls["projection"].value = "3-D"  # the 3-D view is UMAP's own
+    assert explorer.error == "" and len(fits) == 1
+
+
+@needs_umap
 def test_a_new_app_over_the_same_vectors_reuses_the_layout(demo, fits):
     first = app(demo, projection="umap").shown.projection.coords
     second = app(demo.replace(query="money back"), projection="umap").shown.projection.coords
