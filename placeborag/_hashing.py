@@ -343,7 +343,6 @@ def _fallback_bucket(text: str, dimensions: int, seeds: tuple[int, int, int, int
 _TOP_BIT = np.array(1 << 63, dtype=np.uint64)
 _SENTINEL_U64 = np.array(SENTINEL, dtype=np.uint64)
 _ASCII_WORD_TABLE = bytes(int(_ASCII_WORD_EXT[c]) for c in range(128)) + bytes(128)
-_MASK64 = (1 << 64) - 1
 _ONE_CACHE_LIMIT = 1024  # entries of at most ~40 kB each (texts up to _SMALL_TEXT)
 _SMALL_TEXT = 512  # longer texts take the chunked path, with no per-length cache
 _SHIFTED_POWERS = np.concatenate((np.zeros(1, np.uint64), _powers(_P, _SMALL_TEXT + 2)))
