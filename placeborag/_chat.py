@@ -36,9 +36,8 @@ from placeborag._errors import (
     PlaceboragTypeError,
     PlaceboragValueError,
     ScriptError,
-    ScriptExhausted,
 )
-from placeborag._scoring import _count
+from placeborag._script import Script
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -387,10 +386,8 @@ class ScriptedChatModel:
 
     # Set by _begin: __init__ refuses to build a model without a first step.
     _model_name: str
-    _steps: list[_Step]
+    _script: Script[_Step]
     _rule: Callable[[ChatRequest], object] | None
-    _taken: int
-    _repeats: bool
     _lock: threading.Lock
     _requests: list[ChatRequest]
     _replies: list[ChatReply]
@@ -409,10 +406,8 @@ class ScriptedChatModel:
             raise PlaceboragTypeError(f"model_name={model_name!r} must be a non-empty str")
         model = cls.__new__(cls)
         model._model_name = model_name
-        model._steps = steps
+        model._script = Script(steps)
         model._rule = rule
-        model._taken = 0
-        model._repeats = False
         model._lock = threading.Lock()
         model._requests = []
         model._replies = []
@@ -463,12 +458,7 @@ class ScriptedChatModel:
                 raise ScriptError(
                     f"{method}() adds a script step; a model following a rule has none"
                 )
-            if self._repeats:
-                raise ScriptError(
-                    f"{method}() cannot add a step after then_repeats(); then_repeats() must"
-                    " be the last call of the script"
-                )
-            self._steps.append(step)
+            self._script.add(step, method)
         return self
 
     def then_answers(self, text: str | Callable[[ChatRequest], str] = answer_from_results) -> Self:
@@ -491,11 +481,7 @@ class ScriptedChatModel:
         with self._lock:
             if self._rule is not None:
                 raise ScriptError("then_repeats() ends a script; a model following a rule has none")
-            if self._repeats:
-                raise ScriptError(
-                    "then_repeats() was already called; it ends the script and may be called once"
-                )
-            self._repeats = True
+            self._script.end()
         return self
 
     # -- the record ---------------------------------------------------------------------------
@@ -564,19 +550,8 @@ class ScriptedChatModel:
     def _next_step(self, request: ChatRequest) -> _Step | None:
         if self._rule is not None:
             return None
-        if self._taken < len(self._steps):
-            self._taken += 1
-            return self._steps[self._taken - 1]
-        if self._repeats:
-            return self._steps[-1]
-        return _Fail(
-            ScriptExhausted(
-                f"no step left for {request.describe()}: the script has"
-                f" {_count(len(self._steps), 'step')} and answered"
-                f" {_count(self._taken, 'request')}; end it with then_repeats() to answer every"
-                " further request with its last step"
-            )
-        )
+        step = self._script.take()
+        return step if step is not None else _Fail(self._script.exhausted(request.describe()))
 
     def _decide(self, request: ChatRequest, step: _Step | None) -> ChatReply:
         if step is None:
@@ -689,7 +664,7 @@ class ScriptedChatModel:
         how = (
             f"rule={getattr(self._rule, '__name__', self._rule)!r}"
             if self._rule
-            else (f"steps={len(self._steps)} taken={self._taken} repeats={self._repeats}")
+            else repr(self._script)
         )
         requests = len(self._requests)
         return f"<ScriptedChatModel model_name={self._model_name!r} {how} requests={requests}>"

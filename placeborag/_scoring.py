@@ -29,8 +29,9 @@ from placeborag._errors import (
     PlaceboragTypeError,
     PlaceboragValueError,
     ScriptError,
-    ScriptExhausted,
+    ScriptExhausted,  # noqa: F401 (importable from here, as before 0.5)
 )
+from placeborag._script import Script, count
 from placeborag._validation import check_real, check_str, shown
 
 if TYPE_CHECKING:
@@ -241,10 +242,6 @@ def _queries(requests: Sequence[ScoringRequest]) -> str:
     return shown + (", ..." if len(requests) > 5 else "")
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
 class _RecordingScorer:
     """The calling convention, the record of requests and the listeners of every scorer.
 
@@ -305,7 +302,7 @@ class _RecordingScorer:
             listed = f": {_queries(requests)}" if requests else ""
             raise ScriptError(
                 f"expected exactly one request, but the scorer received"
-                f" {_count(len(requests), 'request')}{listed}; read .requests for all of them"
+                f" {count(len(requests), 'request')}{listed}; read .requests for all of them"
             )
         return requests[0]
 
@@ -370,9 +367,7 @@ class ScriptedScorer(_RecordingScorer):
 
     _DEFAULT_MODEL_NAME = "scripted-scorer"
 
-    _steps: list[_Step]
-    _taken: int
-    _repeats: bool
+    _script: Script[_Step]
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         # An empty script could only fail; make the first step part of construction instead.
@@ -386,9 +381,7 @@ class ScriptedScorer(_RecordingScorer):
     def _begin(cls, step: _Step, model_name: str) -> ScriptedScorer:
         scorer = cls.__new__(cls)
         _RecordingScorer.__init__(scorer, model_name=model_name)
-        scorer._steps = [step]
-        scorer._taken = 0
-        scorer._repeats = False
+        scorer._script = Script([step])
         return scorer
 
     @classmethod
@@ -422,12 +415,7 @@ class ScriptedScorer(_RecordingScorer):
 
     def _add(self, step: _Step, method: str) -> Self:
         with self._lock:
-            if self._repeats:
-                raise ScriptError(
-                    f"{method}() cannot add a step after then_repeats(); then_repeats() must"
-                    " be the last call of the script"
-                )
-            self._steps.append(step)
+            self._script.add(step, method)
         return self
 
     def then_scores(self, score: float | Callable[[str], float]) -> Self:
@@ -449,39 +437,26 @@ class ScriptedScorer(_RecordingScorer):
         again for each request.
         """
         with self._lock:
-            if self._repeats:
-                raise ScriptError(
-                    "then_repeats() was already called; it ends the script and may be called once"
-                )
-            self._repeats = True
+            self._script.end()
         return self
 
     @property
     def repeats(self) -> bool:
         """Whether the script ends with ``then_repeats()``."""
-        return self._repeats
+        return self._script.repeats
 
     def _next_step(self, request: ScoringRequest) -> _Step:
-        if self._taken < len(self._steps):
-            self._taken += 1
-            return self._steps[self._taken - 1]
-        if self._repeats:
-            return self._steps[-1]
+        step = self._script.take()
+        if step is not None:
+            return step
         # Exhaustion is this request's failure, raised when it is answered, so ascore still
         # raises it from the await and the listeners hear of it through on_error.
-        return _Failure(
-            ScriptExhausted(
-                f"no step left for the request with query={shown(request.query)}: the script has"
-                f" {_count(len(self._steps), 'step')} and answered"
-                f" {_count(self._taken, 'request')}; end it with then_repeats() to answer"
-                " every further request with its last step"
-            )
-        )
+        return _Failure(self._script.exhausted(f"the request with query={shown(request.query)}"))
 
     def __repr__(self) -> str:
         return (
-            f"<ScriptedScorer model_name={self._model_name!r} steps={len(self._steps)}"
-            f" taken={self._taken} repeats={self._repeats} requests={len(self._requests)}>"
+            f"<ScriptedScorer model_name={self._model_name!r} {self._script!r}"
+            f" requests={len(self._requests)}>"
         )
 
 
