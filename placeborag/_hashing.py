@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["SENTINEL", "hashed_counts", "hashed_counts_norms", "model_seeds", "splitmix64"]
+__all__ = ["SENTINEL", "hashed_counts_norms", "model_seeds", "splitmix64"]
 
 SENTINEL = 0x110000
 _P = 0x100000001B3  # the FNV-64 prime: odd, so it has an inverse modulo 2**64
@@ -260,22 +260,16 @@ def _make_plan(texts: list[str]) -> _Plan:
     return _Plan(np.concatenate(spans), kinds, np.concatenate(rows))
 
 
-def hashed_counts(
+def hashed_counts_norms(
     texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]
-) -> np.ndarray:
-    """Signed feature counts, shape ``(len(texts), dimensions)``: float64 holding exact integers.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Signed feature counts, shape ``(len(texts), dimensions)`` (float64 holding exact
+    integers), and each row's squared norm (exact: sums of small integers).
 
     Every row has at least one non-zero count: a text with no features (the empty string) or
     whose signed features cancel exactly gets one count in a bucket chosen by hashing the whole
     text, so every text can be L2-normalised.
     """
-    return hashed_counts_norms(texts, dimensions, seeds)[0]
-
-
-def hashed_counts_norms(
-    texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`hashed_counts` and each row's squared norm (exact: sums of small integers)."""
     counts = _counts(texts, dimensions, seeds)
     norms = np.einsum("ij,ij->i", counts, counts)
     empty = np.flatnonzero(norms == 0)
@@ -286,7 +280,7 @@ def hashed_counts_norms(
 
 
 def _counts(texts: list[str], dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
-    """The counts of :func:`hashed_counts`, rows without features left at zero."""
+    """The counts of :func:`hashed_counts_norms`, rows without features left at zero."""
     n = len(texts)
     if n == 0:
         return np.zeros((0, dimensions))
@@ -390,7 +384,7 @@ def _one_text_tables(
 
 def hashed_counts_one(text: str, dimensions: int, seeds: tuple[int, int, int, int]) -> np.ndarray:
     """The signed feature counts of one text, shape ``(dimensions,)``: the same float64 values
-    as its row of :func:`hashed_counts`."""
+    as its row of :func:`hashed_counts_norms`."""
     return hashed_counts_norm(text, dimensions, seeds)[0]
 
 
