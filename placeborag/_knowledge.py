@@ -30,6 +30,7 @@ from placeborag._errors import (
     PlaceboragValueError,
     RetrievalTimeout,
 )
+from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
 
 __all__ = [
@@ -198,7 +199,7 @@ class StubKnowledgeStore:
         self._access = access
         self._source_key = source_key
         self._calls: list[KnowledgeCall] = []
-        self._failures: list[list[Any]] = []
+        self._failures = FailureQueue()
 
     # -- scripting ----------------------------------------------------------------------------
 
@@ -222,17 +223,9 @@ class StubKnowledgeStore:
         """
         if error is None:
             error = RetrievalTimeout("injected by fail_next_search(): the search timed out")
-        elif not (
-            isinstance(error, BaseException)
-            or (isinstance(error, type) and issubclass(error, BaseException))
-        ):
-            raise PlaceboragTypeError(f"error={error!r} must be an exception instance or class")
-        if isinstance(times, bool) or not isinstance(times, int):
-            raise PlaceboragTypeError(f"times={times!r} must be an int")
-        if times < 1:
-            raise PlaceboragValueError(f"times={times!r} must be >= 1")
+        failure, count = FailureQueue.checked(error, times)
         with self._lock:
-            self._failures.append([error, times])
+            self._failures.add(failure, count)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -322,13 +315,9 @@ class StubKnowledgeStore:
                 text, copy.deepcopy(identity), size, where_copy, context_copy, len(self._calls)
             )
             self._calls.append(call)
-            if self._failures:
-                failure = self._failures[0]
-                failure[1] -= 1
-                if failure[1] == 0:
-                    self._failures.pop(0)
-                error = failure[0]
-                raise error.with_traceback(None) if isinstance(error, BaseException) else error
+            failure = self._failures.take()
+            if failure is not None:
+                raise failure
         return call
 
     def _matches(self, call: KnowledgeCall) -> tuple[Any, ...]:

@@ -29,6 +29,7 @@ from placeborag._errors import (
     PlaceboragValueError,
     RetrievalTimeout,
 )
+from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter, copy_filter
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id as _check_id
@@ -205,7 +206,7 @@ class FakeVectorStore:
         self._pending: list[_Pending] = []
         self._written: set[str] = set()  # ids present once every pending write lands
         self._written_shared = False  # with a twin (copied before either one changes it)
-        self._failures: list[list[Any]] = []  # [exception, remaining]
+        self._failures = FailureQueue()
         self._queries: list[QueryRecord] = []
         self._churn_events = 0
         self._records_view: StoreRecords | None = None
@@ -738,20 +739,9 @@ class FakeVectorStore:
         """
         if error is None:
             error = RetrievalTimeout("injected by fail_next_query(): the query timed out")
-        elif not (
-            isinstance(error, BaseException)
-            or (isinstance(error, type) and issubclass(error, BaseException))
-        ):
-            raise PlaceboragTypeError(
-                f"error={error!r} must be an exception instance or class, "
-                f"not {type(error).__name__}"
-            )
-        if isinstance(times, bool) or not isinstance(times, int):
-            raise PlaceboragTypeError(f"times={times!r} must be an int, not {type(times).__name__}")
-        if times < 1:
-            raise PlaceboragValueError(f"times={times!r} must be >= 1")
+        failure, count = FailureQueue.checked(error, times)
         with self._lock:
-            self._failures.append([error, times])
+            self._failures.add(failure, count)
 
     # -- queries -----------------------------------------------------------------------------
 
@@ -861,12 +851,9 @@ class FakeVectorStore:
                     vector=qpass.vector_given,
                 )
             )
-            if self._failures:
-                failure = self._failures[0]
-                failure[1] -= 1
-                if failure[1] == 0:
-                    self._failures.pop(0)
-                raise _fresh(failure[0])
+            failure = self._failures.take()
+            if failure is not None:
+                raise failure
             return list(self._run(qpass, full=False).matches)
 
     @staticmethod
@@ -1279,14 +1266,6 @@ def _unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
             unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
             out[a:b][unit] = as32[unit]
     return out
-
-
-def _fresh(error: BaseException | type[BaseException]) -> BaseException:
-    """A failure to raise: a class is instantiated; an instance is raised again with its
-    traceback reset, so a failure injected many times never grows one traceback."""
-    if isinstance(error, type):
-        return error()
-    return error.with_traceback(None)
 
 
 class _VectorsOnlyEmbedder:

@@ -1,0 +1,59 @@
+"""Injected failures: the queue behind ``FakeVectorStore.fail_next_query`` and
+``KnowledgeStub.fail_next_search``. Each entry fails a number of calls, in order; the owner
+calls it under its own lock."""
+
+from __future__ import annotations
+
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+
+__all__ = ["FailureQueue"]
+
+Failure = BaseException | type[BaseException]
+
+
+class FailureQueue:
+    """Failures queued by ``fail_next_*``: each raised for its number of calls, then the next."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self) -> None:
+        self._queue: list[tuple[Failure, int]] = []  # (failure, calls left)
+
+    @staticmethod
+    def checked(error: object, times: object) -> tuple[Failure, int]:
+        """``error`` (an exception instance or class) and ``times`` (>= 1), checked before
+        anything is queued."""
+        if not (
+            isinstance(error, BaseException)
+            or (isinstance(error, type) and issubclass(error, BaseException))
+        ):
+            raise PlaceboragTypeError(
+                f"error={error!r} must be an exception instance or class, "
+                f"not {type(error).__name__}"
+            )
+        if isinstance(times, bool) or not isinstance(times, int):
+            raise PlaceboragTypeError(f"times={times!r} must be an int, not {type(times).__name__}")
+        if times < 1:
+            raise PlaceboragValueError(f"times={times!r} must be >= 1")
+        return error, times
+
+    def add(self, error: Failure, times: int) -> None:
+        self._queue.append((error, times))
+
+    def __bool__(self) -> bool:
+        return bool(self._queue)
+
+    def take(self) -> BaseException | None:
+        """The failure the next call raises (None if none is queued), spending one call of it.
+
+        A class is instantiated; an instance is raised again with its traceback reset, so a
+        failure injected many times never grows one traceback.
+        """
+        if not self._queue:
+            return None
+        error, left = self._queue[0]
+        if left == 1:
+            self._queue.pop(0)
+        else:
+            self._queue[0] = (error, left - 1)
+        return error() if isinstance(error, type) else error.with_traceback(None)
