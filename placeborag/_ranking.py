@@ -177,10 +177,6 @@ class ExactScores:
             key = self._keys[source] = Fraction(dot * abs(dot), norm)
         return key
 
-    def cosine(self, row: int) -> float:
-        """The exact cosine (one per distinct source, like :meth:`key`)."""
-        return self.cosines([row])[row]
-
     def query_norm(self) -> int:
         """The query's exact squared norm."""
         if self._qnorm is None:
