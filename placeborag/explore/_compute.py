@@ -9,14 +9,16 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
 from placeborag._hashing import splitmix64
+from placeborag._validation import shown
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -261,6 +263,10 @@ def project(
     everything is computed.
     """
     check_projection(projection)
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise PlaceboragTypeError(f"n_components={shown(n_components)} must be an int, 2 or 3")
+    if n_components not in (2, 3):
+        raise PlaceboragValueError(f"n_components={n_components!r} must be 2 or 3")
     rows = rows if rows is not None else store_rows(store)
     if projection == "umap":
         coords = coords if coords is not None else umap_coords(rows.vectors, n_components)

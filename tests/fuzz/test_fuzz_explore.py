@@ -19,7 +19,7 @@ pytest.importorskip("plotly")
 
 from placeborag import PlaceboragError
 from placeborag._cli import main
-from placeborag.explore import Scenario, demo_scenario, export_pytest
+from placeborag.explore import Scenario, demo_scenario, export_pytest, project
 
 DEMO = demo_scenario()
 SMALL = DEMO.replace(documents=DEMO.documents[:6], clusters={"refund": ["refund policy"]})
@@ -120,6 +120,7 @@ def test_export_of_any_selection_and_changes_is_source_or_an_error(selection, ch
 
 cli_words = st.sampled_from(
     ["report", "--out", "--scenario", "-h", "--help", "bogus", "", "r.html", "s.json", "dir/"]
+    + ["--projection", "pca", "PCA", "tsne"]  # (not "umap": its first fit compiles for seconds)
 )
 
 
@@ -163,3 +164,23 @@ def test_a_scenario_path_of_any_kind_is_used_or_refused(path):
                 assert list(Path(folder).iterdir()) == []
         finally:
             os.chdir(previous)
+
+
+SMALL_STORE = SMALL.store()
+# Any name but the one that starts a UMAP fit (tested in tests/explore/test_umap.py).
+projection_names = st.one_of(
+    texts, anything, st.sampled_from(["pca", "PCA", " pca", "umap ", "UMAP", "t-sne", ""])
+).filter(lambda value: value != "umap")
+
+
+@FUZZ
+@given(name=projection_names, n_components=st.one_of(st.sampled_from([2, 3]), anything))
+def test_any_projection_name_projects_or_is_refused(name, n_components):
+    out = result_or_error(
+        lambda: project(
+            SMALL_STORE, SMALL.query, SMALL.k, projection=name, n_components=n_components
+        )
+    )
+    if not isinstance(out, PlaceboragError):
+        assert name == "pca" and n_components in (2, 3)
+        assert out.coords.shape == (len(SMALL.documents), n_components)
