@@ -71,6 +71,9 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
 # Per-member draws of large batches (sign rows per model, dimension and geometry attempt;
 # jitter draws per model), which a new spread reuses.
 _MEMBER_DRAWS = BatchMemo(16 << 20, min_batch=100)
+# Substring membership of large batches (a corpus re-embedded under another model, dimension
+# or spread keeps its clusters): looked up by the declaration and the texts themselves.
+_MEMBERSHIP = BatchMemo(8 << 20, min_batch=1024)
 
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -284,6 +287,17 @@ class FakeEmbedder:
             return [None] * len(texts)
         if self._match == "exact":
             return [self._cluster_of_declared.get(t) for t in texts]
+        if len(texts) < _MEMBERSHIP.min_batch:
+            return self._substring_clusters(texts)
+        declared = self._cluster_of_declared
+        key = (tuple((m, declared[m]) for m in self._substring_order), tuple(texts))
+        found: np.ndarray = _MEMBERSHIP.get_or(
+            key, len(texts), lambda: np.array(self._substring_clusters(texts) + [None])[:-1]
+        )
+        return found.tolist()  # type: ignore[no-any-return]
+
+    def _substring_clusters(self, texts: list[str]) -> list[str | None]:
+        """Per text, the cluster of the first declaration (longest first) it contains."""
         out: list[str | None] = []
         for text in texts:
             found = None
@@ -429,16 +443,65 @@ class FakeEmbedder:
         if not members:
             floats = self._hashed_rows(texts, exact=False, keep=keep, dtype=dtype)[0]
             return floats if floats.dtype == dtype else floats.astype(dtype)
-        member_rows: np.ndarray = self._member_rows(keys, exact=False, dtype=dtype)[1]
         if not others:  # members only (a new spread re-embeds just them): already in order
+            member_rows: np.ndarray = self._member_rows(keys, exact=False, dtype=dtype)[1]
             return member_rows if member_rows.dtype == dtype else member_rows.astype(dtype)
         floats = np.empty((len(texts), self._dimensions), dtype=dtype)
-        others_texts = [texts[i] for i in others]
-        floats[np.array(others)] = self._hashed_rows(
-            others_texts, exact=False, keep=keep, dtype=dtype
-        )[0]
-        floats[np.array(members)] = member_rows
+        self._fill(texts, floats, np.arange(len(texts)), keep, (members, keys, others))
         return floats
+
+    def _embed_into(self, texts: list[str], out: np.ndarray, at: np.ndarray) -> None:
+        """Write the unit vector of ``texts[i]`` (rounded to ``out.dtype``) into ``out[at[i]]``:
+        a store's matrix filled in place, without a batch of rows beside it."""
+        self._fill(texts, out, np.asarray(at, dtype=np.intp), False, self._split(texts))
+
+    def _fill(
+        self,
+        texts: list[str],
+        out: np.ndarray,
+        at: np.ndarray,
+        keep: bool,
+        split: tuple[list[int], list[tuple[str, str]], list[int]],
+    ) -> None:
+        members, keys, others = split
+        dtype = out.dtype
+
+        def hashed() -> None:
+            if not others:
+                return
+            rows, where = [texts[i] for i in others], at[others]
+            if len(rows) <= 2 * _ROW_BLOCK:
+                out[where] = self._hashed_rows(rows, exact=False, keep=keep, dtype=dtype)[0]
+                return
+            for a in range(0, len(rows), _ROW_BLOCK):  # bounded transients at any size
+                out[where[a : a + _ROW_BLOCK]] = _normalise_counts(
+                    *self._counts(rows[a : a + _ROW_BLOCK])
+                )
+
+        def member_rows() -> None:
+            if not members:
+                return
+            where = at[members]
+            if len(keys) > _CACHED_BATCH and len(set(keys)) == len(keys):
+                cache = self._member_cache
+                if not cache or not any(k in cache for k in keys):
+                    self._compute_members(keys, exact=False, dtype=dtype, into=(out, where))
+                    return
+            out[where] = self._member_rows(keys, exact=False, dtype=dtype)[1]
+
+        if len(others) >= _ROW_BLOCK and len(members) >= _ROW_BLOCK:
+            # Two large parts: the hashing (numpy, most of it without the GIL) runs beside the
+            # member draws (one hashlib call each). They write disjoint rows of ``out``, so
+            # the result is the same bits as one after the other.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                done = pool.submit(hashed)
+                member_rows()
+                done.result()
+        else:
+            hashed()
+            member_rows()
 
     def _split(self, texts: list[str]) -> tuple[list[int], list[tuple[str, str]], list[int]]:
         """Positions and (cluster, text) keys of the declared members, and the other positions.
@@ -521,7 +584,12 @@ class FakeEmbedder:
         return self._cluster_spread * (0.5 + u)
 
     def _compute_members(
-        self, keys: list[tuple[str, str]], *, exact: bool = True, dtype: Any = np.float64
+        self,
+        keys: list[tuple[str, str]],
+        *,
+        exact: bool = True,
+        dtype: Any = np.float64,
+        into: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[Any, np.ndarray]:
         """Exact (int64) and unit float vectors of (cluster, text) pairs, in one numpy pass.
 
@@ -532,7 +600,8 @@ class FakeEmbedder:
         ``±c-``, picked by the sign bits of ``A`` and ``S``. Every step is exact integer
         arithmetic or one correctly rounded float operation, so a batch gives the same bits
         as one member at a time. The rare ``R = ±A`` (no jitter direction) draws again.
-        With ``exact=False`` the integer vectors are not built (None is returned for them).
+        With ``exact=False`` the integer vectors are not built (None is returned for them);
+        ``into=(out, at)`` then writes row ``i`` into ``out[at[i]]`` and returns ``out``.
         With ``dtype=np.float32`` the four float64 values of a row are rounded to float32
         before they are spread over it: the same bits as rounding the float64 row.
         """
@@ -564,12 +633,16 @@ class FakeEmbedder:
         if dtype != np.float64:
             float_values = float_values.astype(dtype)
         if not exact:  # in blocks of rows: the transient arrays stay small at any n
-            floats = np.empty((n, d), dtype=float_values.dtype)
+            floats = np.empty((n, d), dtype=float_values.dtype) if into is None else into[0]
             for a in range(0, n, _ROW_BLOCK):
                 rows = slice(a, a + _ROW_BLOCK)
-                floats[rows] = np.take_along_axis(
+                block = np.take_along_axis(
                     float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
                 )
+                if into is None:
+                    floats[rows] = block
+                else:
+                    floats[into[1][rows]] = block
             return None, floats
         code = self._codes(r_packed, which, a_bits)
         floats = np.take_along_axis(float_values, code, axis=1)

@@ -350,22 +350,36 @@ class FakeVectorStore:
             dims = twin._table.dimensions
             if reused_rows.size:
                 dims = other_records.dimensions
-            embedded = None
-            if embed_rows.size:
-                embedded = twin._embed_documents([table.texts[r] for r in embed_rows.tolist()])
-                dims = embedded.shape[1]
-            if (
-                embedded is not None
-                and embed_rows.size == table.count
-                and embedded.dtype == np.float32
-            ):
-                # Every row embedded, in row order: the batch is the matrix (no second copy;
-                # the new table is shared, so a later write copies it before changing it).
-                vectors = embedded
+                if twin._fake and embedder.dimensions != dims:
+                    raise PlaceboragValueError(
+                        f"the embedder makes {embedder.dimensions}-dimensional vectors; the "
+                        f"store of reuse holds {dims}-dimensional ones"
+                    )
+            texts = [table.texts[r] for r in embed_rows.tolist()]
+            if twin._fake and embed_rows.size:
+                # The embedder writes straight into the new matrix: no batch of rows beside it.
+                vectors = np.empty((table.count, embedder.dimensions), dtype=np.float32)
+                twin._check_dimensions(vectors[:0], texts)
+                if embed_rows.size < table.count:
+                    vectors[~table.alive[: table.count]] = 0.0  # the rows of deleted records
+                embedder._embed_into(texts, vectors, embed_rows)
             else:
-                vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
+                embedded = twin._embed_documents(texts) if embed_rows.size else None
                 if embedded is not None:
-                    vectors[embed_rows] = embedded
+                    dims = embedded.shape[1]
+                if (
+                    embedded is not None
+                    and embed_rows.size == table.count
+                    and embedded.dtype == np.float32
+                ):
+                    # Every row embedded, in row order: the batch is the matrix (no second
+                    # copy; the new table is shared, so a later write copies it before
+                    # changing it).
+                    vectors = embedded
+                else:
+                    vectors = np.zeros((table.count, dims or 0), dtype=np.float32)
+                    if embedded is not None:
+                        vectors[embed_rows] = embedded
             # Reused rows are copied a block at a time (no temporary of the whole matrix).
             for a in range(0, reused_rows.size, _BLOCK):
                 vectors[reused_rows[a : a + _BLOCK]] = other_records.vectors[

@@ -284,10 +284,14 @@ def test_the_kept_hashing_plans_stay_within_their_memory_budget():
     from placeborag import _hashing
 
     embedder = FakeEmbedder(dimensions=8)
-    for batch in range(12):  # ~4.5 MB of plan each: more than the budget holds
-        texts = [f"batch {batch} text {i} and a few more words" for i in range(2000)]
+    made = 0
+    batch = 0
+    while made <= 2 * _hashing._PLANS.max_bytes:  # more than the budget holds
+        texts = [f"batch {batch} text {i} and a few more words" for i in range(4000)]
         embedder.embed_batch(texts)
         assert tuple(texts) in _hashing._PLANS  # the latest is kept
+        made += _hashing._plan(texts).nbytes
+        batch += 1
     assert _hashing._PLANS.max_bytes // 2 < _hashing._PLANS.nbytes <= _hashing._PLANS.max_bytes
 
 
@@ -440,3 +444,38 @@ def test_a_batch_embedded_in_blocks_of_rows_gives_the_same_bits(monkeypatch):
     blocked = FakeEmbedder(clusters=clusters)._embed_floats(texts, np.float32)
     assert blocked.dtype == np.float32
     assert blocked.tobytes() == whole.tobytes()
+
+
+def test_a_large_mixed_batch_written_into_a_matrix_is_the_batch_itself():
+    """Past a block of members and a block of other texts, the hashing runs in a second thread
+    beside the member draws and both write straight into the destination rows: the same bits
+    as the batch, at any destination order (a store's matrix with rows out of order)."""
+    from placeborag import _embedder
+
+    n = _embedder._ROW_BLOCK + 40
+    texts = [f"refund case {i}" if i % 2 else f"parcel {i} is late" for i in range(2 * n)]
+    embedder = FakeEmbedder(
+        dimensions=16, clusters={"refund": ["refund case"]}, cluster_match="substring"
+    )
+    batch = embedder.embed_array(texts).astype(np.float32)
+    at = np.arange(2 * n)[::-1].copy()  # reversed rows
+    out = np.full((2 * n, 16), np.nan, dtype=np.float32)
+    embedder._embed_into(texts, out, at)
+    np.testing.assert_array_equal(out[at], batch)
+    one = np.array([embedder.embed(t) for t in texts[:3] + texts[-3:]], dtype=np.float32)
+    np.testing.assert_array_equal(out[at][[0, 1, 2, -3, -2, -1]], one)
+
+
+def test_substring_membership_of_a_large_batch_follows_each_declaration():
+    """Membership of a large batch is kept by declaration and texts: another declaration over
+    the same texts gets its own answer."""
+    texts = [f"text {i} about refunds" for i in range(3000)] + ["nothing"]
+    first = FakeEmbedder(clusters={"a": ["refunds"]}, cluster_match="substring")
+    second = FakeEmbedder(clusters={"b": ["refunds"]}, cluster_match="substring")
+    longer = FakeEmbedder(
+        clusters={"a": ["refunds"], "c": ["about refunds"]}, cluster_match="substring"
+    )
+    assert first.clusters_of(texts) == ["a"] * 3000 + [None]
+    assert second.clusters_of(texts) == ["b"] * 3000 + [None]
+    assert longer.clusters_of(texts) == ["c"] * 3000 + [None]  # the longest declaration wins
+    assert first.clusters_of(texts) == ["a"] * 3000 + [None]

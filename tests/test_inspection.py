@@ -577,3 +577,23 @@ def test_a_vector_query_named_by_its_text_ranks_exactly_as_the_text_query(option
     assert store.last_query.text == "refund"
     with pytest.raises(PlaceboragTypeError, match="text=5 must be a str or None"):
         store.query_by_vector(vector, 5, text=5)
+
+
+def test_reembedded_into_place_zeroes_nothing_alive_and_checks_the_reused_dimension():
+    """The new matrix is filled in place: deleted rows stay out of the records, reused rows
+    are copied, and reusing a store of another dimension is refused before anything is built."""
+    clusters = {"refund": ["refund policy for damaged parcels"]}
+    store = FakeVectorStore(embedder=FakeEmbedder(clusters=clusters, cluster_spread=0.2))
+    store.upsert_many([f"d{i}" for i in range(len(TEXTS))], TEXTS, METAS)
+    store.delete("d2")
+    wider = FakeEmbedder(clusters=clusters, cluster_spread=0.8)
+    unclustered = [i for i in store.ids if wider.cluster_of(store.get(i).text) is None]
+    twin = store.reembedded(wider, reuse=(store, unclustered))
+    fresh = FakeVectorStore(embedder=wider)
+    fresh.upsert_many([f"d{i}" for i in range(len(TEXTS))], TEXTS, METAS)
+    fresh.delete("d2")
+    assert twin.ids == fresh.ids
+    np.testing.assert_array_equal(twin.records().vectors, fresh.records().vectors)
+    narrow = FakeEmbedder(clusters=clusters, cluster_spread=0.8, dimensions=64)
+    with pytest.raises(PlaceboragValueError, match="64-dimensional vectors; the store of reuse"):
+        store.reembedded(narrow, reuse=(store, unclustered))

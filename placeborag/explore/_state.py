@@ -139,7 +139,6 @@ class ExplorerState:
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
         self._origin_key: str | None = None  # the embedder key of the origin's vectors
-        self._written_from_scenario = True  # the origin was written from the documents
         self._hashing: dict[str, str] = {}  # model + dimension + declaration -> store key
         self._projectors = LRU()
         self._traces = LRU()
@@ -337,7 +336,6 @@ class ExplorerState:
                     # The user's records as they are: no second copy, no re-embedding.
                     store = with_options(self._given, **plain)
                     self._given = None
-                    self._written_from_scenario = False
                 else:
                     store = s.store(embedder=embedder, **plain)
                 self._origin, self._origin_key = (store, store_rows(store)), key
@@ -349,15 +347,6 @@ class ExplorerState:
             hashing = self._stores.get(latest)
             if hashing is None and latest is not None and latest == self._origin_key:
                 hashing = self._origin  # a large store keeps only its newest: that one
-            if hashing is None and self._stores.evict_first and self._written_from_scenario:
-                # A large store with nothing to reuse: the one held is let go of first and
-                # the documents written again (the same rows and vectors as re-embedding
-                # them, without two stores' vectors alive at once).
-                del origin, rows
-                self._origin = self._origin_key = None
-                store = s.store(embedder=embedder, **plain)
-                self._origin, self._origin_key = (store, store_rows(store)), key
-                return self._origin
             if hashing is not None:
                 keep = self._membership(s, rows) == UNCLUSTERED
                 same = [rows.ids[i] for i in np.flatnonzero(keep).tolist()]
