@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -73,7 +73,29 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
 _MEMBER_DRAWS = BatchMemo(16 << 20, min_batch=100)
 # Substring membership of large batches (a corpus re-embedded under another model, dimension
 # or spread keeps its clusters): looked up by the declaration and the texts themselves.
-_MEMBERSHIP = BatchMemo(8 << 20, min_batch=1024)
+_MEMBERSHIP = BatchMemo(32 << 20, min_batch=1024)
+# The cluster of each text of the large batches matched so far, per declaration (the few most
+# recent declarations, up to _SEEN_TEXTS texts each: ~100 bytes a text).
+_SEEN: dict[tuple[tuple[str, str], ...], dict[str, str | None]] = {}
+_SEEN_LOCK = threading.Lock()
+_SEEN_DECLARATIONS = 4
+_SEEN_TEXTS = 1 << 19
+
+
+class _Membership:
+    """Each text's cluster (None outside them) and the batch split as ``_split`` gives it:
+    member positions, their (cluster, text) keys and the other positions. Read only."""
+
+    __slots__ = ("names", "nbytes", "split")
+
+    def __init__(self, names: list[str | None], texts: list[str]) -> None:
+        self.names = np.array(names + [None], dtype=object)[:-1]
+        is_member = np.array([name is not None for name in names], dtype=bool)
+        at = np.flatnonzero(is_member).tolist()
+        keys = list(zip(self.names[is_member].tolist(), [texts[i] for i in at]))
+        self.split = (at, keys, np.flatnonzero(~is_member).tolist())
+        # the arrays and lists of pointers, the keys' tuples and the ints past the small ones
+        self.nbytes = 8 * self.names.size + 16 * len(texts) + 64 * len(keys)
 
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -289,23 +311,54 @@ class FakeEmbedder:
             return [self._cluster_of_declared.get(t) for t in texts]
         if len(texts) < _MEMBERSHIP.min_batch:
             return self._substring_clusters(texts)
+        return self._membership(texts).names.tolist()  # type: ignore[no-any-return]
+
+    def _membership(self, texts: list[str]) -> _Membership:
+        """The clusters of a large batch and its split into members and other texts, kept per
+        declaration and texts (a corpus embedded again under another model, dimension or
+        spread: its members' keys are not built again)."""
+        if self._match == "exact":
+            get = self._cluster_of_declared.get
+            return _Membership([get(t) for t in texts], texts)
         declared = self._cluster_of_declared
         key = (tuple((m, declared[m]) for m in self._substring_order), tuple(texts))
-        found: np.ndarray = _MEMBERSHIP.get_or(
-            key, len(texts), lambda: np.array(self._substring_clusters(texts) + [None])[:-1]
+        return _MEMBERSHIP.get_or(
+            key, len(texts), lambda: _Membership(self._substring_clusters(texts), texts)
         )
-        return found.tolist()  # type: ignore[no-any-return]
 
     def _substring_clusters(self, texts: list[str]) -> list[str | None]:
-        """Per text, the cluster of the first declaration (longest first) it contains."""
+        """Per text, the cluster of the first declaration (longest first) it contains.
+
+        A large batch looks each text up first among the texts already matched under the same
+        declaration (any model, dimension or spread): a corpus re-embedded in parts, as a new
+        spread re-embeds only its members, scans each text once.
+        """
+        declared = self._cluster_of_declared
+        order = self._substring_order
+        seen: dict[str, str | None] = {}
+        if len(texts) >= _MEMBERSHIP.min_batch:
+            key = tuple((m, declared[m]) for m in order)
+            with _SEEN_LOCK:
+                seen = _SEEN.pop(key, {})
+                _SEEN[key] = seen  # the most recent declaration last
+                while len(_SEEN) > _SEEN_DECLARATIONS:
+                    del _SEEN[next(iter(_SEEN))]
+        unseen = object()
         out: list[str | None] = []
         for text in texts:
-            found = None
-            for member in self._substring_order:
-                if member in text:
-                    found = self._cluster_of_declared[member]
-                    break
-            out.append(found)
+            found = seen.get(text, unseen)
+            if found is unseen:
+                found = None
+                for member in order:
+                    if member in text:
+                        found = declared[member]
+                        break
+            out.append(found)  # type: ignore[arg-type]
+        if len(texts) >= _MEMBERSHIP.min_batch:
+            with _SEEN_LOCK:
+                if len(seen) + len(texts) > _SEEN_TEXTS:
+                    seen.clear()
+                seen.update(zip(texts, out))
         return out
 
     def _hash_one(self, text: str) -> _Row:
@@ -482,11 +535,11 @@ class FakeEmbedder:
             if not members:
                 return
             where = at[members]
-            if len(keys) > _CACHED_BATCH and len(set(keys)) == len(keys):
-                cache = self._member_cache
-                if not cache or not any(k in cache for k in keys):
-                    self._compute_members(keys, exact=False, dtype=dtype, into=(out, where))
-                    return
+            distinct = set(keys) if len(keys) > _CACHED_BATCH else ()
+            if len(distinct) == len(keys) and self._member_cache.keys().isdisjoint(distinct):
+                # new, distinct members: written in place, a block at a time
+                self._compute_members(keys, exact=False, dtype=dtype, into=(out, where))
+                return
             out[where] = self._member_rows(keys, exact=False, dtype=dtype)[1]
 
         if len(others) >= _ROW_BLOCK and len(members) >= _ROW_BLOCK:
@@ -511,10 +564,12 @@ class FakeEmbedder:
         """
         if not self._clusters:
             return [], [], list(range(len(texts)))
-        names = self._clusters_of(texts)
-        members = [i for i, name in enumerate(names) if name is not None]
-        others = [i for i, name in enumerate(names) if name is None]
-        return members, [(names[i], texts[i]) for i in members], others  # type: ignore[misc]
+        if len(texts) < _MEMBERSHIP.min_batch:
+            names = self._clusters_of(texts)
+            members = [i for i, name in enumerate(names) if name is not None]
+            others = [i for i, name in enumerate(names) if name is None]
+            return members, [(names[i], texts[i]) for i in members], others  # type: ignore[misc]
+        return self._membership(texts).split  # kept with the membership: read only
 
     def _member_rows(
         self, keys: list[tuple[str, str]], *, exact: bool = True, dtype: Any = np.float64
@@ -559,22 +614,22 @@ class FakeEmbedder:
     def _jitter_magnitude(self, name: str, text: str) -> float:
         return float(self._jitter_magnitudes([(name, text)])[0])
 
-    def _jitter_magnitudes(self, keys: list[tuple[str, str]]) -> np.ndarray:
+    def _jitter_magnitudes(
+        self, keys: list[tuple[str, str]], encoded: Callable[[], list[bytes]] | None = None
+    ) -> np.ndarray:
         """Jitter magnitudes ``m`` of (cluster, text) members.
 
         Independent of the dimension and of the geometry attempt: that is what keeps the
         member-to-anchor order the same at every dimension. ``m = spread * (0.5 + u)`` with
-        ``u`` 53 bits of BLAKE2b over 2**53, exact in float64.
+        ``u`` 53 bits of BLAKE2b over 2**53, exact in float64. ``encoded``: the members'
+        ``cluster NUL text`` in UTF-8 (:func:`_encoded_members`), when the caller has them.
         """
         prefix = f"placeborag/jitter/v1\x00{self._model_name}\x00"
 
         def draw() -> np.ndarray:
-            blob = b"".join(
-                hashlib.blake2b(
-                    f"{prefix}{name}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=8
-                ).digest()
-                for name, text in keys
-            )
+            head = prefix.encode("utf-8", "surrogatepass")
+            bodies = encoded() if encoded is not None else _encoded_members(keys)
+            blob = b"".join(hashlib.blake2b(head + body, digest_size=8).digest() for body in bodies)
             top_bits = np.frombuffer(blob, dtype="<u8") >> np.uint64(11)
             u: np.ndarray = top_bits.astype(np.float64) / 2.0**53
             return u
@@ -613,12 +668,21 @@ class FakeEmbedder:
         a_bits = (np.stack([self._anchors[c] for c in cluster_names]) < 0).astype(np.uint8)
         a_packed = np.packbits(a_bits, axis=1)
         # The sign rows do not depend on the spread: a large batch keeps them (read only).
+        bodies: list[list[bytes]] = []  # made once, for both draws, if either is needed
+
+        def encoded() -> list[bytes]:
+            if not bodies:
+                bodies.append(_encoded_members(keys))
+            return bodies[0]
+
         r_packed, negative = _MEMBER_DRAWS.get_or(
-            (self._seed("j"), tuple(keys)), n, lambda: self._sign_rows(keys, which, a_packed)
+            (self._seed("j"), tuple(keys)),
+            n,
+            lambda: self._sign_rows(keys, which, a_packed, encoded),
         )
         ra = d - 2 * negative  # R.A = sum(S)
         norm_j2 = d * (d * d - ra * ra)  # |J|**2, derived by hand to stay exact
-        m = self._jitter_magnitudes(keys)
+        m = self._jitter_magnitudes(keys, encoded)
         t = np.rint(m * np.sqrt(d / norm_j2) * 2.0**_SCALE_BITS).astype(np.int64)
         c_plus = (1 << _SCALE_BITS) + t * (d - ra)
         c_minus = (1 << _SCALE_BITS) - t * (d + ra)
@@ -634,7 +698,8 @@ class FakeEmbedder:
             float_values = float_values.astype(dtype)
         if not exact:  # in blocks of rows: the transient arrays stay small at any n
             floats = np.empty((n, d), dtype=float_values.dtype) if into is None else into[0]
-            for a in range(0, n, _ROW_BLOCK):
+
+            def fill(a: int) -> None:
                 rows = slice(a, a + _ROW_BLOCK)
                 block = np.take_along_axis(
                     float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
@@ -643,6 +708,8 @@ class FakeEmbedder:
                     floats[rows] = block
                 else:
                     floats[into[1][rows]] = block
+
+            _each_block(fill, range(0, n, _ROW_BLOCK))
             return None, floats
         code = self._codes(r_packed, which, a_bits)
         floats = np.take_along_axis(float_values, code, axis=1)
@@ -662,19 +729,20 @@ class FakeEmbedder:
         return code
 
     def _sign_rows(
-        self, keys: list[tuple[str, str]], which: np.ndarray, a_packed: np.ndarray
+        self,
+        keys: list[tuple[str, str]],
+        which: np.ndarray,
+        a_packed: np.ndarray,
+        encoded: Callable[[], list[bytes]],
     ) -> tuple[np.ndarray, np.ndarray]:
         """Packed SHAKE sign rows ``R`` of the members and, per member, the number of
         entries where ``R`` and its anchor differ (never 0 nor d: such a row is drawn again)."""
         d = self._dimensions
         n = len(keys)
         nbytes = (d + 7) // 8
-        prefix = self._seed("j")
+        head = self._seed("j") + b"\x00"
         blob = b"".join(
-            hashlib.shake_256(
-                prefix + f"\x00{name}\x00{text}\x000".encode("utf-8", "surrogatepass")
-            ).digest(nbytes)
-            for name, text in keys
+            hashlib.shake_256(head + body + b"\x000").digest(nbytes) for body in encoded()
         )
         r_packed = np.frombuffer(blob, np.uint8).reshape(n, nbytes).copy()
         valid = np.packbits(np.ones(d, dtype=np.uint8))  # masks the padding bits past d
@@ -841,6 +909,27 @@ def _rows(rows: list[np.ndarray]) -> np.ndarray:
     """Equal-length 1-D rows as one 2-D array (``np.stack`` without its per-call checks,
     which cost more than a few rows do)."""
     return np.concatenate(rows).reshape(len(rows), -1)
+
+
+def _each_block(work: Callable[[int], None], starts: range) -> None:
+    """``work(start)`` for each block start; past one block, on two threads (numpy's copies
+    and gathers run without the GIL). Each block writes its own rows, so the outcome is the
+    same bits as one block after another."""
+    if len(starts) < 2:
+        for start in starts:
+            work(start)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for done in [pool.submit(work, start) for start in starts]:
+            done.result()
+
+
+def _encoded_members(keys: list[tuple[str, str]]) -> list[bytes]:
+    """``cluster NUL text`` of each member in UTF-8 (lone surrogates kept): the part of a
+    member's draws that is its own."""
+    return [f"{name}\x00{text}".encode("utf-8", "surrogatepass") for name, text in keys]
 
 
 def _normalise_counts(counts: np.ndarray, norms: np.ndarray) -> np.ndarray:

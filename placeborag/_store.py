@@ -334,14 +334,16 @@ class FakeVectorStore:
                         f"not {type(other).__name__}"
                     )
                 other_records = other.records()
-                row_of, position = table.row_of, other_records.position
-                ours, theirs = [], []
-                for doc_id in ids:
-                    row = row_of.get(doc_id)
-                    if row is None:
-                        raise PlaceboragValueError(self._unknown_id_message(doc_id, row_of))
-                    ours.append(row)
-                    theirs.append(position(doc_id))
+                ids = list(ids)
+                ours = list(map(table.row_of.get, ids))
+                theirs = list(map(other_records._index.get, ids))
+                if None in ours or None in theirs:  # the first unknown id, named
+                    for doc_id, row in zip(ids, ours):
+                        if row is None:
+                            raise PlaceboragValueError(
+                                self._unknown_id_message(doc_id, table.row_of)
+                            )
+                        other_records.position(doc_id)
                 reused_rows = np.array(ours, dtype=np.int64)
                 reused_from = np.array(theirs, dtype=np.int64)
                 keep = np.ones(table.count, dtype=bool)

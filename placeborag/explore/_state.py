@@ -184,15 +184,28 @@ class ExplorerState:
             )
             return found
 
-        traces: dict[str, QueryTrace] = {
-            m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")
-        }
+        # One three-component fit serves both views: PCA components are nested. A new fit
+        # (BLAS, on one thread, without the GIL) runs on a second thread beside the traces.
+        fitting = None
+        if method == "pca" and key not in self._projectors:
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = ThreadPoolExecutor(max_workers=1)
+            fitting = pool.submit(fit_projector, rows.vectors, 3)
+            pool.shutdown(wait=False)
+        try:
+            traces: dict[str, QueryTrace] = {
+                m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")
+            }
+        finally:
+            fitted = fitting.result() if fitting is not None else None
         trace = traces[s.filter_mode]
-        # One three-component fit serves both views: PCA components are nested.
         projector: Projector | None = (
             self.timed(
                 "pca",
-                lambda: self._projectors.get_or(key, lambda: fit_projector(rows.vectors, 3)),
+                lambda: self._projectors.get_or(
+                    key, lambda: fitted or fit_projector(rows.vectors, 3)
+                ),
             ).head(n_components)
             if method == "pca"
             else None
