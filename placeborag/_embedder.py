@@ -86,16 +86,27 @@ class _Membership:
     """Each text's cluster (None outside them) and the batch split as ``_split`` gives it:
     member positions, their (cluster, text) keys and the other positions. Read only."""
 
-    __slots__ = ("names", "nbytes", "split")
+    __slots__ = ("member_texts", "names", "nbytes", "split")
 
     def __init__(self, names: list[str | None], texts: list[str]) -> None:
         self.names = np.array(names + [None], dtype=object)[:-1]
         is_member = np.array([name is not None for name in names], dtype=bool)
         at = np.flatnonzero(is_member).tolist()
-        keys = list(zip(self.names[is_member].tolist(), [texts[i] for i in at]))
+        self.member_texts = [texts[i] for i in at]
+        keys = list(zip(self.names[is_member].tolist(), self.member_texts))
         self.split = (at, keys, np.flatnonzero(~is_member).tolist())
         # the arrays and lists of pointers, the keys' tuples and the ints past the small ones
-        self.nbytes = 8 * self.names.size + 16 * len(texts) + 64 * len(keys)
+        self.nbytes = 8 * self.names.size + 24 * len(texts) + 64 * len(keys)
+
+    def of_members(self) -> _Membership:
+        """The same for the batch of this batch's members alone (what a new spread embeds),
+        sharing the keys."""
+        part = _Membership.__new__(_Membership)
+        part.names = self.names[np.not_equal(self.names, None)]  # type: ignore[call-overload]
+        part.member_texts = self.member_texts
+        part.split = (list(range(len(part.names))), self.split[1], [])
+        part.nbytes = 16 * part.names.size
+        return part
 
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -321,10 +332,18 @@ class FakeEmbedder:
             get = self._cluster_of_declared.get
             return _Membership([get(t) for t in texts], texts)
         declared = self._cluster_of_declared
-        key = (tuple((m, declared[m]) for m in self._substring_order), tuple(texts))
-        return _MEMBERSHIP.get_or(
-            key, len(texts), lambda: _Membership(self._substring_clusters(texts), texts)
-        )
+        declaration = tuple((m, declared[m]) for m in self._substring_order)
+        found: _Membership | None = _MEMBERSHIP.get((declaration, tuple(texts)))
+        if found is None:
+            found = _Membership(self._substring_clusters(texts), texts)
+            _MEMBERSHIP.put((declaration, tuple(texts)), len(texts), found)
+            if found.split[2] and len(found.member_texts) >= _MEMBERSHIP.min_batch:
+                # a corpus's members alone: the batch a new spread re-embeds
+                members = found.of_members()
+                _MEMBERSHIP.put(
+                    (declaration, tuple(found.member_texts)), len(members.names), members
+                )
+        return found
 
     def _substring_clusters(self, texts: list[str]) -> list[str | None]:
         """Per text, the cluster of the first declaration (longest first) it contains.

@@ -189,20 +189,32 @@ class BatchMemo:
         (``size``) and results over half the budget are not kept."""
         if size < self.min_batch:
             return make()
+        found = self.get(key)
+        if found is not None:
+            kept: _V = found  # what `make` built for this key
+            return kept
+        value = make()
+        self.put(key, size, value)
+        return value
+
+    def get(self, key: Any) -> Any:
+        """The result kept for ``key`` (now the most recently used), or None."""
         with self._lock:
             item = self._items.pop(key, None)
-            if item is not None:
-                self._items[key] = item
-                kept: _V = item[0]  # what `make` built for this key
-                return kept
-        value = make()
+            if item is None:
+                return None
+            self._items[key] = item
+            return item[0]
+
+    def put(self, key: Any, size: int, value: Any) -> None:
+        """Keep ``value`` for ``key`` (a batch of ``size``), by the rules of :meth:`get_or`."""
         weight = _nbytes(value)
-        if weight <= self.max_bytes // 2:
-            with self._lock:
-                self._items[key] = (value, weight)
-                while sum(w for _, w in self._items.values()) > self.max_bytes:
-                    del self._items[next(iter(self._items))]
-        return value
+        if size < self.min_batch or weight > self.max_bytes // 2:
+            return
+        with self._lock:
+            self._items[key] = (value, weight)
+            while sum(w for _, w in self._items.values()) > self.max_bytes:
+                del self._items[next(iter(self._items))]
 
     def clear(self) -> None:
         with self._lock:

@@ -479,3 +479,15 @@ def test_substring_membership_of_a_large_batch_follows_each_declaration():
     assert second.clusters_of(texts) == ["b"] * 3000 + [None]
     assert longer.clusters_of(texts) == ["c"] * 3000 + [None]  # the longest declaration wins
     assert first.clusters_of(texts) == ["a"] * 3000 + [None]
+    # The members alone (what a new spread re-embeds) are kept with the whole batch.
+    mixed = [t if i % 3 else f"other {i}" for i, t in enumerate(texts)]
+    assert first.clusters_of(mixed) == [None if i % 3 == 0 else "a" for i in range(len(mixed))]
+    members = [t for i, t in enumerate(mixed) if i % 3]
+    assert first.clusters_of(members) == ["a"] * len(members)
+    assert second.clusters_of(members) == ["b"] * len(members)
+    spread = FakeEmbedder(
+        clusters={"a": ["refunds"]}, cluster_match="substring", cluster_spread=0.9
+    )
+    np.testing.assert_array_equal(
+        spread.embed_array(members), spread.embed_array(mixed)[[i % 3 != 0 for i in range(3001)]]
+    )
