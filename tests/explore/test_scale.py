@@ -3,6 +3,8 @@ binary arrays and no per-point strings, a density layer under the points, the ma
 must never be hidden drawn last, a stride sample that keeps every ranked document, the
 ranking's far side squeezed, and the inspect / find / table-click features."""
 
+import base64
+
 import numpy as np
 import pytest
 
@@ -62,7 +64,7 @@ def test_density_goes_under_and_the_top_k_query_anchors_on_top(large):
     for mark in ("top-k (rank)", "cluster anchors", "query"):
         assert kinds[mark] == "scattergl"
         assert names.index(mark) > max(i for i, t in enumerate(fig.data) if t.legendgroup == "docs")
-    z = np.array(fig.data[-1].z, dtype=np.float64)  # None (an empty cell) -> NaN
+    z = _grid(fig.data[-1].z)  # NaN for an empty cell
     counts = np.expm1(z[np.isfinite(z)])
     # every document is counted once (log1p rounded to 3 decimals: within a few percent)
     assert abs(counts.sum() - len(s.documents)) <= 0.01 * len(s.documents) + 1
@@ -76,7 +78,7 @@ def test_density_counts_documents_in_the_ranking_too(large):
     fig = RankingDisplay.from_store(store, s.query, s.k, s.where).plot().figure_
     dens = fig.data[-1]
     assert dens.name == "density"
-    z = np.array(dens.z, dtype=np.float64)
+    z = _grid(dens.z)
     finite = int(np.isfinite(np.asarray(store.trace(s.query, s.k, s.where).score)).sum())
     assert abs(np.expm1(z[np.isfinite(z)]).sum() - finite) <= 0.01 * finite + 1
 
@@ -236,3 +238,11 @@ def test_your_own_coordinates_replace_the_pca():
 def test_bad_coordinates_raise_before_the_app_is_built(coords, message):
     with pytest.raises(ValueError, match=message):
         Explorer(coords=coords)
+
+
+def _grid(spec):
+    """The density grid as the front end decodes it: a float32 typed-array spec with a shape
+    (no nested lists of 19,200 numbers)."""
+    assert spec.keys() == {"dtype", "bdata", "shape"} and spec["dtype"] == "f4"
+    shape = tuple(int(n) for n in spec["shape"].split(","))
+    return np.frombuffer(base64.b64decode(spec["bdata"]), "<f4").reshape(shape).astype(float)
