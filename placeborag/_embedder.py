@@ -88,12 +88,13 @@ class _Membership:
 
     __slots__ = ("member_texts", "names", "nbytes", "split")
 
-    def __init__(self, names: list[str | None], texts: list[str]) -> None:
+    def __init__(self, names: list[str | None], texts: Sequence[str]) -> None:
         self.names = np.array(names + [None], dtype=object)[:-1]
         is_member = np.array([name is not None for name in names], dtype=bool)
         at = np.flatnonzero(is_member).tolist()
         self.member_texts = [texts[i] for i in at]
-        keys = list(zip(self.names[is_member].tolist(), self.member_texts))
+        # a tuple: the batch memos' keys (tuple(keys)) are then this very object
+        keys = tuple(zip(self.names[is_member].tolist(), self.member_texts))
         self.split = (at, keys, np.flatnonzero(~is_member).tolist())
         # the arrays and lists of pointers, the keys' tuples and the ints past the small ones
         self.nbytes = 8 * self.names.size + 24 * len(texts) + 64 * len(keys)
@@ -315,7 +316,7 @@ class FakeEmbedder:
 
     # -- internals shared with the store and the explorer --------------------------------
 
-    def _clusters_of(self, texts: list[str]) -> list[str | None]:
+    def _clusters_of(self, texts: Sequence[str]) -> list[str | None]:
         if not self._clusters:
             return [None] * len(texts)
         if self._match == "exact":
@@ -324,7 +325,7 @@ class FakeEmbedder:
             return self._substring_clusters(texts)
         return self._membership(texts).names.tolist()  # type: ignore[no-any-return]
 
-    def _membership(self, texts: list[str]) -> _Membership:
+    def _membership(self, texts: Sequence[str]) -> _Membership:
         """The clusters of a large batch and its split into members and other texts, kept per
         declaration and texts (a corpus embedded again under another model, dimension or
         spread: its members' keys are not built again)."""
@@ -345,7 +346,7 @@ class FakeEmbedder:
                 )
         return found
 
-    def _substring_clusters(self, texts: list[str]) -> list[str | None]:
+    def _substring_clusters(self, texts: Sequence[str]) -> list[str | None]:
         """Per text, the cluster of the first declaration (longest first) it contains.
 
         A large batch looks each text up first among the texts already matched under the same
@@ -522,18 +523,18 @@ class FakeEmbedder:
         self._fill(texts, floats, np.arange(len(texts)), keep, (members, keys, others))
         return floats
 
-    def _embed_into(self, texts: list[str], out: np.ndarray, at: np.ndarray) -> None:
+    def _embed_into(self, texts: Sequence[str], out: np.ndarray, at: np.ndarray) -> None:
         """Write the unit vector of ``texts[i]`` (rounded to ``out.dtype``) into ``out[at[i]]``:
         a store's matrix filled in place, without a batch of rows beside it."""
         self._fill(texts, out, np.asarray(at, dtype=np.intp), False, self._split(texts))
 
     def _fill(
         self,
-        texts: list[str],
+        texts: Sequence[str],
         out: np.ndarray,
         at: np.ndarray,
         keep: bool,
-        split: tuple[list[int], list[tuple[str, str]], list[int]],
+        split: tuple[list[int], Sequence[tuple[str, str]], list[int]],
     ) -> None:
         members, keys, others = split
         dtype = out.dtype
@@ -575,7 +576,7 @@ class FakeEmbedder:
             hashed()
             member_rows()
 
-    def _split(self, texts: list[str]) -> tuple[list[int], list[tuple[str, str]], list[int]]:
+    def _split(self, texts: Sequence[str]) -> tuple[list[int], Sequence[tuple[str, str]], list[int]]:
         """Positions and (cluster, text) keys of the declared members, and the other positions.
 
         A text's hashed row does not depend on the other texts of the batch, so members are
@@ -591,7 +592,7 @@ class FakeEmbedder:
         return self._membership(texts).split  # kept with the membership: read only
 
     def _member_rows(
-        self, keys: list[tuple[str, str]], *, exact: bool = True, dtype: Any = np.float64
+        self, keys: Sequence[tuple[str, str]], *, exact: bool = True, dtype: Any = np.float64
     ) -> tuple[Any, np.ndarray]:
         """Exact and float vectors of the members ``keys``: cached ones, the rest in one batch.
 
@@ -634,7 +635,7 @@ class FakeEmbedder:
         return float(self._jitter_magnitudes([(name, text)])[0])
 
     def _jitter_magnitudes(
-        self, keys: list[tuple[str, str]], encoded: Callable[[], list[bytes]] | None = None
+        self, keys: Sequence[tuple[str, str]], encoded: Callable[[], list[bytes]] | None = None
     ) -> np.ndarray:
         """Jitter magnitudes ``m`` of (cluster, text) members.
 
@@ -659,7 +660,7 @@ class FakeEmbedder:
 
     def _compute_members(
         self,
-        keys: list[tuple[str, str]],
+        keys: Sequence[tuple[str, str]],
         *,
         exact: bool = True,
         dtype: Any = np.float64,
@@ -749,7 +750,7 @@ class FakeEmbedder:
 
     def _sign_rows(
         self,
-        keys: list[tuple[str, str]],
+        keys: Sequence[tuple[str, str]],
         which: np.ndarray,
         a_packed: np.ndarray,
         encoded: Callable[[], list[bytes]],
@@ -945,7 +946,7 @@ def _each_block(work: Callable[[int], None], starts: range) -> None:
             done.result()
 
 
-def _encoded_members(keys: list[tuple[str, str]]) -> list[bytes]:
+def _encoded_members(keys: Sequence[tuple[str, str]]) -> list[bytes]:
     """``cluster NUL text`` of each member in UTF-8 (lone surrogates kept): the part of a
     member's draws that is its own."""
     return [f"{name}\x00{text}".encode("utf-8", "surrogatepass") for name, text in keys]

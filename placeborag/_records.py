@@ -70,6 +70,10 @@ class RecordTable:
         # (see FakeVectorStore._flush): one test's hundred single upserts cost one embedding.
         self.unembedded: set[int] = set()
         self._columns: Columns | None = None
+        # ids, texts and metadata of every row as a store's records hand them out, made once
+        # per version and shared by twins (100,000-long tuples: each copy is also work for
+        # the garbage collector while it is young)
+        self._whole: tuple[tuple[str, ...], tuple[str, ...], list[Any]] | None = None
         self._shared = False
         # Set when a read-only view of ``vectors`` was handed out: a rewrite in place then
         # copies the matrix first, so the view never changes under its holder.
@@ -99,6 +103,7 @@ class RecordTable:
         """Call before any change: a shared table takes its own copy of everything first."""
         self.version += 1
         self._columns = None
+        self._whole = None
         if not self._shared:
             return
         self.vectors = self.vectors.copy()
@@ -117,6 +122,14 @@ class RecordTable:
         self.exported = False
 
     # -- reads ---------------------------------------------------------------------------
+
+    def whole_columns(self) -> tuple[tuple[str, ...], tuple[str, ...], list[Any]]:
+        """The ids and texts of every row (holes included) as tuples and their metadata as a
+        list: built once after each change, the same objects for every twin. Read only."""
+        whole = self._whole
+        if whole is None:
+            whole = self._whole = (tuple(self.ids), tuple(self.texts), list(self.metas))
+        return whole
 
     def columns(self) -> Columns:
         """The metadata as filter columns, built on first use after each change."""

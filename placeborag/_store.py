@@ -357,7 +357,11 @@ class FakeVectorStore:
                         f"the embedder makes {embedder.dimensions}-dimensional vectors; the "
                         f"store of reuse holds {dims}-dimensional ones"
                     )
-            texts = [table.texts[r] for r in embed_rows.tolist()]
+            texts: Sequence[str] = (
+                table.whole_columns()[1]  # every row: the table's own tuple (a batch memo key)
+                if embed_rows.size == table.count
+                else [table.texts[r] for r in embed_rows.tolist()]
+            )
             if twin._fake and embed_rows.size:
                 # The embedder writes straight into the new matrix: no batch of rows beside it.
                 vectors = np.empty((table.count, embedder.dimensions), dtype=np.float32)
@@ -366,7 +370,7 @@ class FakeVectorStore:
                     vectors[~table.alive[: table.count]] = 0.0  # the rows of deleted records
                 embedder._embed_into(texts, vectors, embed_rows)
             else:
-                embedded = twin._embed_documents(texts) if embed_rows.size else None
+                embedded = twin._embed_documents(list(texts)) if embed_rows.size else None
                 if embedded is not None:
                     dims = embedded.shape[1]
                 if (
@@ -447,7 +451,7 @@ class FakeVectorStore:
             seq = table.seq[rows]
             seq.flags.writeable = False
             if rows.size == len(table.ids):  # every row visible: the columns as they are
-                ids, texts, metas = tuple(table.ids), tuple(table.texts), list(table.metas)
+                ids, texts, metas = table.whole_columns()
             else:
                 picked = rows.tolist()
                 ids = tuple(table.ids[r] for r in picked)
@@ -462,7 +466,7 @@ class FakeVectorStore:
                 sequence=seq,
                 reachable=tuple(i not in unreachable for i in ids)
                 if unreachable
-                else (True,) * len(ids),
+                else _all_reachable(len(ids)),
                 pending=self.pending_writes,
                 version=(id(table), table.version),
             )
@@ -1097,7 +1101,7 @@ class FakeVectorStore:
         unit: np.ndarray = np.divide(vectors, norms[:, None], out=vectors)
         return unit
 
-    def _check_dimensions(self, vectors: np.ndarray, texts: list[str]) -> np.ndarray:
+    def _check_dimensions(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         """Fix the store's dimensions on its first write (under the lock) or check them."""
         table = self._table
         if table.dimensions is None:
@@ -1306,3 +1310,14 @@ class _VectorsOnlyEmbedder:
 
     def __repr__(self) -> str:
         return f"<vectors-only embedder, dimensions={self.dimensions}>"
+
+
+_ALL_TRUE: list[tuple[bool, ...]] = [()]
+
+
+def _all_reachable(n: int) -> tuple[bool, ...]:
+    """``(True,) * n``, the longest one made so far kept (sliced for shorter ones)."""
+    longest = _ALL_TRUE[0]
+    if len(longest) < n:
+        longest = _ALL_TRUE[0] = (True,) * n
+    return longest if len(longest) == n else longest[:n]

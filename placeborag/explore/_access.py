@@ -56,7 +56,7 @@ class StoreRows:
     mapping (``dict(...)`` it to change or serialise it).
     """
 
-    ids: list[str]
+    ids: Sequence[str]
     texts: Sequence[str]
     metadatas: Sequence[Mapping[str, Any]]
     vectors: np.ndarray  # (n, d) float32, read-only: the store's own
@@ -70,7 +70,7 @@ class StoreRows:
 def store_rows(store: FakeVectorStore) -> StoreRows:
     records = store.records()
     return StoreRows(
-        ids=list(records.ids),
+        ids=records.ids,
         texts=records.texts,
         metadatas=records.metadata,
         vectors=records.vectors,
@@ -96,10 +96,12 @@ class QueryTrace:
     def status(self) -> np.ndarray:
         return self.trace.stage
 
-    @cached_property
-    def ids(self) -> list[str]:
-        """The ids as the views index them (made once per trace, not per access)."""
-        return list(self.trace.ids)
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The ids as the views index them: the store's records' own tuple (the same object
+        for every trace of the same records, so a view can tell it needs no new index)."""
+        ids: tuple[str, ...] = self.trace.ids
+        return ids
 
     @property
     def top_k(self) -> list[str]:

@@ -235,7 +235,7 @@ class Projection:
     method: str = "PCA"  # or "UMAP", or "your coordinates" (given to the app): no variance
 
     @property
-    def ids(self) -> list[str]:
+    def ids(self) -> tuple[str, ...]:
         return self.trace.ids
 
 

@@ -29,7 +29,7 @@ def test_trace_agrees_with_explain_at_every_stage(mode, recall, where, n):
     store = scenario.store(filter_mode=mode, recall=recall)
     explained = store.explain(scenario.query, 5, where)
     trace = trace_query(store, scenario.query, 5, where)
-    assert trace.ids == list(explained.candidates)
+    assert list(trace.ids) == list(explained.candidates)
     assert trace.counts["candidates"] == len(explained.candidates)
     assert _ids_with(trace, "filtered out") == sorted(explained.filtered_out)
     assert _ids_with(trace, "lost to recall") == sorted(explained.recall_lost)
@@ -61,7 +61,7 @@ def test_trace_does_not_record_a_query(demo):
 def test_store_rows_are_in_insertion_order(demo):
     store = demo.store()
     rows = store_rows(store)
-    assert rows.ids == list(store.ids)
+    assert list(rows.ids) == store.ids
     assert rows.vectors.shape == (len(demo.documents), demo.dimensions)
 
 
