@@ -576,7 +576,9 @@ class FakeEmbedder:
             hashed()
             member_rows()
 
-    def _split(self, texts: Sequence[str]) -> tuple[list[int], Sequence[tuple[str, str]], list[int]]:
+    def _split(
+        self, texts: Sequence[str]
+    ) -> tuple[list[int], Sequence[tuple[str, str]], list[int]]:
         """Positions and (cluster, text) keys of the declared members, and the other positions.
 
         A text's hashed row does not depend on the other texts of the batch, so members are
