@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import re
 import json
 import numbers
 from collections.abc import Mapping, Sequence
@@ -96,7 +97,12 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     ARPACK (Lanczos) with a fixed start vector (``random_state=0``) finds the few leading
     components from a few dozen products with the rows, in single precision like the store's
     own vectors: at 2,000 x 1,024 that is ~20 ms where the exact eigendecomposition of the
-    covariance takes ~450 ms, and the axes agree with it to ~1e-7. Tiny inputs (no more
+    covariance takes ~450 ms, and the axes agree with it to ~1e-7. Where the covariance is
+    small (at most 384 dimensions) and the rows many (at least four per dimension), its
+    exact eigendecomposition (scikit-learn 1.5's ``covariance_eigh``) is the faster of the
+    two: one product of the rows with themselves, all in BLAS (20,000 x 256: ~33 ms against
+    ~47 ms, axes within 1e-6 of ARPACK's), which also holds the GIL less while the app's
+    traces run beside it. Tiny inputs (no more
     rows or dimensions than components) and the rare input on which ARPACK does not converge
     take the exact full SVD. BLAS runs on one thread:
     a multi-threaded call on a busy machine can take seconds, and one thread also keeps the
@@ -116,7 +122,9 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
         try:
             if c >= min(x.shape):
                 raise ValueError("ARPACK needs fewer components than rows and dimensions")
-            pca = decomposition.PCA(n_components=c, svd_solver="arpack", random_state=0).fit(x)
+            pca = decomposition.PCA(
+                n_components=c, svd_solver=_solver(x.shape), random_state=0
+            ).fit(x)
         except (ValueError, RuntimeError):  # too small, or ARPACK did not converge (ArpackError)
             pca = decomposition.PCA(n_components=c, svd_solver="full").fit(x)
     components = pca.components_.astype(np.float64)
@@ -130,6 +138,22 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
 
 
 _BLAS: list[Any] = []
+
+
+def _solver(shape: tuple[int, ...]) -> str:
+    """``covariance_eigh`` for many rows of few dimensions where scikit-learn has it (1.5+),
+    else ``arpack``."""
+    rows, dims = shape
+    if dims <= 384 and rows >= 4 * dims and _sklearn_at_least(1, 5):
+        return "covariance_eigh"
+    return "arpack"
+
+
+def _sklearn_at_least(major: int, minor: int) -> bool:
+    import sklearn
+
+    found = re.match(r"(\d+)\.(\d+)", sklearn.__version__)
+    return found is not None and (int(found[1]), int(found[2])) >= (major, minor)
 
 
 def one_blas_thread() -> Any:

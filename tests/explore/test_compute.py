@@ -135,9 +135,12 @@ def test_funnel_counts_follow_the_store_path(demo, mode, stages):
     assert funnel["documents"].iloc[-1] == len(explained.matches)
 
 
-@pytest.mark.parametrize("dimensions", [64, 1024])
-def test_projection_axes_match_the_exact_eigenvectors_of_the_covariance(demo, dimensions):
+@pytest.mark.parametrize(("dimensions", "solver"), [(64, "covariance_eigh"), (1024, "arpack")])
+def test_projection_axes_match_the_exact_eigenvectors_of_the_covariance(demo, dimensions, solver):
+    from placeborag.explore._compute import _solver
+
     vectors = store_rows(demo.scaled(400).replace(dimensions=dimensions).store()).vectors
+    assert _solver(vectors.shape) == solver  # both ways of fitting are held to the same axes
     projector = fit_projector(vectors, 3)
     x = vectors.astype(np.float64)
     values, vecs = np.linalg.eigh(np.cov(x, rowvar=False))
