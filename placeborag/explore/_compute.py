@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import html
 import itertools
-import re
 import json
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
