@@ -266,7 +266,7 @@ def rank(
     if eligible == 0 or k == 0:
         return Ranking([], {}, ())
     d = table.vectors.shape[1]
-    scores = table.vectors[:count] @ qfloat.astype(np.float32)
+    scores = table.screen(qfloat)
     if mask is not None:
         scores = np.where(mask, scores, np.float32(-np.inf))
     # Proven bound on |float32 score - exact cosine| for unit vectors, doubled for safety.

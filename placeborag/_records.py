@@ -24,6 +24,8 @@ import numpy as np
 
 from placeborag._filters import Columns
 
+_SCREENS = 4  # query vectors whose screens a table keeps
+
 __all__ = ["RecordTable", "id_hashes", "text_hash"]
 
 
@@ -74,6 +76,9 @@ class RecordTable:
         # per version and shared by twins (100,000-long tuples: each copy is also work for
         # the garbage collector while it is young)
         self._whole: tuple[tuple[str, ...], tuple[str, ...], list[Any]] | None = None
+        # float32 scores of the last few query vectors against every row (see screen()),
+        # one dict shared by twins (the pre- and post-filter stores rank the same rows)
+        self._screens: dict[bytes, np.ndarray] = {}
         self._shared = False
         # Set when a read-only view of ``vectors`` was handed out: a rewrite in place then
         # copies the matrix first, so the view never changes under its holder.
@@ -95,6 +100,7 @@ class RecordTable:
         twin = self.share()
         twin.unembedded = set()  # every row's vector is given
         twin.vectors = vectors
+        twin._screens = {}
         twin.dimensions = int(vectors.shape[1]) or None
         twin.exported = False
         return twin
@@ -104,6 +110,7 @@ class RecordTable:
         self.version += 1
         self._columns = None
         self._whole = None
+        self._screens = {}
         if not self._shared:
             return
         self.vectors = self.vectors.copy()
@@ -122,6 +129,23 @@ class RecordTable:
         self.exported = False
 
     # -- reads ---------------------------------------------------------------------------
+
+    def screen(self, query: np.ndarray) -> np.ndarray:
+        """``vectors[:count] @ query`` in float32 (read only): the first screen of every
+        ranking. Kept for the last few query vectors until the rows change, and shared by the
+        twins that share the rows, so a trace, its ideal ranking and the other filter mode's
+        trace of the same query take one product with the matrix instead of several."""
+        q32 = np.ascontiguousarray(query, dtype=np.float32)
+        key = q32.tobytes()
+        screens = self._screens
+        found = screens.get(key)
+        if found is None or found.shape[0] != self.count:
+            found = self.vectors[: self.count] @ q32
+            found.flags.writeable = False
+            if len(screens) >= _SCREENS:
+                screens.clear()
+            screens[key] = found
+        return found
 
     def whole_columns(self) -> tuple[tuple[str, ...], tuple[str, ...], list[Any]]:
         """The ids and texts of every row (holes included) as tuples and their metadata as a
@@ -156,6 +180,7 @@ class RecordTable:
     # -- writes (after mutable()) --------------------------------------------------------
 
     def set_dimensions(self, dimensions: int) -> None:
+        self._screens = {}
         self.dimensions = dimensions
         self.vectors = np.zeros((self.vectors.shape[0], dimensions), dtype=np.float32)
 
@@ -168,6 +193,7 @@ class RecordTable:
         vectors = np.zeros((new_capacity, self.dimensions or 0), dtype=np.float32)
         vectors[: self.count] = self.vectors[: self.count]
         self.vectors = vectors
+        self._screens = {}
         self.exported = False
         self.alive = _grown(self.alive, new_capacity, self.count)
         self.seq = _grown(self.seq, new_capacity, self.count)
@@ -197,6 +223,7 @@ class RecordTable:
             self.unembedded.update(range(start, stop))
         else:
             self.vectors[start:stop] = vectors
+            self._screens = {}
         self.id_hash[start:stop] = id_hashes(ids)
         self.count = stop
 
@@ -230,6 +257,7 @@ class RecordTable:
         self.fill_vectors(rows, vectors)
 
     def fill_vectors(self, rows: list[int], vectors: np.ndarray) -> None:
+        self._screens = {}
         if self.exported:
             self.vectors = self.vectors.copy()
             self.exported = False
@@ -248,6 +276,8 @@ class RecordTable:
         """Reclaim the holes (every vector must be embedded: rows are renumbered)."""
         assert not self.unembedded
         keep = np.flatnonzero(self.alive[: self.count])
+        self._screens = {}
+        self._whole = None
         self.vectors = np.ascontiguousarray(self.vectors[keep])
         self.alive = self.alive[keep]
         self.seq = self.seq[keep]

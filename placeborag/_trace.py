@@ -404,7 +404,8 @@ def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
             qfloat, qpass.qexact, qpass.qnorm = qpass.store._query_vector(qpass.text)
     # The float32 screen the ranking itself starts from (one matrix-vector product, no
     # float64 copy of the matrix); every record the ranking looked at gets its exact cosine.
-    screen = records.vectors @ np.asarray(qfloat, dtype=np.float32)
+    # (the table's own screen of this query, kept: the ranking just took it)
+    screen = table.screen(np.asarray(qfloat))[rows] if n else np.zeros(0, np.float32)
     cosine = screen.astype(np.float64).clip(-1.0, 1.0)
     exact = np.zeros(n, dtype=bool)
     ties: list[TieInfo] = []

@@ -597,3 +597,41 @@ def test_reembedded_into_place_zeroes_nothing_alive_and_checks_the_reused_dimens
     narrow = FakeEmbedder(clusters=clusters, cluster_spread=0.8, dimensions=64)
     with pytest.raises(PlaceboragValueError, match="64-dimensional vectors; the store of reuse"):
         store.reembedded(narrow, reuse=(store, unclustered))
+
+
+def test_a_kept_query_screen_never_outlives_a_write():
+    """The float32 screen of a query is kept per table until its rows change (and shared by
+    the twins that share them): every kind of write in between gives what a fresh store of
+    the same records gives, in the store written and not in its twin."""
+
+    def fresh_like(store):
+        records = store.records()
+        again = FakeVectorStore(profile="qdrant")
+        again.upsert_many(
+            list(records.ids), list(records.texts), [dict(m) for m in records.metadata]
+        )
+        return again
+
+    store = _store(profile="qdrant")
+    twin = store.with_options(filter_mode="post")
+    query = "refund policy for damaged parcels"
+    before = twin.query(query, 3)
+    assert store.query(query, 3) == fresh_like(store).query(query, 3)
+    writes = [
+        lambda s: s.upsert("new", query),  # a new row, the best match
+        lambda s: s.upsert("d1", "completely different words now"),  # a row rewritten
+        lambda s: s.delete("new"),
+        lambda s: s.upsert_many(
+            [f"x{i}" for i in range(1500)], [f"filler {i}" for i in range(1500)]
+        ),
+        lambda s: s.delete([f"x{i}" for i in range(1400)]),  # enough holes to compact
+    ]
+    for write in writes:
+        store.query(query, 3)  # the screen is kept ...
+        write(store)  # ... and this write must drop it
+        assert store.query(query, 3) == fresh_like(store).query(query, 3)
+        trace = store.trace(query, 3)
+        expected = fresh_like(store).trace(query, 3)
+        assert trace.ids == expected.ids
+        np.testing.assert_array_equal(trace.score, expected.score)
+        assert twin.query(query, 3) == before  # the twin's rows did not change
