@@ -277,6 +277,40 @@ def test_a_new_model_name_redraws_the_axes_and_the_rank_labels(page):
     assert [a[0] for a in after["at"]] == [a[0] for a in before["at"]]
 
 
+DENSITY = """() => {
+    const gd = document.querySelector('.placeborag-figure-projection .js-plotly-plot');
+    const t = gd && gd._fullData.find(t => t.name === 'density');
+    if (!t || !t.z || !t.z.length) return null;
+    let cells = 0, documents = 0;
+    for (const row of t.z) for (const v of row) if (Number.isFinite(v)) {
+        cells += 1; documents += Math.expm1(v);
+    }
+    return {rows: t.z.length, columns: t.z[0].length, cells, documents};
+}"""
+
+
+def test_the_density_grid_sent_as_a_typed_array_is_decoded_in_the_page(page):
+    """Past DENSITY_FROM documents the projection draws a density grid under the points, sent
+    as a float32 typed-array spec with its shape: the page decodes it into 120 rows of 160
+    cells whose counts add up to the documents (lowered here so the demo's 38 cross it)."""
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    kernel(page, "import placeborag.explore._displays as _d; _d.DENSITY_FROM = 10")
+    try:
+        kernel(page, "explorer.controls['k'].value = 4")
+        settle(page, table, plots)
+        page.wait_for_function(f"() => ({DENSITY})() !== null")
+        grid = page.evaluate(DENSITY)
+        documents = int(kernel(page, "print(len(explorer.scenario.documents))"))
+        assert (grid["rows"], grid["columns"]) == (120, 160)
+        assert 0 < grid["cells"] <= documents
+        assert abs(grid["documents"] - documents) <= 0.01 * documents + 1  # log1p to 3 places
+    finally:
+        table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+        kernel(page, "_d.DENSITY_FROM = 20_000; explorer.controls['k'].value = 5")
+        settle(page, table, plots)
+    assert page.evaluate(DENSITY) is None  # under the threshold again: no grid
+
+
 def test_a_screenshot_is_saved_and_the_console_stayed_clean(page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "explorer-jupyterlab.png"))
