@@ -74,12 +74,16 @@ _MEMBER_DRAWS = BatchMemo(16 << 20, min_batch=100)
 # Substring membership of large batches (a corpus re-embedded under another model, dimension
 # or spread keeps its clusters): looked up by the declaration and the texts themselves.
 _MEMBERSHIP = BatchMemo(32 << 20, min_batch=1024)
-# The cluster of each text of the large batches matched so far, per declaration (the few most
-# recent declarations, up to _SEEN_TEXTS texts each: ~100 bytes a text).
-_SEEN: dict[tuple[tuple[str, str], ...], dict[str, str | None]] = {}
+# The cluster of each text of the large batches matched so far, per declaration (the two most
+# recent declarations), for texts of up to _SEEN_TEXT_CHARS characters, at most _SEEN_TEXTS
+# texts and _SEEN_CHARS characters each: the texts are references (a store holds them too),
+# and past a bound the entries of that declaration are let go of.
+_SEEN: dict[tuple[tuple[str, str], ...], tuple[dict[str, str | None], list[int]]] = {}
 _SEEN_LOCK = threading.Lock()
-_SEEN_DECLARATIONS = 4
-_SEEN_TEXTS = 1 << 19
+_SEEN_DECLARATIONS = 2
+_SEEN_TEXTS = 1 << 18
+_SEEN_CHARS = 16 << 20
+_SEEN_TEXT_CHARS = 1024
 
 
 class _Membership:
@@ -97,6 +101,7 @@ class _Membership:
         keys = tuple(zip(self.names[is_member].tolist(), self.member_texts))
         self.split = (at, keys, np.flatnonzero(~is_member).tolist())
         # the arrays and lists of pointers, the keys' tuples and the ints past the small ones
+        # (the texts are counted by the memo: its key holds them)
         self.nbytes = 8 * self.names.size + 24 * len(texts) + 64 * len(keys)
 
     def of_members(self) -> _Membership:
@@ -356,15 +361,20 @@ class FakeEmbedder:
         declared = self._cluster_of_declared
         order = self._substring_order
         seen: dict[str, str | None] = {}
-        if len(texts) >= _MEMBERSHIP.min_batch:
+        chars = [0]  # characters of the texts in ``seen``
+        large = len(texts) >= _MEMBERSHIP.min_batch
+        if large:
             key = tuple((m, declared[m]) for m in order)
             with _SEEN_LOCK:
-                seen = _SEEN.pop(key, {})
-                _SEEN[key] = seen  # the most recent declaration last
+                entry = _SEEN.get(key) or ({}, [0])
+                _SEEN.pop(key, entry)
+                _SEEN[key] = entry  # the most recent declaration last
+                seen, chars = entry
                 while len(_SEEN) > _SEEN_DECLARATIONS:
                     del _SEEN[next(iter(_SEEN))]
         unseen = object()
         out: list[str | None] = []
+        new: dict[str, str | None] = {}  # texts scanned here, short enough to remember
         for text in texts:
             found = seen.get(text, unseen)
             if found is unseen:
@@ -373,12 +383,19 @@ class FakeEmbedder:
                     if member in text:
                         found = declared[member]
                         break
+                if large and len(text) <= _SEEN_TEXT_CHARS:
+                    new[text] = found
             out.append(found)  # type: ignore[arg-type]
-        if len(texts) >= _MEMBERSHIP.min_batch:
+        if new:
+            size = sum(map(len, new))
             with _SEEN_LOCK:
-                if len(seen) + len(texts) > _SEEN_TEXTS:
+                if len(seen) + len(new) > _SEEN_TEXTS or chars[0] + size > _SEEN_CHARS:
                     seen.clear()
-                seen.update(zip(texts, out))
+                    chars[0] = 0
+                if len(new) <= _SEEN_TEXTS and size <= _SEEN_CHARS:
+                    fresh = {t: name for t, name in new.items() if t not in seen}
+                    seen.update(fresh)
+                    chars[0] += sum(map(len, fresh))
         return out
 
     def _hash_one(self, text: str) -> _Row:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any, TypeVar
 
 import numpy as np
@@ -207,8 +208,9 @@ class BatchMemo:
             return item[0]
 
     def put(self, key: Any, size: int, value: Any) -> None:
-        """Keep ``value`` for ``key`` (a batch of ``size``), by the rules of :meth:`get_or`."""
-        weight = _nbytes(value)
+        """Keep ``value`` for ``key`` (a batch of ``size``), by the rules of :meth:`get_or`.
+        The weight counts the key's texts too: the key holds them, so they are kept alive."""
+        weight = _nbytes(value) + _text_bytes(key)
         if size < self.min_batch or weight > self.max_bytes // 2:
             return
         with self._lock:
@@ -228,6 +230,23 @@ class BatchMemo:
     def __contains__(self, key: Any) -> bool:
         with self._lock:
             return key in self._items
+
+
+def _text_bytes(key: Any) -> int:
+    """The characters of the texts a memo key holds: a str, a long tuple of texts or of
+    (cluster, text) pairs (a batch), or a short tuple of any of those."""
+    if isinstance(key, (str, bytes)):
+        return len(key)
+    if not isinstance(key, tuple):
+        return 0
+    if len(key) <= 8:
+        return sum(_text_bytes(part) for part in key)
+    first = key[0]
+    if isinstance(first, str):  # a batch of texts
+        return sum(map(len, key))
+    if isinstance(first, tuple) and len(first) == 2:  # a batch of (cluster, text) pairs
+        return sum(map(len, map(itemgetter(0), key))) + sum(map(len, map(itemgetter(1), key)))
+    return sum(_text_bytes(part) for part in key)
 
 
 def _nbytes(value: Any) -> int:

@@ -491,3 +491,27 @@ def test_substring_membership_of_a_large_batch_follows_each_declaration():
     np.testing.assert_array_equal(
         spread.embed_array(members), spread.embed_array(mixed)[[i % 3 != 0 for i in range(3001)]]
     )
+
+
+def test_the_batch_memos_count_the_texts_their_keys_hold():
+    """A memo's key holds its batch's texts (kept alive with it), so they count against its
+    byte budget: long texts are not kept past it, and the substring matches remembered per
+    declaration stay within their bounds too."""
+    from placeborag import _embedder, _hashing
+
+    long_texts = [f"refund case {i} " + "x" * 20_000 for i in range(1100)]  # 22 MB of text
+    embedder = FakeEmbedder(
+        dimensions=8, clusters={"refund": ["refund case"]}, cluster_match="substring"
+    )
+    assert embedder.clusters_of(long_texts) == ["refund"] * 1100
+    memo = _embedder._MEMBERSHIP
+    assert memo.nbytes <= memo.max_bytes
+    assert all(len(key[1]) != 1100 for key in memo._items)  # not kept: over half the budget
+    embedder.embed_array(long_texts[:1000])  # 1,000 members' draws: 20 MB of keys
+    draws = _embedder._MEMBER_DRAWS
+    assert draws.nbytes <= draws.max_bytes
+    assert all(len(key[1]) != 1000 for key in draws._items)
+    for seen, chars in _embedder._SEEN.values():
+        assert all(len(text) <= _embedder._SEEN_TEXT_CHARS for text in seen)
+        assert chars[0] == sum(map(len, seen)) <= _embedder._SEEN_CHARS
+    assert _hashing._text_bytes(("a", ("bc", ("d", "ef")))) == 6
