@@ -515,3 +515,65 @@ def test_the_batch_memos_count_the_texts_their_keys_hold():
         assert all(len(text) <= _embedder._SEEN_TEXT_CHARS for text in seen)
         assert chars[0] == sum(map(len, seen)) <= _embedder._SEEN_CHARS
     assert _hashing._text_bytes(("a", ("bc", ("d", "ef")))) == 6
+
+
+def test_every_large_batch_path_gives_the_bits_of_one_text_at_a_time():
+    """With the size thresholds lowered, small generated batches take every path a corpus
+    takes (the split kept with its membership, the remembered substring matches, the hashing
+    on a second thread, member rows two blocks at a time, the in-place fill of a store's
+    matrix in any row order, the draws memo): each row is still the text's own vector."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from placeborag import _embedder
+
+    pool = ["refund case", "refund case two", "parcel", "late parcel", "hours", "", "x y z"]
+    texts = st.lists(
+        st.one_of(st.sampled_from(pool), st.text(max_size=12)).map(lambda t: t + " tail"),
+        min_size=1,
+        max_size=40,
+    )
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        batch=texts,
+        match=st.sampled_from(["exact", "substring"]),
+        order=st.randoms(use_true_random=False),
+    )
+    def check(batch, match, order):
+        declared = {"refund": ["refund case", "refund case tail"], "parcel": ["parcel tail"]}
+
+        def fresh():  # each path from a cold embedder: no member cached by another path
+            return FakeEmbedder(dimensions=8, clusters=declared, cluster_match=match)
+
+        _embedder._MEMBER_DRAWS.clear()
+        at = np.arange(len(batch))
+        order.shuffle(at)
+        out = np.full((len(batch), 8), np.nan, dtype=np.float32)
+        fresh()._embed_into(batch, out, at)
+        whole = fresh().embed_array(batch)
+        alone = fresh()
+        one_by_one = np.array([alone.embed(t) for t in batch])
+        np.testing.assert_array_equal(out[at], one_by_one.astype(np.float32))
+        np.testing.assert_array_equal(whole, one_by_one)
+        assert alone.clusters_of(batch) == [alone.cluster_of(t) for t in batch]
+
+    saved = (
+        _embedder._ROW_BLOCK,
+        _embedder._CACHED_BATCH,
+        _embedder._MEMBERSHIP.min_batch,
+        _embedder._MEMBER_DRAWS.min_batch,
+    )
+    try:
+        _embedder._ROW_BLOCK, _embedder._CACHED_BATCH = 3, 2
+        _embedder._MEMBERSHIP.min_batch = _embedder._MEMBER_DRAWS.min_batch = 4
+        check()
+    finally:
+        (
+            _embedder._ROW_BLOCK,
+            _embedder._CACHED_BATCH,
+            _embedder._MEMBERSHIP.min_batch,
+            _embedder._MEMBER_DRAWS.min_batch,
+        ) = saved
+        _embedder._MEMBERSHIP.clear()
+        _embedder._MEMBER_DRAWS.clear()
