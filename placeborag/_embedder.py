@@ -70,10 +70,11 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
 
 # Per-member draws of large batches (sign rows per model, dimension and geometry attempt;
 # jitter draws per model), which a new spread reuses.
-_MEMBER_DRAWS = BatchMemo(16 << 20, min_batch=100)
+# Their weights count the texts their keys hold (a 100,000-text corpus: about 8 MB of them).
+_MEMBER_DRAWS = BatchMemo(48 << 20, min_batch=100)
 # Substring membership of large batches (a corpus re-embedded under another model, dimension
 # or spread keeps its clusters): looked up by the declaration and the texts themselves.
-_MEMBERSHIP = BatchMemo(32 << 20, min_batch=1024)
+_MEMBERSHIP = BatchMemo(48 << 20, min_batch=1024)
 # The cluster of each text of the large batches matched so far, per declaration (the two most
 # recent declarations), for texts of up to _SEEN_TEXT_CHARS characters, at most _SEEN_TEXTS
 # texts and _SEEN_CHARS characters each: the texts are references (a store holds them too),

@@ -499,7 +499,9 @@ def test_the_batch_memos_count_the_texts_their_keys_hold():
     declaration stay within their bounds too."""
     from placeborag import _embedder, _hashing
 
-    long_texts = [f"refund case {i} " + "x" * 20_000 for i in range(1100)]  # 22 MB of text
+    # texts long enough that a batch of them weighs more than half of either memo's budget
+    budget = max(_embedder._MEMBERSHIP.max_bytes, _embedder._MEMBER_DRAWS.max_bytes)
+    long_texts = [f"refund case {i} " + "x" * (budget // 2000 + 100) for i in range(1100)]
     embedder = FakeEmbedder(
         dimensions=8, clusters={"refund": ["refund case"]}, cluster_match="substring"
     )
@@ -507,7 +509,7 @@ def test_the_batch_memos_count_the_texts_their_keys_hold():
     memo = _embedder._MEMBERSHIP
     assert memo.nbytes <= memo.max_bytes
     assert all(len(key[1]) != 1100 for key in memo._items)  # not kept: over half the budget
-    embedder.embed_array(long_texts[:1000])  # 1,000 members' draws: 20 MB of keys
+    embedder.embed_array(long_texts[:1000])  # 1,000 members' draws: over half the budget
     draws = _embedder._MEMBER_DRAWS
     assert draws.nbytes <= draws.max_bytes
     assert all(len(key[1]) != 1000 for key in draws._items)
