@@ -1316,8 +1316,11 @@ _ALL_TRUE: list[tuple[bool, ...]] = [()]
 
 
 def _all_reachable(n: int) -> tuple[bool, ...]:
-    """``(True,) * n``, the longest one made so far kept (sliced for shorter ones)."""
+    """``(True,) * n``: the longest one made so far is kept (sliced for shorter ones), up to
+    2**21 entries (16 MB of pointers); a longer one is made each time."""
     longest = _ALL_TRUE[0]
     if len(longest) < n:
+        if n > 1 << 21:
+            return (True,) * n
         longest = _ALL_TRUE[0] = (True,) * n
     return longest if len(longest) == n else longest[:n]
