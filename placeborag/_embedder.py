@@ -21,6 +21,7 @@ import numpy as np
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._options import EMBEDDER_OPTIONS
+from placeborag._threads import beside, each
 
 __all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
 
@@ -584,12 +585,7 @@ class FakeEmbedder:
             # Two large parts: the hashing (numpy, most of it without the GIL) runs beside the
             # member draws (one hashlib call each). They write disjoint rows of ``out``, so
             # the result is the same bits as one after the other.
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                done = pool.submit(hashed)
-                member_rows()
-                done.result()
+            beside(hashed, member_rows)
         else:
             hashed()
             member_rows()
@@ -749,7 +745,9 @@ class FakeEmbedder:
                 else:
                     floats[into[1][rows]] = block
 
-            _each_block(fill, range(0, n, _ROW_BLOCK))
+            # two blocks at a time (numpy's copies and gathers run without the GIL); each block
+            # writes its own rows, so the bits are those of one block after another
+            each(fill, range(0, n, _ROW_BLOCK))
             return None, floats
         code = self._codes(r_packed, which, a_bits)
         floats = np.take_along_axis(float_values, code, axis=1)
@@ -949,21 +947,6 @@ def _rows(rows: list[np.ndarray]) -> np.ndarray:
     """Equal-length 1-D rows as one 2-D array (``np.stack`` without its per-call checks,
     which cost more than a few rows do)."""
     return np.concatenate(rows).reshape(len(rows), -1)
-
-
-def _each_block(work: Callable[[int], None], starts: range) -> None:
-    """``work(start)`` for each block start; past one block, on two threads (numpy's copies
-    and gathers run without the GIL). Each block writes its own rows, so the outcome is the
-    same bits as one block after another."""
-    if len(starts) < 2:
-        for start in starts:
-            work(start)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for done in [pool.submit(work, start) for start in starts]:
-            done.result()
 
 
 def _encoded_members(keys: Sequence[tuple[str, str]]) -> list[bytes]:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeVectorStore
+from placeborag._threads import beside
 from placeborag.explore._access import (
     QueryTrace,
     StoreRows,
@@ -186,19 +187,14 @@ class ExplorerState:
 
         # One three-component fit serves both views: PCA components are nested. A new fit
         # (BLAS, on one thread, without the GIL) runs on a second thread beside the traces.
-        fitting = None
-        if method == "pca" and key not in self._projectors:
-            from concurrent.futures import ThreadPoolExecutor
+        def both_traces() -> dict[str, QueryTrace]:
+            return {m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")}
 
-            pool = ThreadPoolExecutor(max_workers=1)
-            fitting = pool.submit(fit_projector, rows.vectors, 3)
-            pool.shutdown(wait=False)
-        try:
-            traces: dict[str, QueryTrace] = {
-                m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")
-            }
-        finally:
-            fitted = fitting.result() if fitting is not None else None
+        fitted: Projector | None = None
+        if method == "pca" and key not in self._projectors:
+            fitted, traces = beside(partial(fit_projector, rows.vectors, 3), both_traces)
+        else:
+            traces = both_traces()
         trace = traces[s.filter_mode]
         projector: Projector | None = (
             self.timed(
