@@ -210,8 +210,10 @@ class BatchMemo:
     def put(self, key: Any, size: int, value: Any) -> None:
         """Keep ``value`` for ``key`` (a batch of ``size``), by the rules of :meth:`get_or`.
         The weight counts the key's texts too: the key holds them, so they are kept alive."""
+        if size < self.min_batch:
+            return
         weight = _nbytes(value) + _text_bytes(key)
-        if size < self.min_batch or weight > self.max_bytes // 2:
+        if weight > self.max_bytes // 2:
             return
         with self._lock:
             self._items[key] = (value, weight)

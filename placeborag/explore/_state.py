@@ -200,7 +200,7 @@ class ExplorerState:
             self.timed(
                 "pca",
                 lambda: self._projectors.get_or(
-                    key, lambda: fitted or fit_projector(rows.vectors, 3)
+                    key, lambda: fitted if fitted is not None else fit_projector(rows.vectors, 3)
                 ),
             ).head(n_components)
             if method == "pca"

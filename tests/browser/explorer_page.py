@@ -121,6 +121,18 @@ def run_explorer(browser, server, path: str):
         context.close()
 
 
+def wait_for_new_plots(page, before_plots: list[str]) -> None:
+    """Wait until as many plots are drawn as before and at least one of them differs."""
+    page.wait_for_function(
+        f"""() => {{
+            const now = ({PLOTS})();
+            const before = {json.dumps(before_plots)};
+            return now.length === before.length && now.some((p, i) => p !== before[i]);
+        }}""",
+        timeout=SETTLE,
+    )
+
+
 def settle(
     page, before_table: str, before_plots: list[str], *, table_changes: bool = True
 ) -> tuple[str, list[str]]:
@@ -133,14 +145,7 @@ def settle(
                     !== {json.dumps(before_table)}""",
                 timeout=SETTLE,
             )
-        page.wait_for_function(
-            f"""() => {{
-                const now = ({PLOTS})();
-                const before = {json.dumps(before_plots)};
-                return now.length === before.length && now.some((p, i) => p !== before[i]);
-            }}""",
-            timeout=SETTLE,
-        )
+        wait_for_new_plots(page, before_plots)
     except PlaywrightTimeout:
         now = page.evaluate(PLOTS)
         raise AssertionError(

@@ -36,6 +36,7 @@ from explorer_page import (
     run_explorer,
     selection,
     settle,
+    wait_for_new_plots,
 )
 
 pytestmark = pytest.mark.browser
@@ -229,14 +230,7 @@ def test_an_invalid_filter_shows_the_error_inline_dims_the_views_and_the_app_sur
         timeout=SETTLE,
     )
     page.wait_for_function(KERNEL_IDLE)
-    page.wait_for_function(
-        f"""() => {{
-            const now = ({PLOTS})();
-            const before = {json.dumps(plots)};
-            return now.length === before.length && now.some((p, i) => p !== before[i]);
-        }}""",
-        timeout=SETTLE,
-    )
+    wait_for_new_plots(page, plots)
     assert not page.evaluate(STALE)
     assert page.locator(".placeborag-stale-note").inner_text() == ""
 
