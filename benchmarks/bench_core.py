@@ -14,12 +14,13 @@ import statistics
 import subprocess
 import sys
 import tracemalloc
+import warnings
 from collections.abc import Callable, Iterator
 
 import numpy as np
 from _common import best_of, print_table, verdict
 
-from placeborag import FakeEmbedder, FakeVectorStore, _embedder, _hashing
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragWarning, _embedder, _hashing
 
 WORDS = (
     "refund policy shipping order return money back days parcel invoice account password "
@@ -313,8 +314,24 @@ def bench_bounds() -> list[tuple[str, str, str, str]]:
     text = (" ".join(corpus(250_000, seed=5)))[:10_000_000]
     embedder = FakeEmbedder()
     big_s, big_peak = measured(lambda: embedder.embed(text))
-    clusters = {f"c{i}": [f"member {i} {j}" for j in range(1000)] for i in range(16)}
-    check_s, check_peak = measured(lambda: FakeEmbedder(clusters=clusters, cluster_spread=0.3))
+
+    def declared(per_cluster: int) -> dict[str, list[str]]:
+        return {f"c{i}": [f"member {i} {j}" for j in range(per_cluster)] for i in range(16)}
+
+    def construct(clusters: dict[str, list[str]]) -> object:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PlaceboragWarning)  # over the pair budget: said
+            return FakeEmbedder(clusters=clusters, cluster_spread=0.3)
+
+    clusters = declared(1000)
+    check_s, check_peak = measured(lambda: construct(clusters))
+    # The budget's edge (4,096 members: every pair) and four times the members past it.
+    edge = declared(256)
+    edge_s = best_of(cold(lambda: construct(edge)), repeat=3)
+    small = best_of(cold(lambda: construct(clusters)), repeat=3)
+    many = declared(4000)
+    large = best_of(cold(lambda: construct(many)), repeat=3)
+    growth = large / small
     rows = [{"n": i} for i in range(5000)]
     values = list(range(0, 400_000, 2))
     in_s = best_of(lambda: compile_filter({"n": {"$in": values}}).mask(Columns(rows)), repeat=3)
@@ -331,6 +348,18 @@ def bench_bounds() -> list[tuple[str, str, str, str]]:
             f"{check_s:.1f} s, peak {check_peak / 2**20:.0f} MiB",
             "memory linear (the full matrix: 2 GiB)",
             verdict(check_peak < 256 << 20),
+        ),
+        (
+            "the same at 64,000 members, against 16,000",
+            f"{large:.2f} s vs {small:.2f} s: {growth:.1f}x for 4x the members",
+            "linear: <= 6x (every pair would be 16x)",
+            verdict(growth <= 6),
+        ),
+        (
+            "FakeEmbedder with 16 clusters x 256 members (every pair checked)",
+            f"{edge_s:.2f} s",
+            "report: the pair check's budget",
+            "",
         ),
         (
             "$in of 200k ints over 5k records (compile + mask)",

@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
 
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError, PlaceboragWarning
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._options import EMBEDDER_OPTIONS
 from placeborag._threads import beside, each
@@ -42,6 +43,9 @@ _TEXT_CACHE_BYTES = 8 << 20  # hashed rows kept per embedder (16 bytes per dimen
 _TEXT_CACHE_LOCK = threading.Lock()
 _MEMBER_CACHE_BYTES = 32 << 20  # member vectors kept per embedder (float64 and int64 rows)
 _GRAM_BLOCK_BYTES = 16 << 20  # the cluster check compares members in blocks of this size
+# Comparisons x dimensions the constructor's cluster check may spend (about 0.4 s here): beyond
+# it the check is narrowed, with a warning, so its cost is bounded whatever the declaration.
+_CHECK_BUDGET = 1 << 32
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -794,13 +798,31 @@ class FakeEmbedder:
                 negative[i] = _POPCOUNT[(r_packed[i] ^ a_packed[which[i]]) & valid].sum()
         return r_packed, negative
 
+    def _check_scope(self) -> Literal["pairs", "anchors", "none"]:
+        """How much of the declaration the constructor checks, from its size alone.
+
+        Every pair of members when ``members**2 * dimensions`` is within :data:`_CHECK_BUDGET`;
+        else every member against every anchor when ``members * clusters * dimensions`` is;
+        else nothing beyond what holds by construction (each member's cosine to its own
+        anchor). The cost of the check is then bounded whatever the declaration's size.
+        """
+        n, c, d = len(self._cluster_of_declared), len(self._clusters), self._dimensions
+        if n * n * d <= _CHECK_BUDGET:
+            return "pairs"
+        if n * c * d <= _CHECK_BUDGET:
+            return "anchors"
+        return "none"
+
     def _settle_geometry(self) -> None:
         """Choose anchors so every declared member is nearer its own cluster than any other.
 
         The anchors and jitters are a pure function of the declaration and an attempt number;
         attempts are tried in order, so the outcome is deterministic. If none satisfies the
-        declaration, the first attempt's worst violation is reported.
+        declaration, the first attempt's worst violation is reported. A declaration too large
+        to check every pair (:meth:`_check_scope`) is checked against the anchors only, or not
+        at all, with a :class:`PlaceboragWarning` naming what was not checked.
         """
+        scope = self._check_scope()
         first_violation = None
         for attempt in range(_GEOMETRY_ATTEMPTS):
             self._attempt = attempt
@@ -809,8 +831,10 @@ class FakeEmbedder:
                 name: _shake_signs(self._seed("a", name), self._dimensions)
                 for name in self._clusters
             }
-            violation = self._worst_violation()
+            violation = self._worst_violation(scope)
             if violation is None:
+                if scope != "pairs":
+                    self._warn_unchecked(scope)
                 return
             if first_violation is None:
                 first_violation = violation
@@ -820,22 +844,102 @@ class FakeEmbedder:
             "raise dimensions, lower cluster_spread or declare fewer clusters"
         )
 
-    def _worst_violation(self) -> str | None:
+    def _warn_unchecked(self, scope: str) -> None:
+        n, c, d = len(self._cluster_of_declared), len(self._clusters), self._dimensions
+        if scope == "anchors":
+            what = (
+                "were checked against the cluster anchors only (each member nearer its own "
+                "anchor than any other), not pair by pair: that would take "
+                f"{n:,}**2 x {d:,} > 2**32 operations; call verify_clusters() to check every pair"
+            )
+        else:
+            what = (
+                "were not checked beyond their own anchors: comparing every member with every "
+                f"anchor would take {n:,} x {c:,} x {d:,} > 2**32 operations; call "
+                "verify_clusters(pairs=False) to check them against the anchors, "
+                "verify_clusters() to check every pair"
+            )
+        warnings.warn(
+            f"clusters: {n:,} declared members in {c:,} clusters at dimensions={d} {what}",
+            PlaceboragWarning,
+            stacklevel=4,  # _warn_unchecked <- _settle_geometry <- __init__ <- the caller
+        )
+
+    def verify_clusters(self, *, pairs: bool = True) -> None:
+        """Check that every declared member is nearer its own anchor than any other anchor
+        and, with ``pairs=True``, nearer its least similar cluster-mate than any member of
+        another cluster.
+
+        The constructor does this itself while ``members**2 * dimensions <= 2**32`` (4,096
+        members at 256 dimensions) and warns when it checked less. This method always checks
+        what it is asked: every pair in time ``O(members**2 * dimensions)``, or with
+        ``pairs=False`` every member against every anchor in ``O(members * clusters *
+        dimensions)``; memory stays linear (8 bytes per member and dimension, and blocks of
+        16 MB). Raises :class:`PlaceboragValueError` naming the offending texts and cosines;
+        returns None when the declaration holds.
+        """
+        if not isinstance(pairs, bool):
+            raise PlaceboragTypeError(
+                f"pairs={pairs!r} must be True or False, not {type(pairs).__name__}"
+            )
+        if not self._clusters:
+            return
+        violation = self._worst_violation("pairs" if pairs else "anchors")
+        if violation is not None:
+            raise PlaceboragValueError(
+                f"clusters do not hold at dimensions={self._dimensions} with "
+                f"cluster_spread={self._cluster_spread!r}: {violation}; "
+                "raise dimensions, lower cluster_spread or declare fewer clusters"
+            )
+
+    def _worst_violation(self, scope: str) -> str | None:
+        if scope == "none":
+            return None
         texts = list(self._cluster_of_declared)
         names = [self._cluster_of_declared[t] for t in texts]
-        vectors = self._compute_members(list(zip(names, texts)))[1]
+        keys = list(zip(names, texts))
         cluster_names = list(self._clusters)
         anchors = self.cluster_anchors()
-        to_anchor = vectors @ anchors.T
         position = {n: i for i, n in enumerate(cluster_names)}
         label = np.array([position[n] for n in names], dtype=np.intp)
         n, c = len(texts), len(cluster_names)
-        rows = np.arange(n)
-        # Per member: the nearest other anchor (the first one on a tie, as argmax gives).
-        others = np.where(label[:, None] == np.arange(c)[None, :], -np.inf, to_anchor)
-        near = np.argmax(others, axis=1) if c > 1 else np.zeros(n, dtype=np.intp)
-        own_cos = to_anchor[rows, label]
-        anchor_bad = (others[rows, near] >= own_cos - _MARGIN) if c > 1 else np.zeros(n, bool)
+
+        def anchor_violation(i: int, own_cos: float, j: int, other_cos: float) -> str:
+            return (
+                f"{texts[i]!r} (cluster {cluster_names[label[i]]!r}) is as close to the "
+                f"anchor of cluster {cluster_names[j]!r} (cosine {other_cos:.3f}) as to its "
+                f"own anchor (cosine {own_cos:.3f})"
+            )
+
+        def anchor_check(vectors: np.ndarray, at: int) -> tuple[np.ndarray, np.ndarray]:
+            """Per member of the block: whether another anchor is as near as its own, and
+            the nearest other anchor (the first one on a tie, as argmax gives)."""
+            to_anchor = vectors @ anchors.T
+            rows = np.arange(len(vectors))
+            own = label[at : at + len(vectors)]
+            others = np.where(own[:, None] == np.arange(c)[None, :], -np.inf, to_anchor)
+            near = np.argmax(others, axis=1) if c > 1 else np.zeros(len(vectors), np.intp)
+            if c == 1:
+                return np.zeros(len(vectors), dtype=bool), near
+            return others[rows, near] >= to_anchor[rows, own] - _MARGIN, near
+
+        if scope == "anchors":  # a block of members at a time: memory stays bounded
+            for a in range(0, n, _ROW_BLOCK):
+                vectors = self._compute_members(keys[a : a + _ROW_BLOCK], exact=False)[1]
+                bad, near = anchor_check(vectors, a)
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    j = int(near[i])
+                    return anchor_violation(
+                        a + i,
+                        float(vectors[i] @ anchors[label[a + i]]),
+                        j,
+                        float(vectors[i] @ anchors[j]),
+                    )
+            return None
+        # Small declarations keep their members' vectors for the queries that follow.
+        vectors = self._compute_members(keys, exact=n <= _CACHED_BATCH)[1]
+        anchor_bad, near = anchor_check(vectors, 0)
         # The member-to-member cosines, a block of rows at a time: memory stays linear in the
         # number of members (16k members at d=256 took 2 GB as one matrix). The time is
         # O(n**2 * d): a float32 product screens every row (members of a cluster are
@@ -864,12 +968,9 @@ class FakeEmbedder:
                 for i in (np.flatnonzero(anchor_bad[r0:r1] | maybe) + r0).tolist():
                     own = label[i]
                     if anchor_bad[i]:
-                        j = near[i]
-                        return (
-                            f"{texts[i]!r} (cluster {cluster_names[own]!r}) is as close to the "
-                            f"anchor of cluster {cluster_names[j]!r} (cosine "
-                            f"{to_anchor[i, j]:.3f}) as to its own anchor (cosine "
-                            f"{to_anchor[i, own]:.3f})"
+                        j = int(near[i])
+                        return anchor_violation(
+                            i, float(vectors[i] @ anchors[own]), j, float(vectors[i] @ anchors[j])
                         )
                     row = vectors[i] @ vectors.T  # exactly as the float64 check always was
                     mates = np.r_[a:i, i + 1 : b]

@@ -1,11 +1,19 @@
 """FakeEmbedder and cosine_similarity: configuration, clusters, and every error message."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from placeborag import FakeEmbedder, PlaceboragValueError, cosine_similarity
+from placeborag import (
+    FakeEmbedder,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    PlaceboragWarning,
+    _embedder,
+    cosine_similarity,
+)
 
 
 @pytest.mark.parametrize(
@@ -87,6 +95,98 @@ def test_an_impossible_declaration_names_the_offending_texts_and_similarities():
 def test_the_same_declaration_satisfied_at_a_higher_dimension():
     clusters = {name: [f"{name}1", f"{name}2"] for name in "abcde"}
     assert FakeEmbedder(dimensions=64, clusters=clusters).cluster_names == list("abcde")
+
+
+README_CLUSTERS = {
+    "refund": ["refund policy", "money back", "hogyan kérek vissza pénzt"],
+    "shipping": ["delivery times", "szállítási idő"],
+}
+
+
+def test_a_small_declaration_is_checked_pair_by_pair_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning here would fail the test
+        embedder = FakeEmbedder(clusters=README_CLUSTERS)
+    assert embedder.verify_clusters() is None
+    assert embedder.verify_clusters(pairs=False) is None
+
+
+def test_a_declaration_too_large_for_every_pair_is_checked_against_the_anchors_and_says_so():
+    # 8,400 members at 64 dimensions: 8,400**2 * 64 > 2**32 comparisons, so the constructor
+    # checks each member against the anchors only. Pairs do not hold at this spread: checking
+    # every pair (as it does for smaller declarations) would have refused the declaration.
+    clusters = {c: [f"{c} member {j}" for j in range(4200)] for c in ("a", "b")}
+    with pytest.warns(PlaceboragWarning) as record:
+        embedder = FakeEmbedder(dimensions=64, clusters=clusters, cluster_spread=0.8)
+    assert [str(w.message) for w in record] == [
+        "clusters: 8,400 declared members in 2 clusters at dimensions=64 were checked against "
+        "the cluster anchors only (each member nearer its own anchor than any other), not pair "
+        "by pair: that would take 8,400**2 x 64 > 2**32 operations; call verify_clusters() to "
+        "check every pair"
+    ]
+    assert record[0].filename == __file__  # it points at the caller's line
+    embedder.verify_clusters(pairs=False)  # what the constructor checked holds
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        embedder.verify_clusters()
+    message = excinfo.value.args[0]
+    assert message.startswith("clusters do not hold at dimensions=64 with cluster_spread=0.8: ")
+    assert "as close to 'b member" in message and "as to its cluster-mate 'a member" in message
+    assert message.endswith("raise dimensions, lower cluster_spread or declare fewer clusters")
+
+
+def test_a_declaration_too_large_for_the_anchors_is_not_checked_and_says_so(monkeypatch):
+    # The budget is lowered so that a declaration the constructor would refuse (five clusters
+    # in two dimensions) is over it: the constructor must then neither check nor refuse it.
+    monkeypatch.setattr(_embedder, "_CHECK_BUDGET", 10 * 5 * 2 - 1)
+    clusters = {name: [f"{name}1", f"{name}2"] for name in "abcde"}
+    with pytest.warns(PlaceboragWarning) as record:
+        embedder = FakeEmbedder(dimensions=2, clusters=clusters)
+    assert [str(w.message) for w in record] == [
+        "clusters: 10 declared members in 5 clusters at dimensions=2 were not checked beyond "
+        "their own anchors: comparing every member with every anchor would take 10 x 5 x 2 > "
+        "2**32 operations; call verify_clusters(pairs=False) to check them against the "
+        "anchors, verify_clusters() to check every pair"
+    ]
+    for text in ("a1", "e2"):  # what holds by construction still holds
+        m = embedder.jitter_of(text)
+        own = cosine_similarity(embedder.cluster_anchor(text[0]), embedder.embed(text))
+        assert own == pytest.approx(1 / math.sqrt(1 + m * m), abs=1e-12)
+    with pytest.raises(PlaceboragValueError, match=r"as close to the anchor of cluster"):
+        embedder.verify_clusters(pairs=False)
+
+
+def test_the_constructor_check_is_bounded_at_the_budget(monkeypatch):
+    calls = []
+    original = FakeEmbedder._worst_violation
+
+    def spy(self, scope):
+        calls.append(scope)
+        return original(self, scope)
+
+    monkeypatch.setattr(FakeEmbedder, "_worst_violation", spy)
+    budget = _embedder._CHECK_BUDGET
+    assert budget == 2**32
+    per_cluster = 2048  # 4,096 members at 256 dimensions: exactly the budget, every pair
+    clusters = {c: [f"{c} {j}" for j in range(per_cluster)] for c in ("a", "b")}
+    FakeEmbedder(dimensions=256, clusters=clusters, cluster_spread=0.3)
+    assert calls == ["pairs"]
+    clusters["a"].append("a one more")
+    with pytest.warns(PlaceboragWarning):
+        FakeEmbedder(dimensions=256, clusters=clusters, cluster_spread=0.3)
+    assert calls == ["pairs", "anchors"]
+
+
+@pytest.mark.parametrize("pairs", [1, None, "yes"])
+def test_verify_clusters_refuses_a_pairs_flag_that_is_not_a_bool(pairs):
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        FakeEmbedder(clusters=README_CLUSTERS).verify_clusters(pairs=pairs)
+    assert excinfo.value.args == (
+        f"pairs={pairs!r} must be True or False, not {type(pairs).__name__}",
+    )
+
+
+def test_verify_clusters_without_clusters_has_nothing_to_check():
+    assert FakeEmbedder().verify_clusters() is None
 
 
 @pytest.mark.parametrize(
