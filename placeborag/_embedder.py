@@ -874,7 +874,7 @@ class FakeEmbedder:
         members at 256 dimensions) and warns when it checked less. This method always checks
         what it is asked: every pair in time ``O(members**2 * dimensions)``, or with
         ``pairs=False`` every member against every anchor in ``O(members * clusters *
-        dimensions)``; memory stays linear (8 bytes per member and dimension, and blocks of
+        dimensions)``; memory stays linear (12 bytes per member and dimension, and blocks of
         16 MB). Raises :class:`PlaceboragValueError` naming the offending texts and cosines;
         returns None when the declaration holds.
         """
