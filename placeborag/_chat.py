@@ -38,6 +38,7 @@ from placeborag._errors import (
     ScriptError,
 )
 from placeborag._script import Script
+from placeborag._validation import shown
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -72,7 +73,7 @@ def count_tokens(text: str) -> int:
     what a budget test needs. Pass your own counter where a helper takes ``counter=``.
     """
     if not isinstance(text, str):
-        raise PlaceboragTypeError(f"text={text!r} must be a str")
+        raise PlaceboragTypeError(f"text={shown(text)} must be a str")
     return len(_TOKEN.findall(text))
 
 
@@ -82,7 +83,7 @@ def stream_tokens(text: str) -> list[str]:
     Joining the pieces gives ``text`` back, trailing whitespace aside.
     """
     if not isinstance(text, str):
-        raise PlaceboragTypeError(f"text={text!r} must be a str")
+        raise PlaceboragTypeError(f"text={shown(text)} must be a str")
     return _STREAM_TOKEN.findall(text)
 
 
@@ -96,11 +97,11 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise PlaceboragTypeError(f"name={self.name!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"name={shown(self.name)} must be a non-empty str")
         if not isinstance(self.arguments, Mapping):
-            raise PlaceboragTypeError(f"arguments={self.arguments!r} must be a dict")
+            raise PlaceboragTypeError(f"arguments={shown(self.arguments)} must be a dict")
         if not isinstance(self.id, str):
-            raise PlaceboragTypeError(f"id={self.id!r} must be a str")
+            raise PlaceboragTypeError(f"id={shown(self.id)} must be a str")
         # A private copy: a test that keeps its dict and changes it later changes no record.
         object.__setattr__(self, "arguments", copy.deepcopy(dict(self.arguments)))
 
@@ -128,14 +129,16 @@ class ChatMessage:
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise PlaceboragValueError(
-                f"role={self.role!r} is not a chat role; expected one of {', '.join(ROLES)}"
+                f"role={shown(self.role)} is not a chat role; expected one of {', '.join(ROLES)}"
             )
         if not isinstance(self.content, str):
-            raise PlaceboragTypeError(f"content={self.content!r} must be a str")
+            raise PlaceboragTypeError(f"content={shown(self.content)} must be a str")
         calls = tuple(self.tool_calls)
         for position, item in enumerate(calls):
             if not isinstance(item, ToolCall):
-                raise PlaceboragTypeError(f"tool_calls[{position}]={item!r} must be a ToolCall")
+                raise PlaceboragTypeError(
+                    f"tool_calls[{position}]={shown(item)} must be a ToolCall"
+                )
         object.__setattr__(self, "tool_calls", calls)
 
 
@@ -163,7 +166,7 @@ def to_message(value: object, position: int = 0) -> ChatMessage:
             value.get("name"),
         )
     raise PlaceboragTypeError(
-        f"messages[{position}]={value!r} must be a ChatMessage, a dict with 'role' and"
+        f"messages[{position}]={shown(value)} must be a ChatMessage, a dict with 'role' and"
         " 'content', a (role, content) pair or a str (a user message)"
     )
 
@@ -179,7 +182,7 @@ def _tool_name(tool: object, position: int) -> str:
         name = getattr(tool, "name", None)
     if not isinstance(name, str) or not name:
         raise PlaceboragTypeError(
-            f"tools[{position}]={tool!r} must be a tool name, a dict with a 'name', or an"
+            f"tools[{position}]={shown(tool)} must be a tool name, a dict with a 'name', or an"
             " object with a .name"
         )
     return name
@@ -232,7 +235,7 @@ class ChatRequest:
         """A one-line description for error messages."""
         offered = ", ".join(self.tools) or "no tools"
         return (
-            f"request {self.index} (last user message {self.last_user_message!r},"
+            f"request {self.index} (last user message {shown(self.last_user_message)},"
             f" {len(self.tool_results)} tool results, offered: {offered})"
         )
 
@@ -294,7 +297,7 @@ def _checked_calls(calls: Iterable[object], where: str) -> tuple[ToolCall, ...]:
             out.append(ToolCall(item[0], item[1]))
         else:
             raise PlaceboragTypeError(
-                f"{where}[{position}]={item!r} must be a ToolCall (see tool_call()) or a"
+                f"{where}[{position}]={shown(item)} must be a ToolCall (see tool_call()) or a"
                 " (name, arguments) pair"
             )
     if not out:
@@ -310,14 +313,14 @@ def _calls_step(calls: tuple[object, ...]) -> _Calls:
 
 def _answer_step(text: object) -> _Answer:
     if not (isinstance(text, str) or callable(text)):
-        raise PlaceboragTypeError(f"text={text!r} must be a str or a function of the request")
+        raise PlaceboragTypeError(f"text={shown(text)} must be a str or a function of the request")
     return _Answer(text)
 
 
 def _fail_step(exception: object) -> _Fail:
     if not isinstance(exception, BaseException):
         raise PlaceboragTypeError(
-            f"exception={exception!r} must be an exception instance,"
+            f"exception={shown(exception)} must be an exception instance,"
             " such as TimeoutError('read timed out')"
         )
     return _Fail(exception)
@@ -348,7 +351,7 @@ def search_on_topics(
     names = tuple(topics)
     for position, topic in enumerate(names):
         if not isinstance(topic, str) or not topic.strip():
-            raise PlaceboragTypeError(f"topics[{position}]={topic!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"topics[{position}]={shown(topic)} must be a non-empty str")
     patterns = [re.compile(rf"\b{re.escape(topic.casefold())}\b") for topic in names]
     answering = _answer_step(answer)
 
@@ -403,7 +406,7 @@ class ScriptedChatModel:
         cls, steps: list[_Step], rule: Callable[[ChatRequest], object] | None, model_name: str
     ) -> ScriptedChatModel:
         if not isinstance(model_name, str) or not model_name:
-            raise PlaceboragTypeError(f"model_name={model_name!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"model_name={shown(model_name)} must be a non-empty str")
         model = cls.__new__(cls)
         model._model_name = model_name
         model._script = Script(steps)
@@ -447,7 +450,7 @@ class ScriptedChatModel:
         are dropped; when none is left, the model answers with ``answer_from_results``.
         """
         if not callable(rule):
-            raise PlaceboragTypeError(f"rule={rule!r} must be a function of the request")
+            raise PlaceboragTypeError(f"rule={shown(rule)} must be a function of the request")
         return cls._begin([], rule, model_name)
 
     # -- building the script ----------------------------------------------------------------
@@ -507,10 +510,10 @@ class ScriptedChatModel:
         """The only request received so far; ``ScriptError`` unless there is exactly one."""
         requests = self.requests
         if len(requests) != 1:
-            shown = ", ".join(repr(r.last_user_message) for r in requests[:5])
+            listed = ", ".join(shown(r.last_user_message) for r in requests[:5])
             raise ScriptError(
                 f"expected exactly one request, but the model received {len(requests)}"
-                + (f": {shown}" if requests else "")
+                + (f": {listed}" if requests else "")
                 + "; read .requests for all of them"
             )
         return requests[0]
@@ -536,10 +539,10 @@ class ScriptedChatModel:
         if isinstance(messages, (str, ChatMessage)):
             messages = [messages]
         if not isinstance(messages, Sequence):
-            raise PlaceboragTypeError(f"messages={messages!r} must be a list of messages")
+            raise PlaceboragTypeError(f"messages={shown(messages)} must be a list of messages")
         checked = tuple(to_message(m, i) for i, m in enumerate(messages))
         if isinstance(tools, (str, bytes)):
-            raise PlaceboragTypeError(f"tools={tools!r} must be a list of tools, not one str")
+            raise PlaceboragTypeError(f"tools={shown(tools)} must be a list of tools, not one str")
         names = tuple(_tool_name(t, i) for i, t in enumerate(tools or ()))
         with self._lock:
             request = ChatRequest(checked, names, len(self._requests), self._model_name)
@@ -566,7 +569,7 @@ class ScriptedChatModel:
             if not request.offers(item.name):
                 offered = ", ".join(request.tools) or "none"
                 raise ToolNotOffered(
-                    f"the script calls {item.name!r} but {request.describe()} offers"
+                    f"the script calls {shown(item.name)} but {request.describe()} offers"
                     f" {offered}; a model never calls a tool it was not offered"
                 )
         return self._reply(request, "", calls)
@@ -588,7 +591,7 @@ class ScriptedChatModel:
                 return self._reply(request, "", tuple(calls))
             return self._reply(request, answer_from_results(request), ())
         raise PlaceboragTypeError(
-            f"rule(...) returned {decision!r}; it must return a str, a list of ToolCall or a"
+            f"rule(...) returned {shown(decision)}; it must return a str, a list of ToolCall or a"
             " ChatReply"
         )
 
@@ -674,7 +677,7 @@ def checked_model(model: object) -> ScriptedChatModel:
     """``model`` if it is a ``ScriptedChatModel``: what the framework forms are built on."""
     if not isinstance(model, ScriptedChatModel):
         raise PlaceboragTypeError(
-            f"model={model!r} must be a ScriptedChatModel, such as"
+            f"model={shown(model)} must be a ScriptedChatModel, such as"
             " ScriptedChatModel.answering('...')"
         )
     return model
@@ -683,7 +686,9 @@ def checked_model(model: object) -> ScriptedChatModel:
 def _text(text: str | Callable[[ChatRequest], str], request: ChatRequest) -> str:
     value = text(request) if callable(text) else text
     if not isinstance(value, str):
-        raise PlaceboragTypeError(f"the answer function returned {value!r}; it must return a str")
+        raise PlaceboragTypeError(
+            f"the answer function returned {shown(value)}; it must return a str"
+        )
     return value
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from placeborag._chat import ChatMessage, count_tokens
 from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._validation import shown
 
 __all__ = [
     "BudgetExceeded",
@@ -61,20 +62,23 @@ def _checked_counter(counter: object) -> Counter:
     if counter is None:
         return count_tokens
     if not callable(counter):
-        raise PlaceboragTypeError(f"counter={counter!r} must be a function of a str")
+        raise PlaceboragTypeError(f"counter={shown(counter)} must be a function of a str")
     return counter
 
 
 def _turn(role: str, content: object, counter: Counter, position: int) -> Turn:
     if role not in ("user", "assistant"):
         raise PlaceboragValueError(
-            f"turns[{position}] has role={role!r}; a conversation holds user and assistant turns"
+            f"turns[{position}] has role={shown(role)}; a conversation holds user and assistant "
+            "turns"
         )
     if not isinstance(content, str):
-        raise PlaceboragTypeError(f"turns[{position}]={content!r} must be a str")
+        raise PlaceboragTypeError(f"turns[{position}]={shown(content)} must be a str")
     tokens = counter(content)
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-        raise PlaceboragTypeError(f"counter({content!r}) returned {tokens!r}; expected an int >= 0")
+        raise PlaceboragTypeError(
+            f"counter({shown(content)}) returned {shown(tokens)}; expected an int >= 0"
+        )
     return Turn(role, content, tokens)
 
 
@@ -85,9 +89,9 @@ class Conversation:
         self, *, id: str, owner: str, turns: Iterable[Turn] = (), counter: Counter | None = None
     ) -> None:
         if not isinstance(id, str) or not id:
-            raise PlaceboragTypeError(f"id={id!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"id={shown(id)} must be a non-empty str")
         if not isinstance(owner, str) or not owner:
-            raise PlaceboragTypeError(f"owner={owner!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"owner={shown(owner)} must be a non-empty str")
         self._id = id
         self._owner = owner
         self._counter = _checked_counter(counter)
@@ -176,7 +180,7 @@ class Sessions:
 
     def open(self, owner: str, **identity: Any) -> Session:
         if not isinstance(owner, str) or not owner:
-            raise PlaceboragTypeError(f"owner={owner!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"owner={shown(owner)} must be a non-empty str")
         with self._lock:
             self._sessions += 1
             number = self._sessions
@@ -235,7 +239,7 @@ def _text_of(fragment: object, position: int) -> str:
     text = getattr(fragment, "text", None)
     if not isinstance(text, str):
         raise PlaceboragTypeError(
-            f"fragments[{position}]={fragment!r} must be a str or have a str .text"
+            f"fragments[{position}]={shown(fragment)} must be a str or have a str .text"
         )
     return text
 
@@ -257,12 +261,12 @@ class WindowBudget:
     ) -> None:
         for name, value in (("window", window), ("answer_reserve", answer_reserve)):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise PlaceboragTypeError(f"{name}={value!r} must be an int")
+                raise PlaceboragTypeError(f"{name}={shown(value)} must be an int")
         if window < 1:
-            raise PlaceboragValueError(f"window={window!r} must be >= 1")
+            raise PlaceboragValueError(f"window={shown(window)} must be >= 1")
         if not 0 <= answer_reserve < window:
             raise PlaceboragValueError(
-                f"answer_reserve={answer_reserve!r} must be >= 0 and < window={window}"
+                f"answer_reserve={shown(answer_reserve)} must be >= 0 and < window={window}"
             )
         if history_limit is not None and (
             isinstance(history_limit, bool)
@@ -270,7 +274,7 @@ class WindowBudget:
             or history_limit < 0
         ):
             raise PlaceboragValueError(
-                f"history_limit={history_limit!r} must be None or an int >= 0"
+                f"history_limit={shown(history_limit)} must be None or an int >= 0"
             )
         self._window = window
         self._reserve = answer_reserve
@@ -295,9 +299,9 @@ class WindowBudget:
         turns = list(history.turns if isinstance(history, Conversation) else history)
         for position, turn in enumerate(turns):
             if not isinstance(turn, Turn):
-                raise PlaceboragTypeError(f"history[{position}]={turn!r} must be a Turn")
+                raise PlaceboragTypeError(f"history[{position}]={shown(turn)} must be a Turn")
         if not isinstance(utterance, str):
-            raise PlaceboragTypeError(f"utterance={utterance!r} must be a str")
+            raise PlaceboragTypeError(f"utterance={shown(utterance)} must be a str")
         texts = [_text_of(f, i) for i, f in enumerate(fragments)]
         spoken = self._counter(utterance)
         room = self._window - self._reserve - spoken

@@ -23,6 +23,7 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError, Placeb
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._options import EMBEDDER_OPTIONS
 from placeborag._threads import beside, each
+from placeborag._validation import shown
 
 __all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
 
@@ -50,25 +51,26 @@ _CHECK_BUDGET = 1 << 32
 
 def _check_text(text: object, name: str = "text") -> str:
     if not isinstance(text, str):
-        raise PlaceboragTypeError(f"{name}={text!r} must be a str, not {type(text).__name__}")
+        raise PlaceboragTypeError(f"{name}={shown(text)} must be a str, not {type(text).__name__}")
     return text
 
 
 def _check_texts(texts: object, name: str = "texts") -> list[str]:
     if isinstance(texts, (str, bytes)):
         raise PlaceboragTypeError(
-            f"{name}={texts!r} must be a sequence of str, not a single {type(texts).__name__}; "
+            f"{name}={shown(texts)} must be a sequence of str, not a single "
+            f"{type(texts).__name__}; "
             "wrap it in a list"
         )
     if not isinstance(texts, Iterable):
         raise PlaceboragTypeError(
-            f"{name}={texts!r} must be a sequence of str, not {type(texts).__name__}"
+            f"{name}={shown(texts)} must be a sequence of str, not {type(texts).__name__}"
         )
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
             raise PlaceboragTypeError(
-                f"{name}[{i}]={text!r} must be a str, not {type(text).__name__}"
+                f"{name}[{i}]={shown(text)} must be a str, not {type(text).__name__}"
             )
     return out
 
@@ -165,33 +167,33 @@ class FakeEmbedder:
     ) -> None:
         if not isinstance(model_name, str):
             raise PlaceboragTypeError(
-                f"model_name={model_name!r} must be a str, not {type(model_name).__name__}"
+                f"model_name={shown(model_name)} must be a str, not {type(model_name).__name__}"
             )
         if not model_name:
             raise PlaceboragValueError("model_name='' must be a non-empty str")
         if isinstance(dimensions, bool) or not isinstance(dimensions, (int, np.integer)):
             raise PlaceboragTypeError(
-                f"dimensions={dimensions!r} must be an int, not {type(dimensions).__name__}"
+                f"dimensions={shown(dimensions)} must be an int, not {type(dimensions).__name__}"
             )
         if not 2 <= dimensions <= _MAX_DIMENSIONS:
             raise PlaceboragValueError(
-                f"dimensions={dimensions!r} must be between 2 and {_MAX_DIMENSIONS}"
+                f"dimensions={shown(dimensions)} must be between 2 and {_MAX_DIMENSIONS}"
             )
         if isinstance(cluster_spread, bool) or not isinstance(
             cluster_spread, (int, float, np.integer, np.floating)
         ):
             raise PlaceboragTypeError(
-                f"cluster_spread={cluster_spread!r} must be a number, "
+                f"cluster_spread={shown(cluster_spread)} must be a number, "
                 f"not {type(cluster_spread).__name__}"
             )
         if not (math.isfinite(cluster_spread) and 0 <= cluster_spread <= _MAX_SPREAD):
             raise PlaceboragValueError(
-                f"cluster_spread={cluster_spread!r} must be a finite number between 0 and "
+                f"cluster_spread={shown(cluster_spread)} must be a finite number between 0 and "
                 f"{_MAX_SPREAD:g}"
             )
         if not isinstance(cluster_match, str) or cluster_match not in _CLUSTER_MATCH:
             raise PlaceboragValueError(
-                f"cluster_match={cluster_match!r} must be one of 'exact', 'substring'"
+                f"cluster_match={shown(cluster_match)} must be one of 'exact', 'substring'"
             )
         self._model_name = model_name
         self._dimensions = int(dimensions)
@@ -288,7 +290,9 @@ class FakeEmbedder:
     def cluster_anchor(self, name: str) -> list[float] | None:
         """The unit anchor vector of a declared cluster, or None for a name not declared."""
         if not isinstance(name, str):
-            raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
+            raise PlaceboragTypeError(
+                f"name={shown(name)} must be a str, not {type(name).__name__}"
+            )
         if name not in self._anchors:
             return None
         anchor = self._anchors[name]
@@ -840,7 +844,7 @@ class FakeEmbedder:
                 first_violation = violation
         raise PlaceboragValueError(
             f"clusters cannot be satisfied at dimensions={self._dimensions} with "
-            f"cluster_spread={self._cluster_spread!r}: {first_violation}; "
+            f"cluster_spread={shown(self._cluster_spread)}: {first_violation}; "
             "raise dimensions, lower cluster_spread or declare fewer clusters"
         )
 
@@ -880,7 +884,7 @@ class FakeEmbedder:
         """
         if not isinstance(pairs, bool):
             raise PlaceboragTypeError(
-                f"pairs={pairs!r} must be True or False, not {type(pairs).__name__}"
+                f"pairs={shown(pairs)} must be True or False, not {type(pairs).__name__}"
             )
         if not self._clusters:
             return
@@ -888,7 +892,7 @@ class FakeEmbedder:
         if violation is not None:
             raise PlaceboragValueError(
                 f"clusters do not hold at dimensions={self._dimensions} with "
-                f"cluster_spread={self._cluster_spread!r}: {violation}; "
+                f"cluster_spread={shown(self._cluster_spread)}: {violation}; "
                 "raise dimensions, lower cluster_spread or declare fewer clusters"
             )
 
@@ -906,8 +910,8 @@ class FakeEmbedder:
 
         def anchor_violation(i: int, own_cos: float, j: int, other_cos: float) -> str:
             return (
-                f"{texts[i]!r} (cluster {cluster_names[label[i]]!r}) is as close to the "
-                f"anchor of cluster {cluster_names[j]!r} (cosine {other_cos:.3f}) as to its "
+                f"{shown(texts[i])} (cluster {shown(cluster_names[label[i]])}) is as close to the "
+                f"anchor of cluster {shown(cluster_names[j])} (cosine {other_cos:.3f}) as to its "
                 f"own anchor (cosine {own_cos:.3f})"
             )
 
@@ -979,9 +983,10 @@ class FakeEmbedder:
                 stranger = strangers[np.argmax(row[strangers])]
                 if row[stranger] >= row[mate] - _MARGIN:
                     return (
-                        f"{texts[i]!r} (cluster {cluster_names[own_cluster]!r}) is as close to "
-                        f"{texts[stranger]!r} (cluster {names[stranger]!r}, cosine "
-                        f"{row[stranger]:.3f}) as to its cluster-mate {texts[mate]!r} "
+                        f"{shown(texts[i])} (cluster {shown(cluster_names[own_cluster])}) is as "
+                        "close to "
+                        f"{shown(texts[stranger])} (cluster {shown(names[stranger])}, cosine "
+                        f"{row[stranger]:.3f}) as to its cluster-mate {shown(texts[mate])} "
                         f"(cosine {row[mate]:.3f})"
                     )
         return None
@@ -994,7 +999,7 @@ def _validate_clusters(
         return {}
     if not isinstance(clusters, Mapping):
         raise PlaceboragTypeError(
-            f"clusters={clusters!r} must be a mapping of cluster name to a list of texts, "
+            f"clusters={shown(clusters)} must be a mapping of cluster name to a list of texts, "
             f"not {type(clusters).__name__}"
         )
     out: dict[str, tuple[str, ...]] = {}
@@ -1002,33 +1007,38 @@ def _validate_clusters(
     for name, members in clusters.items():
         if not isinstance(name, str):
             raise PlaceboragTypeError(
-                f"cluster name {name!r} must be a str, not {type(name).__name__}"
+                f"cluster name {shown(name)} must be a str, not {type(name).__name__}"
             )
         if not name:
             raise PlaceboragValueError("cluster name '' must be a non-empty str")
         if isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
             raise PlaceboragTypeError(
-                f"clusters[{name!r}]={members!r} must be a list of texts, "
+                f"clusters[{shown(name)}]={shown(members)} must be a list of texts, "
                 f"not {type(members).__name__}"
             )
         members = tuple(members)
         if not members:
-            raise PlaceboragValueError(f"clusters[{name!r}] is empty; declare at least one text")
+            raise PlaceboragValueError(
+                f"clusters[{shown(name)}] is empty; declare at least one text"
+            )
         for text in members:
             if not isinstance(text, str):
                 raise PlaceboragTypeError(
-                    f"clusters[{name!r}] holds {text!r}, which must be a str, "
+                    f"clusters[{shown(name)}] holds {shown(text)}, which must be a str, "
                     f"not {type(text).__name__}"
                 )
             if not text:
                 raise PlaceboragValueError(
-                    f"clusters[{name!r}] holds the empty string; declare non-empty texts"
+                    f"clusters[{shown(name)}] holds the empty string; declare non-empty texts"
                 )
             if text in owner:
                 if owner[text] == name:
-                    raise PlaceboragValueError(f"{text!r} is declared twice in cluster {name!r}")
+                    raise PlaceboragValueError(
+                        f"{shown(text)} is declared twice in cluster {shown(name)}"
+                    )
                 raise PlaceboragValueError(
-                    f"{text!r} is declared in more than one cluster ({owner[text]!r} and {name!r})"
+                    f"{shown(text)} is declared in more than one cluster ({shown(owner[text])} and "
+                    f"{shown(name)})"
                 )
             owner[text] = name
         out[name] = members
@@ -1105,7 +1115,7 @@ def _unit_scaled(v: np.ndarray) -> np.ndarray:
 def _as_vector(v: object, name: str) -> np.ndarray:
     if isinstance(v, (str, bytes)) or not isinstance(v, (Sequence, np.ndarray)):
         raise PlaceboragTypeError(
-            f"{name}={v!r} must be a sequence of numbers, not {type(v).__name__}"
+            f"{name}={shown(v)} must be a sequence of numbers, not {type(v).__name__}"
         )
     try:
         arr = np.asarray(v, dtype=np.float64)
@@ -1120,7 +1130,7 @@ def _as_vector(v: object, name: str) -> np.ndarray:
             raise PlaceboragValueError(
                 f"{name} must be a one-dimensional sequence of numbers, not nested or ragged"
             ) from None
-        raise PlaceboragTypeError(f"{name}={v!r} must be a sequence of numbers") from None
+        raise PlaceboragTypeError(f"{name}={shown(v)} must be a sequence of numbers") from None
     if arr.ndim != 1:
         raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {arr.shape}")
     if arr.size == 0:

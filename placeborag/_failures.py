@@ -5,6 +5,7 @@ calls it under its own lock."""
 from __future__ import annotations
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._validation import shown
 
 __all__ = ["FailureQueue"]
 
@@ -28,13 +29,15 @@ class FailureQueue:
             or (isinstance(error, type) and issubclass(error, BaseException))
         ):
             raise PlaceboragTypeError(
-                f"error={error!r} must be an exception instance or class, "
+                f"error={shown(error)} must be an exception instance or class, "
                 f"not {type(error).__name__}"
             )
         if isinstance(times, bool) or not isinstance(times, int):
-            raise PlaceboragTypeError(f"times={times!r} must be an int, not {type(times).__name__}")
+            raise PlaceboragTypeError(
+                f"times={shown(times)} must be an int, not {type(times).__name__}"
+            )
         if times < 1:
-            raise PlaceboragValueError(f"times={times!r} must be >= 1")
+            raise PlaceboragValueError(f"times={shown(times)} must be >= 1")
         return error, times
 
     def add(self, error: Failure, times: int) -> None:

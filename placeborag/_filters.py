@@ -37,6 +37,7 @@ import numpy as np
 from placeborag._errors import FilterError, FilterTypeError
 from placeborag._metadata import MAX_DEPTH as MAX_LITERAL_DEPTH
 from placeborag._metadata import copy_filter
+from placeborag._validation import shown
 
 __all__ = [
     "MAX_CLAUSES",
@@ -329,10 +330,12 @@ class _Compare(Filter):
     def _cannot_compare(self, stored: Any) -> FilterTypeError:
         bound = self.value
         return FilterTypeError(
-            f"cannot compare {self.op} {bound!r} ({type(bound).__name__}) with the stored value "
-            f"{stored!r} ({type(stored).__name__}) of metadata key {self.key!r}; a bound against a "
+            f"cannot compare {self.op} {shown(bound)} ({type(bound).__name__}) with the stored "
+            "value "
+            f"{shown(stored)} ({type(stored).__name__}) of metadata key {shown(self.key)}; a bound "
+            "against a "
             f"value of another type is a bug in the filter (pass filter_semantics='engine' to "
-            f"skip such records as the engines do) in clause {self.clause!r}"
+            f"skip such records as the engines do) in clause {shown(self.clause)}"
         )
 
     def _leaf_matches(self, metadata: Mapping[str, Any] | None) -> bool:
@@ -402,11 +405,11 @@ class _Logical(Filter):
 
 
 def _fail(message: str, clause: object) -> FilterError:
-    return FilterError(f"{message} in clause {clause!r}")
+    return FilterError(f"{message} in clause {shown(clause)}")
 
 
 def _fail_type(message: str, clause: object) -> FilterTypeError:
-    return FilterTypeError(f"{message} in clause {clause!r}")
+    return FilterTypeError(f"{message} in clause {shown(clause)}")
 
 
 def _is_finite_number(value: object) -> bool:
@@ -422,7 +425,7 @@ def _check_literal(op: str, value: object, clause: object) -> None:
         item, depth = stack.pop()
         k = _kind(item)
         if k == _NUMBER and not _is_finite_number(item):
-            raise _fail(f"{op} needs a finite value, got {item!r}", clause)
+            raise _fail(f"{op} needs a finite value, got {shown(item)}", clause)
         if item is None:
             raise _fail(
                 f"{op} needs a value, got None; a key holding None counts as absent and never "
@@ -431,7 +434,8 @@ def _check_literal(op: str, value: object, clause: object) -> None:
             )
         if k == _OTHER:
             raise _fail_type(
-                f"{op} needs a str, int, float, bool, datetime, date, list or dict, got {item!r} "
+                f"{op} needs a str, int, float, bool, datetime, date, list or dict, got "
+                f"{shown(item)} "
                 f"of type {type(item).__name__}",
                 clause,
             )
@@ -442,7 +446,7 @@ def _check_literal(op: str, value: object, clause: object) -> None:
             if k == _DICT and isinstance(item, Mapping):
                 for key in item:
                     if not isinstance(key, str):
-                        raise _fail_type(f"{op} value key {key!r} must be a str", clause)
+                        raise _fail_type(f"{op} value key {shown(key)} must be a str", clause)
                 children = list(item.values())
             elif isinstance(item, (list, tuple)):
                 children = list(item)
@@ -452,10 +456,10 @@ def _check_literal(op: str, value: object, clause: object) -> None:
 def _check_scalar(op: str, value: object, clause: object) -> int:
     k = _kind(value)
     if k == _NUMBER and not _is_finite_number(value):
-        raise _fail(f"{op} needs a finite value, got {value!r}", clause)
+        raise _fail(f"{op} needs a finite value, got {shown(value)}", clause)
     if k in (_MISSING, _LIST, _DICT, _OTHER):
         raise _fail(
-            f"{op} needs a str, int, float, bool, datetime or date, got {value!r} of type "
+            f"{op} needs a str, int, float, bool, datetime or date, got {shown(value)} of type "
             f"{type(value).__name__}",
             clause,
         )
@@ -470,15 +474,15 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
     elif op in _RANGE_OPS:
         if isinstance(value, bool) or not isinstance(value, (int, float, _dt.date)):
             raise _fail_type(
-                f"{op} needs a number, a datetime or a date, got {value!r} of type "
+                f"{op} needs a number, a datetime or a date, got {shown(value)} of type "
                 f"{type(value).__name__}",
                 clause,
             )
         if not _is_finite_number(value):
-            raise _fail(f"{op} needs a finite number, got {value!r}", clause)
+            raise _fail(f"{op} needs a finite number, got {shown(value)}", clause)
     elif op in ("$in", "$nin"):
         if not isinstance(value, (list, tuple)):
-            raise _fail_type(f"{op} needs a non-empty list, got {value!r}", clause)
+            raise _fail_type(f"{op} needs a non-empty list, got {shown(value)}", clause)
         if not value:
             raise _fail(f"{op} needs a non-empty list, got an empty one", clause)
         types = set(map(type, value))
@@ -494,16 +498,16 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
         value = tuple(value)
     elif op in _LOGICAL:
         raise _fail(
-            f"{op} combines whole filters; use it at the top level, not under {key!r}", clause
+            f"{op} combines whole filters; use it at the top level, not under {shown(key)}", clause
         )
     else:
-        raise _fail(f"unknown operator {op!r}; expected one of {', '.join(OPERATORS)}", clause)
+        raise _fail(f"unknown operator {shown(op)}; expected one of {', '.join(OPERATORS)}", clause)
     return _Compare(clause, key, op, value)
 
 
 def _compile_key(key: object, condition: object, clause: object) -> Filter:
     if not isinstance(key, str):
-        raise _fail_type(f"metadata key {key!r} must be a str", clause)
+        raise _fail_type(f"metadata key {shown(key)} must be a str", clause)
     if not key:
         raise _fail("metadata key '' must be a non-empty str", clause)
     if isinstance(condition, Mapping):
@@ -514,7 +518,8 @@ def _compile_key(key: object, condition: object, clause: object) -> Filter:
         if len(operators) != len(condition):
             plain = next(k for k in condition if not (isinstance(k, str) and k.startswith("$")))
             raise _fail(
-                f"the condition on {key!r} mixes operators and the plain key {plain!r}; give "
+                f"the condition on {shown(key)} mixes operators and the plain key {shown(plain)}; "
+                "give "
                 f"operators only (one of {', '.join(_COMPARISON)}), or a dict without operators "
                 "to compare a dict value",
                 clause,
@@ -523,8 +528,8 @@ def _compile_key(key: object, condition: object, clause: object) -> Filter:
         return nodes[0] if len(nodes) == 1 else _Logical(clause, "$and", nodes)
     if isinstance(condition, (list, tuple)):
         raise _fail(
-            f"a list is not a value; to match any of them use {{'$in': {list(condition)!r}}}, "
-            f"to compare a list value use {{'$eq': {list(condition)!r}}}",
+            f"a list is not a value; to match any of them use {{'$in': {shown(list(condition))}}}, "
+            f"to compare a list value use {{'$eq': {shown(list(condition))}}}",
             clause,
         )
     _check_literal("equality", condition, clause)
@@ -546,7 +551,7 @@ def _compile(where: Mapping[str, Any]) -> Filter:
             )
         if not isinstance(current, Mapping):
             raise FilterTypeError(
-                f"a filter must be a dict, got {current!r} of type {type(current).__name__}"
+                f"a filter must be a dict, got {shown(current)} of type {type(current).__name__}"
             )
         if not current:
             out.append(_Always(current))
@@ -564,20 +569,20 @@ def _compile(where: Mapping[str, Any]) -> Filter:
                     if key in _COMPARISON:
                         raise _fail(
                             f"{key} compares a value; put it under a metadata key, "
-                            f"like {{'lang': {{{key!r}: ...}}}}",
+                            f"like {{'lang': {{{shown(key)}: ...}}}}",
                             current,
                         )
                     raise _fail(
-                        f"unknown operator {key!r}; expected one of {', '.join(OPERATORS)}",
+                        f"unknown operator {shown(key)}; expected one of {', '.join(OPERATORS)}",
                         current,
                     )
                 if not isinstance(condition, (list, tuple)):
                     raise _fail_type(
-                        f"{key} needs a non-empty list of filters, got {condition!r}", current
+                        f"{key} needs a non-empty list of filters, got {shown(condition)}", current
                     )
                 if not condition:
                     raise _fail(
-                        f"{key} needs a non-empty list of filters, got {condition!r}", current
+                        f"{key} needs a non-empty list of filters, got {shown(condition)}", current
                     )
                 node = _Logical(current, key, [])
                 target.append(node)
@@ -620,11 +625,13 @@ def compile_filter(
     if semantics is None:
         semantics = "engine" if negations_match_missing else "strict"
     if semantics not in _SEMANTICS:
-        raise FilterError(f"semantics={semantics!r} must be one of 'strict', 'engine'")
+        raise FilterError(f"semantics={shown(semantics)} must be one of 'strict', 'engine'")
     if where is None:
         return None
     if not isinstance(where, Mapping):
-        raise FilterTypeError(f"where={where!r} must be a dict or None, not {type(where).__name__}")
+        raise FilterTypeError(
+            f"where={shown(where)} must be a dict or None, not {type(where).__name__}"
+        )
     if not where:
         return None  # no conditions: every record matches, as in 0.4.0
     node = _compile(where)

@@ -28,6 +28,7 @@ from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter
+from placeborag._validation import shown
 
 __all__ = [
     "FusedMatch",
@@ -46,26 +47,30 @@ _LN_DIGITS = 40  # far beyond float64: the rounding to float happens once, at th
 def tokenize(text: str) -> list[str]:
     """The keyword scorer's tokens: runs of word characters, case-folded (any script)."""
     if not isinstance(text, str):
-        raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+        raise PlaceboragTypeError(f"text={shown(text)} must be a str, not {type(text).__name__}")
     return _TOKEN.findall(text.casefold())
 
 
 def _check_number(value: object, name: str, *, low: float, strict: bool) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
-        raise PlaceboragTypeError(f"{name}={value!r} must be a number, not {type(value).__name__}")
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be a number, not {type(value).__name__}"
+        )
     if isinstance(value, float) and not math.isfinite(value):
-        raise PlaceboragValueError(f"{name}={value!r} must be finite")
+        raise PlaceboragValueError(f"{name}={shown(value)} must be finite")
     exact = Fraction(value)
     if exact < low or (strict and exact == low):
-        raise PlaceboragValueError(f"{name}={value!r} must be {'>' if strict else '>='} {low}")
+        raise PlaceboragValueError(f"{name}={shown(value)} must be {'>' if strict else '>='} {low}")
     return exact
 
 
 def _check_count(value: object, name: str, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PlaceboragTypeError(f"{name}={value!r} must be an int, not {type(value).__name__}")
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be an int, not {type(value).__name__}"
+        )
     if value < minimum:
-        raise PlaceboragValueError(f"{name}={value!r} must be >= {minimum}")
+        raise PlaceboragValueError(f"{name}={shown(value)} must be >= {minimum}")
     return value
 
 
@@ -102,7 +107,7 @@ class KeywordIndex:
         self._k1 = _check_number(k1, "k1", low=0, strict=True)
         self._b = _check_number(b, "b", low=0, strict=False)
         if self._b > 1:
-            raise PlaceboragValueError(f"b={b!r} must be between 0 and 1")
+            raise PlaceboragValueError(f"b={shown(b)} must be between 0 and 1")
         self._docs: dict[str, _Doc] = {}
         self._df: dict[str, int] = {}
         self._total_length = 0
@@ -126,11 +131,11 @@ class KeywordIndex:
     def add(self, id: str, text: str, metadata: Mapping[str, Any] | None = None) -> None:
         """Index one document; adding an existing id replaces it and keeps its position."""
         if not isinstance(id, str) or not id:
-            raise PlaceboragTypeError(f"id={id!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"id={shown(id)} must be a non-empty str")
         tokens = tokenize(text)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise PlaceboragTypeError(
-                f"metadata={metadata!r} must be a dict or None, not {type(metadata).__name__}"
+                f"metadata={shown(metadata)} must be a dict or None, not {type(metadata).__name__}"
             )
         counts: dict[str, int] = {}
         for token in tokens:
@@ -164,7 +169,7 @@ class KeywordIndex:
         """Remove a document; an unknown id raises."""
         with self._lock:
             if id not in self._docs:
-                raise PlaceboragValueError(f"unknown id {id!r}")
+                raise PlaceboragValueError(f"unknown id {shown(id)}")
             self._forget(id)
             del self._docs[id]
 
@@ -240,7 +245,8 @@ def keyword_scores(
     """BM25 scores of ``documents`` (id -> text) for ``query``; ids sharing no token are absent."""
     if not isinstance(documents, Mapping):
         raise PlaceboragTypeError(
-            f"documents={documents!r} must be a dict of id -> text, not {type(documents).__name__}"
+            f"documents={shown(documents)} must be a dict of id -> text, not "
+            f"{type(documents).__name__}"
         )
     index = KeywordIndex(k1=k1, b=b)
     index.add_many(list(documents), list(documents.values()))
@@ -267,7 +273,7 @@ def _item_id(item: object, where: str) -> str:
     value = item if isinstance(item, str) else getattr(item, "id", None)
     if not isinstance(value, str) or not value:
         raise PlaceboragTypeError(
-            f"{where}={item!r} must be a non-empty str id or an object with a str .id"
+            f"{where}={shown(item)} must be a non-empty str id or an object with a str .id"
         )
     return value
 
@@ -278,7 +284,7 @@ def _named_lists(rankings: object, weights: object) -> list[tuple[Any, list[str]
         lists = [rankings[key] for key in keys]
     elif isinstance(rankings, (str, bytes)) or not isinstance(rankings, Iterable):
         raise PlaceboragTypeError(
-            f"rankings={rankings!r} must be a list of ranked lists or a dict of them, "
+            f"rankings={shown(rankings)} must be a list of ranked lists or a dict of them, "
             f"not {type(rankings).__name__}"
         )
     else:
@@ -289,14 +295,16 @@ def _named_lists(rankings: object, weights: object) -> list[tuple[Any, list[str]
     elif isinstance(rankings, Mapping):
         if not isinstance(weights, Mapping) or set(weights) != set(keys):
             raise PlaceboragValueError(
-                f"weights={weights!r} must be a dict with exactly the keys of rankings "
+                f"weights={shown(weights)} must be a dict with exactly the keys of rankings "
                 f"({', '.join(map(repr, keys))})"
             )
-        factors = [_check_number(weights[k], f"weights[{k!r}]", low=0, strict=False) for k in keys]
+        factors = [
+            _check_number(weights[k], f"weights[{shown(k)}]", low=0, strict=False) for k in keys
+        ]
     else:
         if isinstance(weights, Mapping) or not isinstance(weights, Sequence):
             raise PlaceboragTypeError(
-                f"weights={weights!r} must be a list with one number per ranked list"
+                f"weights={shown(weights)} must be a list with one number per ranked list"
             )
         if len(weights) != len(keys):
             raise PlaceboragValueError(
@@ -310,10 +318,10 @@ def _named_lists(rankings: object, weights: object) -> list[tuple[Any, list[str]
     for key, ranked, factor in zip(keys, lists, factors):
         if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Iterable):
             raise PlaceboragTypeError(
-                f"rankings[{key!r}]={ranked!r} must be a list of ids or matches, "
+                f"rankings[{shown(key)}]={shown(ranked)} must be a list of ids or matches, "
                 f"not {type(ranked).__name__}"
             )
-        ids = [_item_id(item, f"rankings[{key!r}][{i}]") for i, item in enumerate(ranked)]
+        ids = [_item_id(item, f"rankings[{shown(key)}][{i}]") for i, item in enumerate(ranked)]
         out.append((key, ids, factor))
     return out
 
@@ -386,12 +394,12 @@ class HybridRetriever:
         b: float = 0.75,
     ) -> None:
         if not callable(getattr(store, "query", None)) or not hasattr(store, "ids"):
-            raise PlaceboragTypeError(f"store={store!r} must be a FakeVectorStore")
+            raise PlaceboragTypeError(f"store={shown(store)} must be a FakeVectorStore")
         self._candidates = _check_count(candidates, "candidates", minimum=1)
         self._rank_constant = _check_count(rank_constant, "rank_constant", minimum=0)
         if not isinstance(weights, (tuple, list)) or len(weights) != 2:
             raise PlaceboragTypeError(
-                f"weights={weights!r} must be a pair (vector weight, keyword weight)"
+                f"weights={shown(weights)} must be a pair (vector weight, keyword weight)"
             )
         self._weights = {
             "vector": _check_number(weights[0], "weights[0]", low=0, strict=False),
@@ -440,7 +448,7 @@ class HybridRetriever:
         k = _check_count(k, "k", minimum=1)
         if context is not None and not isinstance(context, Mapping):
             raise PlaceboragTypeError(
-                f"context={context!r} must be a dict or None, not {type(context).__name__}"
+                f"context={shown(context)} must be a dict or None, not {type(context).__name__}"
             )
         where_copy = copy_filter(dict(where)) if where is not None else None
         context_copy = copy_filter(dict(context)) if context is not None else None

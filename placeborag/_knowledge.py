@@ -32,6 +32,7 @@ from placeborag._errors import (
 )
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
+from placeborag._validation import shown
 
 __all__ = [
     "CacheEvent",
@@ -55,7 +56,7 @@ def _checked_mapping(value: object, name: str) -> dict[str, Any] | None:
         return None
     if not isinstance(value, Mapping):
         raise PlaceboragTypeError(
-            f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
+            f"{name}={shown(value)} must be a dict or None, not {type(value).__name__}"
         )
     return copy.deepcopy(dict(value))
 
@@ -67,12 +68,12 @@ def identity_key(identity: object) -> str:
     two different identities must never share a key.
     """
     if identity is not None and not isinstance(identity, (Mapping, str)):
-        raise PlaceboragTypeError(f"identity={identity!r} must be a dict, a str or None")
+        raise PlaceboragTypeError(f"identity={shown(identity)} must be a dict, a str or None")
     try:
         return json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as error:
         raise PlaceboragTypeError(
-            f"identity={identity!r} must hold only JSON values (str, int, float, bool, None,"
+            f"identity={shown(identity)} must hold only JSON values (str, int, float, bool, None,"
             f" lists and dicts of them): {error}"
         ) from None
 
@@ -144,7 +145,7 @@ def _as_match(item: object, position: int, query: str) -> Any:
     if all(hasattr(item, name) for name in ("id", "text", "metadata", "score")):
         return Match(item.id, item.text, dict(item.metadata), float(item.score))  # type: ignore[attr-defined]
     raise PlaceboragTypeError(
-        f"results[{query!r}][{position}]={item!r} must be a Match, a dict with 'id' (and"
+        f"results[{shown(query)}][{position}]={shown(item)} must be a Match, a dict with 'id' (and"
         " 'text', 'metadata', 'score') or a str"
     )
 
@@ -180,15 +181,19 @@ class StubKnowledgeStore:
             )
         if backend is not None and not callable(getattr(backend, "query", None)):
             raise PlaceboragTypeError(
-                f"backend={backend!r} must have a query(text, k, where, context=) method, like"
+                f"backend={shown(backend)} must have a query(text, k, where, context=) method, like"
                 " FakeVectorStore or HybridRetriever"
             )
         if results is not None and not isinstance(results, Mapping):
-            raise PlaceboragTypeError(f"results={results!r} must be a dict of query -> matches")
+            raise PlaceboragTypeError(
+                f"results={shown(results)} must be a dict of query -> matches"
+            )
         if access is not None and not callable(access):
-            raise PlaceboragTypeError(f"access={access!r} must be a function (identity, match)")
+            raise PlaceboragTypeError(
+                f"access={shown(access)} must be a function (identity, match)"
+            )
         if not isinstance(source_key, str) or not source_key:
-            raise PlaceboragTypeError(f"source_key={source_key!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"source_key={shown(source_key)} must be a non-empty str")
         self._k = _checked_k(k)
         self._lock = threading.RLock()
         self._scripted: dict[str, tuple[Any, ...]] = {}
@@ -347,7 +352,7 @@ class StubKnowledgeStore:
         listed = ", ".join(map(repr, close or known[:5])) or "none"
         label = "nearest scripted queries" if close else "scripted queries"
         return (
-            f"no result scripted for query={query!r} (search {len(self._calls) - 1}); {label}:"
+            f"no result scripted for query={shown(query)} (search {len(self._calls) - 1}); {label}:"
             f" {listed}. The key is the exact query text; script it with script(query, matches)"
             " or give default=[] to answer unscripted queries with nothing"
         )
@@ -373,21 +378,23 @@ class StubKnowledgeStore:
 
 def _checked_query(query: object) -> str:
     if not isinstance(query, str):
-        raise PlaceboragTypeError(f"query={query!r} must be a str")
+        raise PlaceboragTypeError(f"query={shown(query)} must be a str")
     return query
 
 
 def _checked_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, int):
-        raise PlaceboragTypeError(f"k={k!r} must be an int")
+        raise PlaceboragTypeError(f"k={shown(k)} must be an int")
     if k < 1:
-        raise PlaceboragValueError(f"k={k!r} must be >= 1")
+        raise PlaceboragValueError(f"k={shown(k)} must be >= 1")
     return k
 
 
 def _checked_matches(query: str, matches: object) -> tuple[Any, ...]:
     if isinstance(matches, (str, bytes)) or not isinstance(matches, Iterable):
-        raise PlaceboragTypeError(f"results[{query!r}]={matches!r} must be a list of matches")
+        raise PlaceboragTypeError(
+            f"results[{shown(query)}]={shown(matches)} must be a list of matches"
+        )
     return tuple(_as_match(item, position, query) for position, item in enumerate(matches))
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._validation import shown
 
 __all__ = [
     "MAX_DEPTH",
@@ -34,7 +35,9 @@ MAX_DEPTH = 64
 
 def check_id(value: object, name: str = "id") -> str:
     if not isinstance(value, str):
-        raise PlaceboragTypeError(f"{name}={value!r} must be a str, not {type(value).__name__}")
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be a str, not {type(value).__name__}"
+        )
     if not value:
         raise PlaceboragValueError(f"{name}='' must be a non-empty str")
     return value
@@ -55,12 +58,12 @@ def check_metadata(value: object, name: str = "metadata") -> dict[str, Any] | No
         return dict(value)  # the common case, checked in one pass; floats take the long way
     if not isinstance(value, Mapping):
         raise PlaceboragTypeError(
-            f"{name}={value!r} must be a dict or None, not {type(value).__name__}"
+            f"{name}={shown(value)} must be a dict or None, not {type(value).__name__}"
         )
     for key in value:
         if not isinstance(key, str) or not key or key.startswith("$"):
             raise PlaceboragValueError(
-                f"{name} key {key!r} must be a non-empty str not starting with '$'"
+                f"{name} key {shown(key)} must be a non-empty str not starting with '$'"
             )
     return _checked_copy(value, name)
 
@@ -106,10 +109,10 @@ def _checked_copy(value: Mapping[str, Any], name: str) -> dict[str, Any]:
         source, target, path, depth = stack.pop()
         items = source.items() if isinstance(source, Mapping) else enumerate(source)
         for key, item in items:
-            where = f"{path}[{key!r}]"
+            where = f"{path}[{shown(key)}]"
             if depth and isinstance(source, Mapping) and not isinstance(key, str):
                 raise PlaceboragTypeError(
-                    f"{path} key {key!r} must be a str, not {type(key).__name__}"
+                    f"{path} key {shown(key)} must be a str, not {type(key).__name__}"
                 )
             item = _scalar(item, where)
             if isinstance(item, (Mapping, list, tuple)):
@@ -175,7 +178,7 @@ def _scalar(item: Any, where: str) -> Any:
         return int(item)
     if isinstance(item, float):
         if not math.isfinite(item):
-            raise PlaceboragValueError(f"{where}={item!r} must be finite")
+            raise PlaceboragValueError(f"{where}={shown(item)} must be finite")
         return float(item)
     # numpy scalars, without importing numpy here
     kind = getattr(getattr(item, "dtype", None), "kind", None)
@@ -185,7 +188,7 @@ def _scalar(item: Any, where: str) -> Any:
         return int(item)
     if kind == "f" and hasattr(item, "item"):
         return _scalar(float(item), where)
-    raise PlaceboragTypeError(f"{where}={item!r} must be {_ALLOWED}, not {t.__name__}")
+    raise PlaceboragTypeError(f"{where}={shown(item)} must be {_ALLOWED}, not {t.__name__}")
 
 
 def copy_filter(where: Any) -> Any:

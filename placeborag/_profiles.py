@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._validation import shown
 
 __all__ = [
     "FILTER_MODES",
@@ -46,7 +47,9 @@ def _choices(values: tuple[str, ...]) -> str:
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...], where: str = "") -> str:
     if value not in allowed:
-        raise PlaceboragValueError(f"{name}={value!r} must be one of {_choices(allowed)}{where}")
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} must be one of {_choices(allowed)}{where}"
+        )
     return value
 
 
@@ -127,21 +130,21 @@ class Profile:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise PlaceboragTypeError(
-                    f"{name}={value!r} must be an int, not {type(value).__name__}"
+                    f"{name}={shown(value)} must be an int, not {type(value).__name__}"
                 )
         if self.default_k < 1:
-            raise PlaceboragValueError(f"default_k={self.default_k!r} must be >= 1")
+            raise PlaceboragValueError(f"default_k={shown(self.default_k)} must be >= 1")
         if self.post_filter_candidates < 0:
             raise PlaceboragValueError(
-                f"post_filter_candidates={self.post_filter_candidates!r} must be >= 0"
+                f"post_filter_candidates={shown(self.post_filter_candidates)} must be >= 0"
             )
         for name in ("pad_missing", "negation_matches_missing"):
             if not isinstance(getattr(self, name), bool):
-                raise PlaceboragTypeError(f"{name}={getattr(self, name)!r} must be a bool")
+                raise PlaceboragTypeError(f"{name}={shown(getattr(self, name))} must be a bool")
         if self.metrics and self.metric not in self.supported_metrics:
             raise PlaceboragValueError(
-                f"metric={self.metric!r} must be one of {_choices(self.supported_metrics)} "
-                f"for profile {self.name!r}"
+                f"metric={shown(self.metric)} must be one of {_choices(self.supported_metrics)} "
+                f"for profile {shown(self.name)}"
             )
 
     @property
@@ -163,11 +166,13 @@ class Profile:
         for key in changes:
             if key not in known:
                 raise PlaceboragTypeError(
-                    f"unknown profile option {key!r}; expected one of {', '.join(known)}"
+                    f"unknown profile option {shown(key)}; expected one of {', '.join(known)}"
                 )
         metric = changes.get("metric")
         if metric is not None and metric != self.metric:
-            _check_choice("metric", metric, self.supported_metrics, f" for profile {self.name!r}")
+            _check_choice(
+                "metric", metric, self.supported_metrics, f" for profile {shown(self.name)}"
+            )
             chosen = next(m for m in self.metrics if m.metric == metric)
             changes = {
                 "higher_is_better": chosen.higher_is_better,
@@ -285,11 +290,12 @@ def get_profile(profile: str | Profile) -> Profile:
         return profile
     if not isinstance(profile, str):
         raise PlaceboragTypeError(
-            f"profile={profile!r} must be a profile name or a Profile, not {type(profile).__name__}"
+            f"profile={shown(profile)} must be a profile name or a Profile, not "
+            f"{type(profile).__name__}"
         )
     try:
         return PROFILES[profile]
     except KeyError:
         raise PlaceboragValueError(
-            f"profile={profile!r} must be one of {_choices(tuple(PROFILES))}"
+            f"profile={shown(profile)} must be one of {_choices(tuple(PROFILES))}"
         ) from None

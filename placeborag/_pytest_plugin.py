@@ -27,6 +27,15 @@ from placeborag._options import EMBEDDER_OPTIONS, STORE_OPTIONS
 
 __all__ = ["EMBEDDER_OPTIONS", "STORE_OPTIONS"]
 
+
+def shown(value: object) -> str:
+    """The package's one way to show a value in a message, imported only when a message is
+    built: loading the plugin (every pytest run) imports nothing but the option names."""
+    from placeborag._validation import shown as shown_value
+
+    return shown_value(value)
+
+
 _MARKER = "placeborag"
 # Which of placeborag's fixtures set a test up ("embedder", "store"): what the marker reached.
 _USED = pytest.StashKey[set[str]]()
@@ -62,9 +71,10 @@ def _project_markers(config: pytest.Config) -> list[str]:
     for name in names:
         if not _MARKER_NAME.fullmatch(name) or name == _MARKER:
             raise pytest.UsageError(
-                f"{_PROJECT_MARKERS}: {name!r} is not a marker name to register; expected "
+                f"{_PROJECT_MARKERS}: {shown(name)} is not a marker name to register; expected "
                 "names made of letters, digits and underscores (not starting with a digit), "
-                f"separated by spaces, such as 'unit integration p0 p1', other than {_MARKER!r}"
+                "separated by spaces, such as 'unit integration p0 p1', other than "
+                f"{shown(_MARKER)}"
             )
     return list(dict.fromkeys(names))
 
@@ -76,16 +86,16 @@ def _options(node: pytest.Item | pytest.Collector) -> dict[str, Any]:
         if marker.args:
             raise pytest.UsageError(
                 f"{node.nodeid}: @pytest.mark.{_MARKER} takes keyword options only, "
-                f"got positional {marker.args!r}"
+                f"got positional {shown(marker.args)}"
             )
         merged.update(marker.kwargs)
     known = EMBEDDER_OPTIONS + STORE_OPTIONS
     for name in merged:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = f" (did you mean {shown(close[0])}?)" if close else ""
             raise pytest.UsageError(
-                f"{node.nodeid}: unknown @pytest.mark.{_MARKER} option {name!r}{hint}; "
+                f"{node.nodeid}: unknown @pytest.mark.{_MARKER} option {shown(name)}{hint}; "
                 f"embedder options: {', '.join(EMBEDDER_OPTIONS)}; "
                 f"store options: {', '.join(STORE_OPTIONS)}"
             )

@@ -117,7 +117,7 @@ def _check_vectors(matrix: np.ndarray, texts: Sequence[str], kind: str) -> None:
         row, col = (int(i) for i in np.argwhere(~finite)[0])
         raise PlaceboragValueError(
             f"{kind} {_quote(texts[row])} ({_PLURAL[kind]}[{row}]) has the value "
-            f"{float(matrix[row, col])!r} at index {col}; every value must be finite"
+            f"{shown(float(matrix[row, col]))} at index {col}; every value must be finite"
         )
     # Scale by the largest magnitude first: squaring 1e-200 underflows to 0 and squaring 1e200
     # overflows, and neither vector should be judged by that artefact.
@@ -129,7 +129,8 @@ def _check_vectors(matrix: np.ndarray, texts: Sequence[str], kind: str) -> None:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise PlaceboragValueError(
-            f"{kind} {_quote(texts[row])} ({_PLURAL[kind]}[{row}]) has norm {float(norms[row])!r}; "
+            f"{kind} {_quote(texts[row])} ({_PLURAL[kind]}[{row}]) has norm "
+            f"{shown(float(norms[row]))}; "
             "the norm must be finite and > 0"
         )
 
@@ -343,15 +344,16 @@ def _check_target(target: Path, overwrite: bool) -> None:
     if not target.exists():
         return
     if not target.is_dir():
-        raise PlaceboragValueError(f"path={str(target)!r} exists and is not a directory")
+        raise PlaceboragValueError(f"path={shown(str(target))} exists and is not a directory")
     contents = {child.name for child in target.iterdir()}
     if contents and not overwrite:
         raise PlaceboragValueError(
-            f"path={str(target)!r} already exists; pass overwrite=True to replace the recording"
+            f"path={shown(str(target))} already exists; pass overwrite=True to replace the "
+            "recording"
         )
     if contents - {MANIFEST_FILE, VECTORS_FILE}:
         raise PlaceboragValueError(
-            f"path={str(target)!r} holds files other than a recording "
+            f"path={shown(str(target))} holds files other than a recording "
             f"({', '.join(sorted(contents - {MANIFEST_FILE, VECTORS_FILE}))}); "
             "refusing to replace it"
         )
@@ -372,7 +374,7 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
         )
     if manifest.get("format") != FORMAT:
         raise PlaceboragValueError(
-            f"{where} has format={shown(manifest.get('format'))}; expected {FORMAT!r}"
+            f"{where} has format={shown(manifest.get('format'))}; expected {shown(FORMAT)}"
         )
     if manifest.get("format_version") != FORMAT_VERSION:
         raise PlaceboragValueError(
@@ -403,7 +405,7 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
         if manifest.get(key) != fixed:
             raise PlaceboragValueError(
                 f"{where} has {key}={shown(manifest.get(key))}; this placeborag reads only"
-                f" {fixed!r}"
+                f" {shown(fixed)}"
             )
     if manifest["dimension"] < 1:
         raise PlaceboragValueError(
@@ -502,22 +504,25 @@ class Recording:
         actual = hashlib.sha256(raw).hexdigest()
         if expected_sha256 is not None and actual != expected_sha256:
             raise PlaceboragValueError(
-                f"{VECTORS_FILE} in {source} has sha256 {actual!r} but expected_sha256="
-                f"{expected_sha256!r}; the recording is not the one this caller pinned"
+                f"{VECTORS_FILE} in {source} has sha256 {shown(actual)} but expected_sha256="
+                f"{shown(expected_sha256)}; the recording is not the one this caller pinned"
             )
         manifest = _load_manifest(manifest_raw, f"{MANIFEST_FILE} in {source}")
         if actual != manifest["vectors_sha256"]:
             raise PlaceboragValueError(
-                f"{VECTORS_FILE} in {source} has sha256 {actual!r} but {MANIFEST_FILE} records "
-                f"{manifest['vectors_sha256']!r}; the vectors changed after recording"
+                f"{VECTORS_FILE} in {source} has sha256 {shown(actual)} but {MANIFEST_FILE} "
+                "records "
+                f"{shown(manifest['vectors_sha256'])}; the vectors changed after recording"
             )
         doc_texts = [e["text"] for e in manifest["documents"]]
         query_texts = [e["text"] for e in manifest["queries"]]
         texts_hash = _texts_sha256(doc_texts, query_texts)
         if texts_hash != manifest["texts_sha256"]:
             raise PlaceboragValueError(
-                f"the texts in {MANIFEST_FILE} in {source} hash to {texts_hash!r} but it records "
-                f"texts_sha256={manifest['texts_sha256']!r}; a text was edited after recording, "
+                f"the texts in {MANIFEST_FILE} in {source} hash to {shown(texts_hash)} but it "
+                "records "
+                f"texts_sha256={shown(manifest['texts_sha256'])}; a text was edited after "
+                "recording, "
                 "so its vector no longer belongs to it: record it again"
             )
         dtype = _DTYPES[manifest["dtype"]]
@@ -704,7 +709,7 @@ def _miss(
         nearest = f"no {plural} are available"
     message = (
         f"{reason}; {nearest}. Replay matches text byte for byte and never calls a model "
-        f"({recording.model!r}): record the text to use it"
+        f"({shown(recording.model)}): record the text to use it"
     )
     return UnrecordedText(message, text=text, kind=kind, candidates=candidates)
 

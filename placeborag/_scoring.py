@@ -238,8 +238,8 @@ def _checked_documents(query: object, documents: object) -> tuple[str, ...]:
 
 
 def _queries(requests: Sequence[ScoringRequest]) -> str:
-    shown = ", ".join(repr(request.query) for request in requests[:5])
-    return shown + (", ..." if len(requests) > 5 else "")
+    listed = ", ".join(shown(request.query) for request in requests[:5])
+    return listed + (", ..." if len(requests) > 5 else "")
 
 
 class _RecordingScorer:
@@ -543,7 +543,7 @@ def _checked_rows(rows: object, texts: Sequence[str]) -> list[list[float]]:
             )
             if not math.isfinite(number):
                 raise PlaceboragValueError(
-                    f"{source} returned {number!r} at index {index} for {what}"
+                    f"{source} returned {shown(number)} at index {index} for {what}"
                     f" {shown(text, 80)}; every value of a vector must be finite"
                 )
             values[index] = number

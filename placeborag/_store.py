@@ -96,7 +96,7 @@ def _check_share(value: object, name: str) -> Fraction:
         if not 0 <= int(value) <= 1:
             raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
     elif not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise PlaceboragValueError(f"{name}={value!r} must be between 0.0 and 1.0")
+        raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
     # repr() of a float is the shortest decimal that reads back as the same float: the number
     # as the user typed it.
     return Fraction(repr(float(value)))
@@ -174,19 +174,19 @@ class FakeVectorStore:
         recall_share = _check_share(recall, "recall")
         if filter_semantics not in _FILTER_SEMANTICS:
             raise PlaceboragValueError(
-                f"filter_semantics={filter_semantics!r} must be one of 'strict', 'engine'"
+                f"filter_semantics={shown(filter_semantics)} must be one of 'strict', 'engine'"
             )
         self._orphans = _check_share(orphans, "orphans")
         self._churn = _check_share(churn, "churn")
         if visibility not in _VISIBILITY:
             raise PlaceboragValueError(
-                f"visibility={visibility!r} must be one of 'immediate', 'manual'"
+                f"visibility={shown(visibility)} must be one of 'immediate', 'manual'"
             )
         if embedder is None:
             embedder = FakeEmbedder()
         elif not callable(getattr(embedder, "embed_batch", None)):
             raise PlaceboragTypeError(
-                f"embedder={embedder!r} must have an embed_batch(texts) method "
+                f"embedder={shown(embedder)} must have an embed_batch(texts) method "
                 "(a FakeEmbedder, a ReplayEmbedder or a compatible object)"
             )
         self._embedder = embedder
@@ -330,7 +330,7 @@ class FakeVectorStore:
                 other, ids = reuse
                 if not isinstance(other, FakeVectorStore):
                     raise PlaceboragTypeError(
-                        f"reuse={reuse!r} must be a (FakeVectorStore, ids) pair, "
+                        f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair, "
                         f"not {type(other).__name__}"
                     )
                 other_records = other.records()
@@ -510,7 +510,9 @@ class FakeVectorStore:
         """
         _check_id(id)
         if not isinstance(text, str):
-            raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+            raise PlaceboragTypeError(
+                f"text={shown(text)} must be a str, not {type(text).__name__}"
+            )
         self._write([id], [text], [_check_metadata(metadata)])
 
     def upsert_many(
@@ -547,7 +549,7 @@ class FakeVectorStore:
             for i, value in enumerate(text_list):
                 if not isinstance(value, str):
                     raise PlaceboragTypeError(
-                        f"texts[{i}]={value!r} must be a str, not {type(value).__name__}"
+                        f"texts[{i}]={shown(value)} must be a str, not {type(value).__name__}"
                     )
         if metadatas is None:
             meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
@@ -564,7 +566,7 @@ class FakeVectorStore:
             for i, value in enumerate(id_list):
                 if value in seen:
                     raise PlaceboragValueError(
-                        f"ids[{i}]={value!r} repeats ids[{seen[value]}]; "
+                        f"ids[{i}]={shown(value)} repeats ids[{seen[value]}]; "
                         "an id may appear once per call"
                     )
                 seen[value] = i
@@ -612,7 +614,7 @@ class FakeVectorStore:
         for value in ids:
             if value in self._written:
                 raise PlaceboragValueError(
-                    f"id {value!r} is already stored and on_existing_id='error' "
+                    f"id {shown(value)} is already stored and on_existing_id='error' "
                     "forbids writing it again"
                 )
 
@@ -644,7 +646,7 @@ class FakeVectorStore:
         id_list, text_list, meta_list = self._check_records(ids, texts, metadatas)
         if isinstance(vectors, (str, bytes)):
             raise PlaceboragTypeError(
-                f"vectors={vectors!r} must be rows of numbers, not {type(vectors).__name__}"
+                f"vectors={shown(vectors)} must be rows of numbers, not {type(vectors).__name__}"
             )
         try:
             given = np.asarray(vectors)
@@ -803,14 +805,16 @@ class FakeVectorStore:
         """
         if text is not None and not isinstance(text, str):
             raise PlaceboragTypeError(
-                f"text={text!r} must be a str or None, not {type(text).__name__}"
+                f"text={shown(text)} must be a str or None, not {type(text).__name__}"
             )
         return self._query(text, vector, k, where, ids, context)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit float64 vector the store ranks ``text`` with (read-only)."""
         if not isinstance(text, str):
-            raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+            raise PlaceboragTypeError(
+                f"text={shown(text)} must be a str, not {type(text).__name__}"
+            )
         with self._lock:
             out: np.ndarray = self._query_vector(text)[0].copy()
         out.flags.writeable = False
@@ -855,7 +859,7 @@ class FakeVectorStore:
     ) -> list[Match]:
         if context is not None and not isinstance(context, Mapping):
             raise PlaceboragTypeError(
-                f"context={context!r} must be a dict or None, not {type(context).__name__}"
+                f"context={shown(context)} must be a dict or None, not {type(context).__name__}"
             )
         id_tuple = self._check_ids_arg(ids)
         with self._lock:
@@ -882,7 +886,7 @@ class FakeVectorStore:
             return None
         if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
             raise PlaceboragTypeError(
-                f"ids={ids!r} must be a list of ids, not {type(ids).__name__}"
+                f"ids={shown(ids)} must be a list of ids, not {type(ids).__name__}"
             )
         out = tuple(ids)
         for i, value in enumerate(out):
@@ -911,11 +915,13 @@ class FakeVectorStore:
     ) -> QueryPass:
         """Check a query's arguments and embed it: a pass ready to run."""
         if vector is None and not isinstance(text, str):
-            raise PlaceboragTypeError(f"text={text!r} must be a str, not {type(text).__name__}")
+            raise PlaceboragTypeError(
+                f"text={shown(text)} must be a str, not {type(text).__name__}"
+            )
         if k is None:
             k = self._profile.default_k
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-            raise PlaceboragTypeError(f"k={k!r} must be an int, not {type(k).__name__}")
+            raise PlaceboragTypeError(f"k={shown(k)} must be an int, not {type(k).__name__}")
         if k < 1:
             raise PlaceboragValueError(f"k={shown(k)} must be >= 1")
         if k > _MAX_K:
@@ -958,7 +964,9 @@ class FakeVectorStore:
         try:
             array = np.asarray(vector, dtype=np.float64)
         except (TypeError, ValueError):
-            raise PlaceboragTypeError(f"vector={vector!r} must be a sequence of numbers") from None
+            raise PlaceboragTypeError(
+                f"vector={shown(vector)} must be a sequence of numbers"
+            ) from None
         dims = self._table.dimensions
         if array.ndim != 1 or (dims is not None and array.shape[0] != dims) or not array.size:
             raise PlaceboragValueError(
@@ -1063,7 +1071,7 @@ class FakeVectorStore:
     def _check_column(values: object, name: str) -> list[Any]:
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
             raise PlaceboragTypeError(
-                f"{name}={values!r} must be a list, not {type(values).__name__}"
+                f"{name}={shown(values)} must be a list, not {type(values).__name__}"
             )
         return list(values)
 
@@ -1073,7 +1081,7 @@ class FakeVectorStore:
 
         close = difflib.get_close_matches(value, list(known), n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        return f"unknown id {value!r}{hint}"
+        return f"unknown id {shown(value)}{hint}"
 
     def _embed_vectors(self, texts: list[str]) -> np.ndarray:
         """The embedder's vectors of ``texts``, not yet checked against the store."""
@@ -1096,7 +1104,7 @@ class FakeVectorStore:
         bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
         if bad.size:
             raise PlaceboragValueError(
-                f"the embedder returned a zero or non-finite vector for {texts[bad[0]]!r}"
+                f"the embedder returned a zero or non-finite vector for {shown(texts[bad[0]])}"
             )
         unit: np.ndarray = np.divide(vectors, norms[:, None], out=vectors)
         return unit
@@ -1241,11 +1249,12 @@ class FakeVectorStore:
         floats = np.asarray((embed_query or self._embedder.embed_batch)([text]), dtype=np.float64)
         if floats.shape != (1, self._table.dimensions):
             raise PlaceboragValueError(
-                f"the embedder returned an array of shape {floats.shape} for the query {text!r}"
+                f"the embedder returned an array of shape {floats.shape} for the query "
+                f"{shown(text)}"
             )
         if not np.all(np.isfinite(floats)) or not np.any(floats):
             raise PlaceboragValueError(
-                f"the embedder returned a zero or non-finite vector for the query {text!r}"
+                f"the embedder returned a zero or non-finite vector for the query {shown(text)}"
             )
         return floats[0], float_to_exact(floats)[0], None
 
@@ -1278,7 +1287,7 @@ def _unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
         if bad.size:
             i = a + int(bad[0])
             raise PlaceboragValueError(
-                f"vectors[{i}] (id {ids[i]!r}) must have finite entries and a nonzero norm"
+                f"vectors[{i}] (id {shown(ids[i])}) must have finite entries and a nonzero norm"
             )
         out[a:b] = block / norms[:, None]
         if keep_bits:
@@ -1297,9 +1306,9 @@ class _VectorsOnlyEmbedder:
         self.dimensions = dimensions
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        shown = f" {texts[0]!r}" if len(texts) else ""
+        first = f" {shown(texts[0])}" if len(texts) else ""
         raise PlaceboragValueError(
-            f"this store was built from vectors and cannot embed the text{shown}; "
+            f"this store was built from vectors and cannot embed the text{first}; "
             "use query_by_vector(vector), or build the store with an embedder "
             "(FakeVectorStore(embedder=...) and upsert_vectors())"
         )

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from placeborag._filters import copy_filter
+from placeborag._validation import shown
 
 if TYPE_CHECKING:
     from placeborag._filters import Filter
@@ -177,7 +178,7 @@ class StoreRecords:
 
             close = difflib.get_close_matches(str(id), list(index), n=3)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise PlaceboragValueError(f"unknown id {id!r}{hint}")
+            raise PlaceboragValueError(f"unknown id {shown(id)}{hint}")
         return index[id]
 
     @property
@@ -249,7 +250,7 @@ class QueryTrace:
             from placeborag._errors import PlaceboragValueError
 
             raise PlaceboragValueError(
-                f"stage={stage!r} must be one of {', '.join(map(repr, STAGES))}"
+                f"stage={shown(stage)} must be one of {', '.join(map(repr, STAGES))}"
             )
         idx = np.flatnonzero(self.stage == stage)
         key = self.rank if stage == RETURNED else self.cut_rank
@@ -280,7 +281,7 @@ class QueryTrace:
         if id not in index:
             from placeborag._errors import PlaceboragValueError
 
-            raise PlaceboragValueError(f"unknown id {id!r}: not a visible record of the store")
+            raise PlaceboragValueError(f"unknown id {shown(id)}: not a visible record of the store")
         return index[id]
 
     @property

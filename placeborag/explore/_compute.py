@@ -290,7 +290,7 @@ def project(
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
         raise PlaceboragTypeError(f"n_components={shown(n_components)} must be an int, 2 or 3")
     if n_components not in (2, 3):
-        raise PlaceboragValueError(f"n_components={n_components!r} must be 2 or 3")
+        raise PlaceboragValueError(f"n_components={shown(n_components)} must be 2 or 3")
     rows = rows if rows is not None else store_rows(store)
     if projection == "umap":
         coords = coords if coords is not None else umap_coords(rows.vectors, n_components)

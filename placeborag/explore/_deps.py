@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from placeborag._validation import shown
+
 __all__ = ["EXTRA_HINT", "optional"]
 
 EXTRA_HINT = "pip install 'placeborag[explore]'"
@@ -17,5 +19,5 @@ def optional(module: str) -> ModuleType:
     except ImportError as exc:
         top = module.split(".")[0]
         raise ImportError(
-            f"placeborag.explore needs {top!r}, which is not installed; {EXTRA_HINT}"
+            f"placeborag.explore needs {shown(top)}, which is not installed; {EXTRA_HINT}"
         ) from exc

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeVectorStore
+from placeborag._validation import shown
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -400,7 +401,7 @@ def _uniform_bins(
 
 def _check_figure(figure: Any) -> None:
     if figure is not None and not hasattr(figure, "batch_update"):
-        raise TypeError(f"figure={figure!r} must be a plotly Figure or FigureWidget, or None")
+        raise TypeError(f"figure={shown(figure)} must be a plotly Figure or FigureWidget, or None")
 
 
 class _Display:

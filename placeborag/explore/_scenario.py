@@ -162,10 +162,10 @@ def _checked_clusters(clusters: object) -> dict[str, list[str]]:
         check_str(key, "clusters key")
         if isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
             raise PlaceboragTypeError(
-                f"clusters[{key!r}]={shown(members)} must be a list of str, not a single value"
+                f"clusters[{shown(key)}]={shown(members)} must be a list of str, not a single value"
             )
         checked[key] = [
-            check_str(member, f"clusters[{key!r}][{i}]") for i, member in enumerate(members)
+            check_str(member, f"clusters[{shown(key)}][{i}]") for i, member in enumerate(members)
         ]
     return checked
 
@@ -320,7 +320,7 @@ class Scenario:
         data = dict(check_mapping(data, "data"))
         fmt = data.pop("format", _FORMAT)
         if fmt != _FORMAT:
-            raise PlaceboragValueError(f"format={shown(fmt)} must be {_FORMAT!r}")
+            raise PlaceboragValueError(f"format={shown(fmt)} must be {shown(_FORMAT)}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -352,15 +352,16 @@ class Scenario:
             data = json.loads(raw.decode("utf-8"))
         except ValueError as exc:  # not UTF-8, not JSON, or an int of more than 4,300 digits
             raise PlaceboragValueError(
-                f"scenario file {str(path)!r} is not UTF-8 JSON: {exc}"
+                f"scenario file {shown(str(path))} is not UTF-8 JSON: {exc}"
             ) from None
         except RecursionError:
             raise PlaceboragValueError(
-                f"scenario file {str(path)!r} is nested too deeply to read"
+                f"scenario file {shown(str(path))} is nested too deeply to read"
             ) from None
         if not isinstance(data, dict):
             raise PlaceboragValueError(
-                f"scenario file {str(path)!r} must hold a JSON object, not {type(data).__name__}"
+                f"scenario file {shown(str(path))} must hold a JSON object, not "
+                f"{type(data).__name__}"
             )
         return cls.from_dict(data)
 

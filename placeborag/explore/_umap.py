@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from placeborag._errors import MissingExtra, PlaceboragValueError
+from placeborag._validation import shown
 
 __all__ = [
     "PROJECTIONS",
@@ -50,7 +51,7 @@ def check_projection(projection: object) -> str:
     """``projection`` if it names a projection, else a PlaceboragValueError naming the choices."""
     if not isinstance(projection, str) or projection not in PROJECTIONS:
         raise PlaceboragValueError(
-            f"projection={projection!r} must be one of {', '.join(map(repr, PROJECTIONS))}"
+            f"projection={shown(projection)} must be one of {', '.join(map(repr, PROJECTIONS))}"
         )
     return projection
 
@@ -92,7 +93,7 @@ def umap_coords(
     bytes and parameters comes from the cache, not from a new fit.
     """
     if n_components not in (2, 3):
-        raise PlaceboragValueError(f"n_components={n_components!r} must be 2 or 3")
+        raise PlaceboragValueError(f"n_components={shown(n_components)} must be 2 or 3")
     x = np.asarray(vectors)
     if x.ndim != 2:
         raise PlaceboragValueError(f"vectors of shape {x.shape} must be one row per document")

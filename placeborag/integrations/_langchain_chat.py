@@ -23,6 +23,7 @@ from typing import Any, cast
 from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall, checked_model
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._knowledge import KnowledgeResult, StubKnowledgeStore
+from placeborag._validation import shown
 from placeborag.integrations import _shared
 
 try:
@@ -78,7 +79,7 @@ def to_core(message: BaseMessage, position: int) -> ChatMessage:
         calls = tuple(ToolCall(c["name"], c["args"], c.get("id") or "") for c in message.tool_calls)
         return ChatMessage("assistant", _content(message), calls)
     raise PlaceboragTypeError(
-        f"messages[{position}]={message!r} must be a system, human, AI or tool message"
+        f"messages[{position}]={shown(message)} must be a system, human, AI or tool message"
     )
 
 
@@ -146,7 +147,7 @@ class PlaceboChatModel(BaseChatModel):
         ``tool_choice`` is accepted and recorded nowhere: the script decides, as documented.
         """
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-            raise PlaceboragTypeError(f"tools={tools!r} must be a list of tools")
+            raise PlaceboragTypeError(f"tools={shown(tools)} must be a list of tools")
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         return super().bind(tools=formatted, **kwargs)
 
@@ -155,7 +156,7 @@ class PlaceboChatModel(BaseChatModel):
     ) -> tuple[list[ChatMessage], list[Any]]:
         if stop:
             raise PlaceboragValueError(
-                f"stop={stop!r} is not supported: a scripted reply is given whole"
+                f"stop={shown(stop)} is not supported: a scripted reply is given whole"
             )
         core = [to_core(message, position) for position, message in enumerate(messages)]
         return core, list(kwargs.get("tools") or ())
@@ -266,7 +267,7 @@ class PlaceboKnowledgeRetriever(BaseRetriever):
 
     def __init__(self, store: StubKnowledgeStore, **kwargs: Any) -> None:
         if not isinstance(store, StubKnowledgeStore):
-            raise PlaceboragTypeError(f"store={store!r} must be a StubKnowledgeStore")
+            raise PlaceboragTypeError(f"store={shown(store)} must be a StubKnowledgeStore")
         super().__init__(store=store, **kwargs)
 
     @property

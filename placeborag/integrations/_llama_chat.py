@@ -29,6 +29,7 @@ from placeborag._chat import (
 )
 from placeborag._errors import PlaceboragError, PlaceboragTypeError
 from placeborag._knowledge import KnowledgeResult, StubKnowledgeStore
+from placeborag._validation import shown
 from placeborag.integrations import _shared
 
 try:
@@ -83,7 +84,7 @@ def to_core(message: LlamaMessage, position: int) -> ChatMessage:
     role = _ROLES.get(str(getattr(message.role, "value", message.role)))
     if role is None:
         raise PlaceboragTypeError(
-            f"messages[{position}] has role={message.role!r}, not a chat role"
+            f"messages[{position}] has role={shown(message.role)}, not a chat role"
         )
     extra = message.additional_kwargs
     if role == "tool":
@@ -108,7 +109,7 @@ def _tool_names(tools: Sequence[Any]) -> list[str]:
             name = tool
         if not isinstance(name, str) or not name:
             raise PlaceboragTypeError(
-                f"tools[{position}]={tool!r} must be a LlamaIndex tool with a metadata.name"
+                f"tools[{position}]={shown(tool)} must be a LlamaIndex tool with a metadata.name"
             )
         names.append(name)
     return names
@@ -189,7 +190,7 @@ class PlaceboFunctionCallingLLM(FunctionCallingLLM):
         ]
         if not selections and error_on_no_tool_call:
             raise NoToolCall(
-                f"the reply {_text(response.message)!r} holds no tool call; pass"
+                f"the reply {shown(_text(response.message))} holds no tool call; pass"
                 " error_on_no_tool_call=False to accept an answer"
             )
         return selections
@@ -306,7 +307,7 @@ class PlaceboLlamaKnowledgeRetriever(BaseRetriever):
         **kwargs: Any,
     ) -> None:
         if not isinstance(store, StubKnowledgeStore):
-            raise PlaceboragTypeError(f"store={store!r} must be a StubKnowledgeStore")
+            raise PlaceboragTypeError(f"store={shown(store)} must be a StubKnowledgeStore")
         super().__init__(**kwargs)
         self.store = store
         self.identity = identity

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._validation import shown
 
 __all__ = [
     "VectorFunctions",
@@ -50,7 +51,7 @@ def resolve_embedder(embedder: Any) -> Any:
         return FakeEmbedder()
     if not callable(getattr(embedder, "embed_batch", None)):
         raise PlaceboragTypeError(
-            f"embedder={embedder!r} must have an embed_batch(texts) method "
+            f"embedder={shown(embedder)} must have an embed_batch(texts) method "
             "(a FakeEmbedder, a ReplayEmbedder or a compatible object)"
         )
     return embedder
@@ -63,12 +64,12 @@ def check_texts(texts: object, name: str = "texts") -> list[Any]:
     """
     if isinstance(texts, (str, bytes)):
         raise PlaceboragTypeError(
-            f"{name}={texts!r} is a single {type(texts).__name__}; pass a list of texts, "
-            f"such as [{texts!r}]"
+            f"{name}={shown(texts)} is a single {type(texts).__name__}; pass a list of texts, "
+            f"such as [{shown(texts)}]"
         )
     if not isinstance(texts, Iterable):
         raise PlaceboragTypeError(
-            f"{name}={texts!r} must be a list of str, not {type(texts).__name__}"
+            f"{name}={shown(texts)} must be a list of str, not {type(texts).__name__}"
         )
     return list(texts)
 
@@ -76,9 +77,9 @@ def check_texts(texts: object, name: str = "texts") -> list[Any]:
 def check_k(k: object, name: str = "k") -> int:
     """A result count: an int >= 0 (0 gives no results, as the frameworks' in-memory stores do)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise PlaceboragTypeError(f"{name}={k!r} must be an int, not {type(k).__name__}")
+        raise PlaceboragTypeError(f"{name}={shown(k)} must be an int, not {type(k).__name__}")
     if k < 0:
-        raise PlaceboragValueError(f"{name}={k!r} must be >= 0")
+        raise PlaceboragValueError(f"{name}={shown(k)} must be >= 0")
     return int(k)
 
 
@@ -177,7 +178,8 @@ def check_options(options: dict[str, Any], method: str, allowed: Sequence[str]) 
 def check_scorer(scorer: object) -> None:
     if not all(callable(getattr(scorer, name, None)) for name in ("score", "ascore")):
         raise PlaceboragTypeError(
-            f"scorer={scorer!r} must have score(query, documents) and ascore(query, documents) "
+            f"scorer={shown(scorer)} must have score(query, documents) and ascore(query, "
+            "documents) "
             "methods, like ScriptedScorer and GeometryScorer"
         )
 
@@ -187,10 +189,12 @@ def check_top_n(top_n: object) -> int | None:
         return None
     if isinstance(top_n, bool) or not isinstance(top_n, int):
         raise PlaceboragTypeError(
-            f"top_n={top_n!r} must be an int or None, not {type(top_n).__name__}"
+            f"top_n={shown(top_n)} must be an int or None, not {type(top_n).__name__}"
         )
     if top_n < 1:
-        raise PlaceboragValueError(f"top_n={top_n!r} must be >= 1 (or None for every document)")
+        raise PlaceboragValueError(
+            f"top_n={shown(top_n)} must be >= 1 (or None for every document)"
+        )
     return top_n
 
 
@@ -209,7 +213,7 @@ def rerank_order(scores: Sequence[float], count: int, top_n: int | None) -> list
     for position, score in enumerate(scores):
         if not math.isfinite(score):
             raise PlaceboragValueError(
-                f"the scorer returned scores[{position}]={score!r}; "
+                f"the scorer returned scores[{position}]={shown(score)}; "
                 "a reranker needs finite scores to order documents"
             )
     order = sorted(range(count), key=lambda i: (-scores[i], i))
@@ -281,11 +285,11 @@ def mmr_order(
     """
     if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
         raise PlaceboragTypeError(
-            f"lambda_mult={lambda_mult!r} must be a number between 0 and 1, "
+            f"lambda_mult={shown(lambda_mult)} must be a number between 0 and 1, "
             f"not {type(lambda_mult).__name__}"
         )
     if not 0.0 <= lambda_mult <= 1.0:
-        raise PlaceboragValueError(f"lambda_mult={lambda_mult!r} must be between 0 and 1")
+        raise PlaceboragValueError(f"lambda_mult={shown(lambda_mult)} must be between 0 and 1")
     count = len(vectors)
     if k == 0 or count == 0:
         return []

@@ -44,6 +44,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
+from placeborag._validation import shown
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 
 __all__ = [
@@ -102,13 +103,14 @@ def _checked_where(where: object, name: str) -> Mapping[str, Any] | None:
     if isinstance(where, Mapping):
         if where and _QDRANT_KEYS.issuperset(where):
             raise FilterError(
-                f"{name}={where!r} is a Qdrant filter; PlaceboVectorStore takes a placeborag "
+                f"{name}={shown(where)} is a Qdrant filter; PlaceboVectorStore takes a placeborag "
                 "where dict (such as {'lang': 'hu'} or {'$and': [...]}) or a callable "
                 "filter(document) -> bool"
             )
         return where
     raise PlaceboragTypeError(
-        f"{name}={where!r} must be a placeborag where dict such as {{'lang': 'hu'}}, a callable "
+        f"{name}={shown(where)} must be a placeborag where dict such as {{'lang': 'hu'}}, a "
+        "callable "
         f"filter(document) -> bool, or None, not {type(where).__name__}"
     )
 
@@ -121,7 +123,7 @@ def _stored_id(value: object, name: str) -> str | None:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise PlaceboragTypeError(f"{name}={value!r} must be a str, an int or None")
+    raise PlaceboragTypeError(f"{name}={shown(value)} must be a str, an int or None")
 
 
 def _check_batch_size(batch_size: object) -> int | None:
@@ -129,10 +131,11 @@ def _check_batch_size(batch_size: object) -> int | None:
         return None
     if isinstance(batch_size, bool) or not isinstance(batch_size, int):
         raise PlaceboragTypeError(
-            f"batch_size={batch_size!r} must be an int or None, not {type(batch_size).__name__}"
+            f"batch_size={shown(batch_size)} must be an int or None, not "
+            f"{type(batch_size).__name__}"
         )
     if batch_size < 1:
-        raise PlaceboragValueError(f"batch_size={batch_size!r} must be >= 1")
+        raise PlaceboragValueError(f"batch_size={shown(batch_size)} must be >= 1")
     return batch_size
 
 
@@ -226,7 +229,7 @@ class PlaceboVectorStore(VectorStore):
                 )
             if not isinstance(store, FakeVectorStore):
                 raise PlaceboragTypeError(
-                    f"store={store!r} must be a FakeVectorStore, not {type(store).__name__}"
+                    f"store={shown(store)} must be a FakeVectorStore, not {type(store).__name__}"
                 )
         else:
             embedder = _shared.store_embedder(embedding, PlaceboEmbeddings, Embeddings, _METHODS)
@@ -372,7 +375,7 @@ class PlaceboVectorStore(VectorStore):
             payload = json.load(stream)
         if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
             raise PlaceboragValueError(
-                f"{os.fspath(path)!r} is not a file written by PlaceboVectorStore.dump"
+                f"{shown(os.fspath(path))} is not a file written by PlaceboVectorStore.dump"
             )
         records = payload["records"]
         vector_store = cls(embedding, **kwargs)
@@ -512,7 +515,7 @@ def _is_placebo(embedding: Any) -> bool:
 
 def _check_query(query: object) -> str:
     if not isinstance(query, str):
-        raise PlaceboragTypeError(f"query={query!r} must be a str, not {type(query).__name__}")
+        raise PlaceboragTypeError(f"query={shown(query)} must be a str, not {type(query).__name__}")
     return query
 
 
@@ -558,7 +561,7 @@ class PlaceboRetriever(BaseRetriever):
             store = store.store
         if not isinstance(store, FakeVectorStore):
             raise PlaceboragTypeError(
-                f"store={store!r} must be a FakeVectorStore or a PlaceboVectorStore, "
+                f"store={shown(store)} must be a FakeVectorStore or a PlaceboVectorStore, "
                 f"not {type(store).__name__}"
             )
         unknown = {name: value for name, value in kwargs.items() if name not in _RETRIEVER_FIELDS}
@@ -569,13 +572,13 @@ class PlaceboRetriever(BaseRetriever):
         )
         if search_type not in _SEARCH_TYPES:
             raise PlaceboragValueError(
-                f"search_type={search_type!r} must be one of "
+                f"search_type={shown(search_type)} must be one of "
                 f"{', '.join(repr(name) for name in _SEARCH_TYPES)}"
             )
         search = dict(search_kwargs or {})
         _shared.check_options(
             {name: v for name, v in search.items() if name not in _SEARCH_KWARGS[search_type]},
-            f"PlaceboRetriever search_kwargs (search_type={search_type!r})",
+            f"PlaceboRetriever search_kwargs (search_type={shown(search_type)})",
             _SEARCH_KWARGS[search_type],
         )
         if "filter" in search and "where" in search:
@@ -668,7 +671,7 @@ class PlaceboReranker(BaseDocumentCompressor):
     ) -> None:
         _shared.check_scorer(scorer)
         if not isinstance(score_key, str) or not score_key:
-            raise PlaceboragTypeError(f"score_key={score_key!r} must be a non-empty str")
+            raise PlaceboragTypeError(f"score_key={shown(score_key)} must be a non-empty str")
         super().__init__(
             scorer=scorer, top_n=_shared.check_top_n(top_n), score_key=score_key, **kwargs
         )

@@ -46,6 +46,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
+from placeborag._validation import shown
 from placeborag.integrations._llama_chat import (
     PlaceboFunctionCallingLLM,
     PlaceboLlamaKnowledgeRetriever,
@@ -147,7 +148,8 @@ def _checked_filters(filters: object) -> MetadataFilters | None:
         return None
     if not isinstance(filters, MetadataFilters):
         raise PlaceboragTypeError(
-            f"filters={filters!r} must be a MetadataFilters or None, not {type(filters).__name__}"
+            f"filters={shown(filters)} must be a MetadataFilters or None, not "
+            f"{type(filters).__name__}"
         )
     if not filters.filters:
         return None
@@ -158,7 +160,7 @@ def _translate(filters: MetadataFilters) -> dict[str, Any]:
     condition = filters.condition or FilterCondition.AND
     if condition not in _CONDITIONS:
         raise FilterError(
-            f"condition {condition.value!r} has no placeborag where equivalent; "
+            f"condition {shown(condition.value)} has no placeborag where equivalent; "
             "expected one of 'and', 'or' (PlaceboLlamaVectorStore evaluates 'not' itself)"
         )
     if not filters.filters:
@@ -177,7 +179,8 @@ def _clause(item: MetadataFilter) -> dict[str, Any]:
     if operator is None:
         supported = ", ".join(repr(op.value) for op in _OPERATORS)
         raise FilterError(
-            f"operator {item.operator.value!r} on key {item.key!r} has no placeborag where "
+            f"operator {shown(item.operator.value)} on key {shown(item.key)} has no placeborag "
+            "where "
             f"equivalent; expected one of {supported} (PlaceboLlamaVectorStore evaluates the "
             "others itself)"
         )
@@ -211,7 +214,7 @@ def _contains(container: object, value: object) -> bool:
 
 def _text(operator: FilterOperator, value: object, stored: object) -> bool:
     if not isinstance(value, str):
-        raise FilterError(f"operator {operator.value!r} needs a str value, not {value!r}")
+        raise FilterError(f"operator {shown(operator.value)} needs a str value, not {shown(value)}")
     if not isinstance(stored, str):
         return False
     if operator == FilterOperator.TEXT_MATCH_INSENSITIVE:
@@ -221,7 +224,9 @@ def _text(operator: FilterOperator, value: object, stored: object) -> bool:
 
 def _members(operator: FilterOperator, value: object) -> list[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-        raise FilterError(f"operator {operator.value!r} needs a list value, not {value!r}")
+        raise FilterError(
+            f"operator {shown(operator.value)} needs a list value, not {shown(value)}"
+        )
     return list(value)
 
 
@@ -271,7 +276,7 @@ def _compile_filters(
         return lambda metadata: any(test(metadata) for test in tests)
     if condition == FilterCondition.NOT:
         return lambda metadata: not any(test(metadata) for test in tests)
-    raise FilterError(f"condition {condition!r} is not a FilterCondition")
+    raise FilterError(f"condition {shown(condition)} is not a FilterCondition")
 
 
 def _compile_leaf(
@@ -304,7 +309,7 @@ def _compile_leaf(
     if operator in (FilterOperator.TEXT_MATCH, FilterOperator.TEXT_MATCH_INSENSITIVE):
         _text(operator, value, "")  # checks the value before any record is read
         return lambda metadata: key in metadata and _text(operator, value, metadata[key])
-    raise FilterError(f"operator {operator!r} on key {key!r} is not a FilterOperator")
+    raise FilterError(f"operator {shown(operator)} on key {shown(key)} is not a FilterOperator")
 
 
 def _record_metadata(node: BaseNode) -> dict[str, Any]:
@@ -313,7 +318,7 @@ def _record_metadata(node: BaseNode) -> dict[str, Any]:
     for key in _RESERVED:
         if key in metadata:
             raise PlaceboragValueError(
-                f"node {node.node_id!r} has metadata key {key!r}, which "
+                f"node {shown(node.node_id)} has metadata key {shown(key)}, which "
                 "PlaceboLlamaVectorStore keeps for itself; rename that key"
             )
     content = node.model_dump(mode="json")
@@ -380,7 +385,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 )
             if not isinstance(store, FakeVectorStore):
                 raise PlaceboragTypeError(
-                    f"store={store!r} must be a FakeVectorStore, not {type(store).__name__}"
+                    f"store={shown(store)} must be a FakeVectorStore, not {type(store).__name__}"
                 )
         else:
             options = {"profile": "qdrant", **store_options}
@@ -451,7 +456,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             own = np.asarray(node.embedding, dtype=np.float64)
             if own.shape != stored.shape or not _close(own, stored):
                 warnings.warn(
-                    f"node {node.node_id!r} arrived with an embedding "
+                    f"node {shown(node.node_id)} arrived with an embedding "
                     f"({own.shape[0]} dimensions) that is not the vector the store computed "
                     "for its text: the index's embed_model is in another space than the "
                     "store's embedder; give the index PlaceboEmbedding(store.embedder)",
@@ -536,7 +541,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         if query.mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
             raise NotImplementedError(
                 f"PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not "
-                f"{query.mode.value!r}; query with VectorStoreQueryMode.DEFAULT"
+                f"{shown(query.mode.value)}; query with VectorStoreQueryMode.DEFAULT"
             )
         if query.query_str is None and query.query_embedding is None:
             raise PlaceboragValueError(
@@ -622,7 +627,7 @@ def _context(context: object) -> Mapping[str, Any] | None:
     if context is None or isinstance(context, Mapping):
         return context
     raise PlaceboragTypeError(
-        f"context={context!r} must be a dict or None, not {type(context).__name__}"
+        f"context={shown(context)} must be a dict or None, not {type(context).__name__}"
     )
 
 
