@@ -306,10 +306,13 @@ class _Compare(Filter):
         if op == "$ne":
             return not _same(stored, self.value)
         if op in ("$in", "$nin"):
-            if _kind(stored) == _LIST:
-                hit = any(_lookup_key(item) in self.lookup for item in stored)
-            else:
-                hit = _lookup_key(stored) in self.lookup
+            # The values are scalars: a stored dict, or a list held in a stored list, equals
+            # none of them (and cannot be looked up in a set).
+            items = stored if _kind(stored) == _LIST else (stored,)
+            hit = any(
+                _kind(item) not in (_LIST, _DICT) and _lookup_key(item) in self.lookup
+                for item in items
+            )
             return hit if op == "$in" else not hit
         if op == "$contains":
             return _kind(stored) == _LIST and any(_same(item, self.value) for item in stored)

@@ -544,3 +544,21 @@ def test_a_large_in_is_checked_and_matched_without_a_step_per_value(monkeypatch)
     mask = compile_filter({"n": {"$in": list(range(0, 400_000, 2))}}).mask(Columns(rows))
     assert mask.sum() == 2500
     assert calls < 10_000  # the column's 5,000 values, not the filter's 200,000
+
+
+@pytest.mark.parametrize("profile", ["chroma", "qdrant"])
+@pytest.mark.parametrize("filter_mode", ["pre", "post"])
+def test_in_and_nin_pass_over_a_stored_dict_or_a_list_inside_a_list(profile, filter_mode):
+    # Both once raised TypeError (unhashable) on every $in/$nin query over the key.
+    store = FakeVectorStore(profile=profile, filter_mode=filter_mode)
+    store.upsert("dict", "refund policy", {"source": {"file": "a.pdf"}, "tags": "y"})
+    store.upsert("nested", "refund policy", {"source": "a.pdf", "tags": [["y"], "z"]})
+    store.upsert("flat", "refund policy", {"source": "b.pdf", "tags": ["y"]})
+
+    def ids(where):
+        return sorted(m.id for m in store.query("refund policy", k=3, where=where))
+
+    assert ids({"source": {"$in": ["a.pdf"]}}) == ["nested"]  # a dict equals no scalar
+    assert ids({"source": {"$nin": ["a.pdf"]}}) == ["dict", "flat"]
+    assert ids({"tags": {"$in": ["y"]}}) == ["dict", "flat"]  # ["y"] inside a list is not "y"
+    assert ids({"tags": {"$nin": ["y"]}}) == ["nested"]

@@ -2,8 +2,9 @@
 
 Written as plainly as possible from the documented rules (docs/vector-store.md), sharing no code
 with placeborag/_filters.py: an operator on a key the record lacks is false (strict semantics),
-values compare only within their kind (bool, number, str), numbers compare exactly (Python's
-int/float comparison is exact), and range operators hold only for numbers.
+values compare only within their kind (bool, number, str, list, dict; lists and dicts item by
+item), numbers compare exactly (Python's int/float comparison is exact), ``$in``/``$nin`` test a
+stored list by its items, and range operators hold only for numbers.
 """
 
 from __future__ import annotations
@@ -14,11 +15,21 @@ from typing import Any
 def kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
     return "num" if isinstance(value, (int, float)) else "str"
 
 
 def equal(a: Any, b: Any) -> bool:
-    return kind(a) == kind(b) and a == b
+    if kind(a) != kind(b):
+        return False
+    if kind(a) == "list":
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
+    if kind(a) == "dict":
+        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+    return a == b
 
 
 class Clash(Exception):
@@ -47,10 +58,10 @@ def reference(where: dict[str, Any], meta: dict[str, Any] | None, strict: bool =
                     results.append(equal(x, v))
                 elif op == "$ne":
                     results.append(not equal(x, v))
-                elif op == "$in":
-                    results.append(any(equal(x, y) for y in v))
-                elif op == "$nin":
-                    results.append(not any(equal(x, y) for y in v))
+                elif op in ("$in", "$nin"):  # a stored list: any of its items
+                    items = x if kind(x) == "list" else [x]
+                    hit = any(equal(item, y) for item in items for y in v)
+                    results.append(hit if op == "$in" else not hit)
                 elif kind(x) != "num":
                     if strict:
                         raise Clash

@@ -195,9 +195,16 @@ good_filters = st.recursive(
     ),
     max_leaves=8,
 )
+# Stored values: scalars, lists (a list in a list too) and dicts. A dict, or a list inside a
+# list, once made every $in/$nin on its key raise TypeError (unhashable).
+stored_values = st.one_of(
+    filter_scalars,
+    st.lists(st.one_of(filter_scalars, st.lists(filter_scalars, max_size=2)), max_size=3),
+    st.dictionaries(st.sampled_from(["file", "page"]), filter_scalars, max_size=2),
+)
 record_metadata = st.one_of(
     st.none(),
-    st.dictionaries(keys, filter_scalars, max_size=4),
+    st.dictionaries(keys, stored_values, max_size=4),
 )
 
 
