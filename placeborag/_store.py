@@ -86,7 +86,8 @@ class _Pending:
 
 
 def _check_share(value: object, name: str) -> Fraction:
-    """A share between 0 and 1, as the decimal the user wrote (0.7 is 7/10, not 0.69999...)."""
+    """A share between 0 and 1, as the user wrote it (0.7 is 7/10, 1/3 is 1/3: see
+    :func:`_as_written`)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise PlaceboragTypeError(
             f"{name}={shown(value)} must be a number, not {type(value).__name__}"
@@ -97,9 +98,42 @@ def _check_share(value: object, name: str) -> Fraction:
             raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
     elif not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
-    # repr() of a float is the shortest decimal that reads back as the same float: the number
-    # as the user typed it.
-    return Fraction(repr(float(value)))
+    return _as_written(float(value))
+
+
+def _simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
+    """The fraction with the smallest denominator in ``[lo, hi]`` (``0 <= lo <= hi``): the
+    continued-fraction walk down the Stern-Brocot tree (a loop: a subnormal float's walk is
+    about a thousand steps long)."""
+    terms: list[int] = []
+    while True:
+        whole = math.floor(lo)
+        if whole == lo or whole + 1 <= hi:
+            terms.append(whole if whole == lo else whole + 1)
+            break
+        terms.append(whole)
+        lo, hi = 1 / (hi - whole), 1 / (lo - whole)
+    value = Fraction(terms[-1])
+    for term in reversed(terms[:-1]):
+        value = term + 1 / value
+    return value
+
+
+def _as_written(number: float) -> Fraction:
+    """The share a user meant by ``number``: the simplest fraction that rounds to the same float.
+
+    ``0.7`` is 7/10 and ``1/3`` is 1/3, where the float's exact binary value (0.6999... and
+    0.3333...) would keep one document too few of 10 and of 3. A decimal of up to 7 places is
+    always read exactly as typed: no simpler fraction lies within half a float step of it.
+    """
+    if number in (0.0, 1.0):
+        return Fraction(number)
+    exact = Fraction(number)
+    lo = (Fraction(math.nextafter(number, -math.inf)) + exact) / 2
+    hi = (exact + Fraction(math.nextafter(number, math.inf))) / 2
+    simplest = _simplest_between(lo, hi)
+    # On the very boundary the float may round the other way (half to even): keep the decimal.
+    return simplest if float(simplest) == number else Fraction(repr(number))
 
 
 def _below_share(key: int, share: Fraction) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -38,6 +39,7 @@ from hypothesis.stateful import (
 )
 
 from placeborag import FakeEmbedder, FakeVectorStore, FilterTypeError, PlaceboragError
+from placeborag._store import _as_written
 
 DOCS = {
     "a": ("refund policy for returns", {"lang": "en", "year": 2024, "n": 1}),
@@ -293,6 +295,35 @@ def test_recall_keeps_the_decimal_floor_of_the_candidates():
             if len(store.query("text", k=n)) != tenths * n // 10:
                 wrong.append((tenths / 10, n))
     assert wrong == []
+
+
+def test_recall_written_as_a_fraction_keeps_the_fraction_s_floor():
+    # 1/3 is the float 0.33333333333333331: its exact value (and its decimal repr) times 3 is
+    # just under 1, and kept no document of 3.
+    wrong = []
+    for q in range(2, 13):
+        for p in range(1, q):
+            for n in (q, 2 * q, 3 * q + 1):
+                store = FakeVectorStore(embedder=FakeEmbedder(dimensions=8), recall=p / q)
+                store.upsert_many([f"d{i}" for i in range(n)], [f"text {i}" for i in range(n)])
+                if len(store.query("text", k=n)) != p * n // q:
+                    wrong.append((f"{p}/{q}", n))
+    assert wrong == []
+
+
+@FUZZ
+@given(share=st.floats(0.0, 1.0))
+def test_a_share_is_read_as_a_fraction_that_rounds_to_the_float_given(share):
+    read = _as_written(share)
+    assert 0 <= read <= 1 and float(read) == share  # never another number than the one given
+    assert read.denominator <= Fraction(share).denominator  # and never a less simple one
+
+
+@FUZZ
+@given(places=st.integers(1, 7), data=st.data())
+def test_a_decimal_of_up_to_seven_places_is_read_as_typed(places, data):
+    typed = Fraction(data.draw(st.integers(0, 10**places)), 10**places)
+    assert _as_written(float(typed)) == typed
 
 
 @FUZZ
