@@ -23,7 +23,7 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError, Placeb
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._options import EMBEDDER_OPTIONS
 from placeborag._threads import beside, each
-from placeborag._validation import shown
+from placeborag._validation import check_vector, shown
 
 __all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
 
@@ -186,7 +186,11 @@ class FakeEmbedder:
                 f"cluster_spread={shown(cluster_spread)} must be a number, "
                 f"not {type(cluster_spread).__name__}"
             )
-        if not (math.isfinite(cluster_spread) and 0 <= cluster_spread <= _MAX_SPREAD):
+        if isinstance(cluster_spread, (int, np.integer)):  # any size, never made a float first
+            in_range = 0 <= int(cluster_spread) <= _MAX_SPREAD
+        else:
+            in_range = math.isfinite(cluster_spread) and 0 <= cluster_spread <= _MAX_SPREAD
+        if not in_range:
             raise PlaceboragValueError(
                 f"cluster_spread={shown(cluster_spread)} must be a finite number between 0 and "
                 f"{_MAX_SPREAD:g}"
@@ -1113,28 +1117,5 @@ def _unit_scaled(v: np.ndarray) -> np.ndarray:
 
 
 def _as_vector(v: object, name: str) -> np.ndarray:
-    if isinstance(v, (str, bytes)) or not isinstance(v, (Sequence, np.ndarray)):
-        raise PlaceboragTypeError(
-            f"{name}={shown(v)} must be a sequence of numbers, not {type(v).__name__}"
-        )
-    try:
-        arr = np.asarray(v, dtype=np.float64)
-    except OverflowError:
-        raise PlaceboragValueError(
-            f"{name} holds a number too large for a float; all values must be finite floats"
-        ) from None
-    except (TypeError, ValueError):
-        if any(
-            isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (str, bytes)) for x in v
-        ):
-            raise PlaceboragValueError(
-                f"{name} must be a one-dimensional sequence of numbers, not nested or ragged"
-            ) from None
-        raise PlaceboragTypeError(f"{name}={shown(v)} must be a sequence of numbers") from None
-    if arr.ndim != 1:
-        raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {arr.shape}")
-    if arr.size == 0:
-        raise PlaceboragValueError(f"{name} is empty; cosine similarity needs at least one value")
-    if not np.isfinite(arr).all():
-        raise PlaceboragValueError(f"{name} holds a non-finite value; all values must be finite")
-    return arr
+    array: np.ndarray = check_vector(v, name)
+    return array

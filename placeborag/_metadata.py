@@ -182,6 +182,11 @@ def _scalar(item: Any, where: str) -> Any:
         return float(item)
     # numpy scalars, without importing numpy here
     kind = getattr(getattr(item, "dtype", None), "kind", None)
+    if kind is not None and getattr(item, "ndim", 0) != 0:  # an array, not a scalar
+        raise PlaceboragTypeError(
+            f"{where}={shown(item)} must be {_ALLOWED}, not a numpy array; store "
+            "value.tolist() for a list"
+        )
     if kind == "b" and hasattr(item, "item"):
         return bool(item)
     if kind in ("i", "u") and hasattr(item, "item"):

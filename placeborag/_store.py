@@ -52,7 +52,7 @@ from placeborag._trace import (
     build_explanation,
     build_trace,
 )
-from placeborag._validation import shown
+from placeborag._validation import check_bool, check_vector, shown
 
 __all__ = [
     "STORE_OPTIONS",
@@ -354,6 +354,26 @@ class FakeVectorStore:
         differing only in ``cluster_spread`` gives every text outside its clusters the same
         vector) instead of embedding them.
         """
+        if embedder is None:  # the constructor's default: here it would be a silent no-op
+            raise PlaceboragTypeError(
+                "embedder=None must be an embedder with an embed_batch(texts) method (a "
+                "FakeEmbedder, a ReplayEmbedder or a compatible object)"
+            )
+        if reuse is not None:
+            if not (isinstance(reuse, (tuple, list)) and len(reuse) == 2):
+                raise PlaceboragTypeError(
+                    f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair or None"
+                )
+            other, ids = reuse
+            if not isinstance(other, FakeVectorStore):
+                raise PlaceboragTypeError(
+                    f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair, "
+                    f"not {type(other).__name__}"
+                )
+            id_list = self._check_column(ids, "reuse ids")
+            for i, value in enumerate(id_list):
+                _check_id(value, f"reuse ids[{i}]")
+            reuse = (other, id_list)
         twin = FakeVectorStore(embedder=embedder, **self._options)
         with self._lock:
             table = self._table
@@ -362,11 +382,6 @@ class FakeVectorStore:
             reused_from = reused_rows  # ... and their positions in other.records()
             if reuse is not None:
                 other, ids = reuse
-                if not isinstance(other, FakeVectorStore):
-                    raise PlaceboragTypeError(
-                        f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair, "
-                        f"not {type(other).__name__}"
-                    )
                 other_records = other.records()
                 ids = list(ids)
                 ours = list(map(table.row_of.get, ids))
@@ -455,7 +470,12 @@ class FakeVectorStore:
         return len(self._table.row_of)
 
     def __contains__(self, id: object) -> bool:
-        return id in self._table.row_of
+        try:
+            return id in self._table.row_of
+        except TypeError:  # unhashable: no id can equal it, and Python would raise a bare one
+            raise PlaceboragTypeError(
+                f"{shown(id)} in store: an id is a str, not {type(id).__name__}"
+            ) from None
 
     @property
     def ids(self) -> list[str]:
@@ -758,6 +778,7 @@ class FakeVectorStore:
         ids) unless ``missing_ok=True``; returns how many records were removed. Nothing is
         deleted when the call raises.
         """
+        check_bool(missing_ok, "missing_ok")
         single = isinstance(ids, str)
         id_list: list[Any] = [ids] if single else self._check_column(ids, "ids")
         for i, value in enumerate(id_list):
@@ -837,6 +858,8 @@ class FakeVectorStore:
         order) it is used, so ``query_by_vector(store.embed_query(t), text=t)`` returns exactly
         ``query(t)``. Without it the log records ``text=""`` and the vector's bytes are hashed.
         """
+        if vector is None:  # else _query would embed ``text`` instead: refuse, naming vector
+            check_vector(vector, "vector")
         if text is not None and not isinstance(text, str):
             raise PlaceboragTypeError(
                 f"text={shown(text)} must be a str or None, not {type(text).__name__}"
@@ -995,26 +1018,22 @@ class FakeVectorStore:
         )
 
     def _given_vector(self, vector: object) -> tuple[np.ndarray, np.ndarray, str]:
-        try:
-            array = np.asarray(vector, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise PlaceboragTypeError(
-                f"vector={shown(vector)} must be a sequence of numbers"
-            ) from None
+        array: np.ndarray = check_vector(vector, "vector")
         dims = self._table.dimensions
-        if array.ndim != 1 or (dims is not None and array.shape[0] != dims) or not array.size:
+        if dims is not None and array.shape[0] != dims:
             raise PlaceboragValueError(
                 f"vector of shape {array.shape} must be one-dimensional with "
                 f"{dims if dims is not None else 'the store'}'s dimensions"
             )
-        norm = float(np.sqrt(np.dot(array, array))) if np.all(np.isfinite(array)) else math.nan
+        with np.errstate(over="ignore", under="ignore"):  # an overflow is rescaled below
+            norm = float(np.sqrt(np.dot(array, array)))  # check_vector: every entry finite
         if not math.isfinite(norm) or norm == 0.0:
-            scaled = np.abs(array).max() if np.all(np.isfinite(array)) else math.nan
-            if math.isfinite(scaled) and scaled > 0:  # over/underflow of the norm: rescale
+            scaled = float(np.abs(array).max())
+            if scaled > 0:  # over/underflow of the norm: rescale
                 array = array / scaled
                 norm = float(np.sqrt(np.dot(array, array)))
             else:
-                raise PlaceboragValueError("vector must have finite entries and a nonzero norm")
+                raise PlaceboragValueError("vector must have a nonzero norm; it is all zeros")
         return array / norm, float_to_exact(array[None, :])[0], array.tobytes().hex()
 
     def _run(
@@ -1114,7 +1133,7 @@ class FakeVectorStore:
         import difflib
 
         close = difflib.get_close_matches(value, list(known), n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = f"; did you mean {', '.join(map(shown, close))}?" if close else ""
         return f"unknown id {shown(value)}{hint}"
 
     def _embed_vectors(self, texts: list[str]) -> np.ndarray:

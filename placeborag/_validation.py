@@ -13,7 +13,7 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "check_str",
     "check_texts",
     "check_unicode",
+    "check_vector",
     "dump_json",
     "shown",
 ]
@@ -155,6 +156,58 @@ def check_path(value: object, name: str, *, named: bool = False) -> Path:
     if named and path.name in ("", ".", ".."):
         raise PlaceboragValueError(f"{name}={shown(value)} must name a file or directory")
     return path
+
+
+def check_vector(value: object, name: str) -> Any:
+    """``value`` as a one-dimensional float64 numpy array of finite numbers, at least one.
+
+    The one check for a vector a user gives (a query vector, an argument of
+    ``cosine_similarity``): a str, bytes or anything but a sequence or array is refused, and so
+    is an entry that is not a real number (a bool, a numeric str such as ``"1"``, a complex
+    number: numpy would quietly turn each into a float), a nested or ragged sequence, an int
+    beyond float range, an empty vector and a non-finite entry.
+    """
+    import numpy as np  # loaded when a vector is checked, not with the module
+
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be a sequence of numbers, not {type(value).__name__}"
+        )
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "iuf":
+            raise PlaceboragTypeError(
+                f"{name} is an array of {value.dtype}; a vector must hold real numbers "
+                "(int or float)"
+            )
+    else:
+        for i, item in enumerate(value):
+            if isinstance(item, (Sequence, np.ndarray)) and not isinstance(item, (str, bytes)):
+                try:  # a regular nesting has a shape to name
+                    shape = np.asarray(value, dtype=np.float64).shape
+                except (TypeError, ValueError, OverflowError):
+                    raise PlaceboragValueError(
+                        f"{name} must be a one-dimensional sequence of numbers, not nested or "
+                        "ragged"
+                    ) from None
+                raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {shape}")
+            if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Real):
+                raise PlaceboragTypeError(
+                    f"{name}[{i}]={shown(item)} must be a real number (int or float), "
+                    f"not {type(item).__name__}"
+                )
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except OverflowError:
+        raise PlaceboragValueError(
+            f"{name} holds a number too large for a float; all values must be finite floats"
+        ) from None
+    if array.ndim != 1:
+        raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {array.shape}")
+    if array.size == 0:
+        raise PlaceboragValueError(f"{name} is empty; a vector needs at least one value")
+    if not np.isfinite(array).all():
+        raise PlaceboragValueError(f"{name} holds a non-finite value; all values must be finite")
+    return array
 
 
 def _plain(value: object) -> object:

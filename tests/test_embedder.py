@@ -300,7 +300,7 @@ def test_the_exact_integer_form_normalises_to_the_float_vector():
             ValueError,
             "b is a zero vector; cosine similarity is undefined for it",
         ),
-        ([], [], ValueError, "a is empty; cosine similarity needs at least one value"),
+        ([], [], ValueError, "a is empty; a vector needs at least one value"),
         (
             [1, float("nan")],
             [1, 0],

@@ -318,7 +318,8 @@ class PlaceboVectorStore(VectorStore):
         if ids is None:
             self._store.delete(list(self._store.ids), missing_ok=True)
             return True
-        wanted = [_stored_id(value, f"ids[{i}]") for i, value in enumerate(ids)]
+        id_list = _shared.check_texts(ids, "ids")  # "12" is one id, not "1" and "2"
+        wanted = [_stored_id(value, f"ids[{i}]") for i, value in enumerate(id_list)]
         self._store.delete([value for value in wanted if value is not None], missing_ok=True)
         return True
 

@@ -541,3 +541,44 @@ def test_threads_sharing_one_embedder_get_the_vectors_it_gives_alone():
     for worker in workers:
         worker.join()
     assert [results[t] for t in range(6)] == alone
+
+
+# -- query vectors --------------------------------------------------------------------------
+
+vector_entries = st.one_of(
+    numbers, huge_ints, st.booleans(), texts, st.sampled_from(["1", "2.5"]), odd_objects
+)
+query_vectors = st.one_of(
+    st.lists(vector_entries, max_size=4),
+    st.lists(st.one_of(numbers, st.lists(numbers, max_size=2)), max_size=3),
+    st.sampled_from(
+        [
+            np.array([1 + 2j, 1]),
+            np.array([True, False]),
+            np.array(["1", "2"]),
+            np.array([1, 2], dtype=object),
+            np.array([1, 2], dtype=np.int8),
+            np.zeros((2, 1)),
+        ]
+    ),
+    anything,
+)
+
+
+def _real(entry) -> bool:
+    return isinstance(entry, (int, float, np.integer, np.floating)) and not isinstance(
+        entry, (bool, np.bool_)
+    )
+
+
+@FUZZ
+@given(vector=query_vectors)
+def test_a_query_vector_is_ranked_or_refused(vector):
+    store = FakeVectorStore(embedder=FakeEmbedder(dimensions=2))
+    store.upsert_many(["a", "b"], ["refund policy", "delivery times"])
+    matches = result_or_error(lambda: store.query_by_vector(vector, k=2))
+    if not isinstance(matches, PlaceboragError):
+        # Only real numbers are a vector: numpy would quietly make 1.0 of True, "1" or 1+2j.
+        entries = vector.tolist() if isinstance(vector, np.ndarray) else list(vector)
+        assert all(map(_real, entries)), vector
+        assert len(matches) == 2

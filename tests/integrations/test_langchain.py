@@ -283,6 +283,15 @@ def test_delete_ignores_unknown_ids_and_no_ids_empties_the_store() -> None:
     assert len(vector_store.store) == 0
 
 
+def test_delete_of_a_bare_str_is_refused_not_split_into_characters() -> None:
+    vector_store = PlaceboVectorStore(PlaceboEmbeddings())
+    vector_store.add_texts(["a", "b", "c"], ids=["1", "2", "12"])
+    # It once deleted "1" and "2", the characters of "12", and kept "12".
+    with pytest.raises(PlaceboragTypeError, match=r"^ids='12' is a single str"):
+        vector_store.delete("12")
+    assert sorted(vector_store.store.ids) == ["1", "12", "2"]
+
+
 def test_from_texts_passes_store_options_through() -> None:
     vector_store = PlaceboVectorStore.from_texts(
         ["refund policy"], PlaceboEmbeddings(), ids=["r"], filter_mode="post"
