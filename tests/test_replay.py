@@ -1137,3 +1137,51 @@ def test_ids_and_metadata_must_be_one_per_text(
     with pytest.raises(PlaceboragTypeError, match=re.escape(message)):
         record(tmp_path / "rec", **overrides)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- symbolic links ---------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need a privilege on Windows")
+@pytest.mark.parametrize("exchange", [True, False], ids=["rename-exchange", "two-renames"])
+def test_a_recording_overwritten_through_a_symlink_replaces_its_target(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
+    # The link was replaced by a directory, the recording it named kept its old vectors, and a
+    # hidden .link.<pid>.<random>.placeborag-tmp was left behind.
+    from placeborag import _files
+
+    if not exchange:
+        monkeypatch.setattr(_files, "_exchange", lambda a, b: False)
+    link = rec_path.parent / "link"
+    link.symlink_to(rec_path)
+    doubled = {text: [2 * x for x in vector] for text, vector in DOCS.items()}
+    record(link, embed_documents=Model(doubled), overwrite=True)
+    assert link.is_symlink()
+    assert Recording.load(rec_path).document_vectors[0].tolist() == [6.0, 8.0, 0.0]
+    assert sorted(p.name for p in rec_path.parent.iterdir()) == ["link", "rec"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need a privilege on Windows")
+def test_a_recording_through_a_symlink_loads_when_a_writer_died_between_its_renames(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from placeborag import _files
+
+    monkeypatch.setattr(_files, "_exchange", lambda a, b: False)
+
+    def interrupt(name: str) -> None:
+        if name == "retired":
+            raise Interrupted(name)
+
+    monkeypatch.setattr(_files, "_after_step", interrupt)
+    link = rec_path.parent / "link"
+    link.symlink_to(rec_path)
+    with pytest.raises(Interrupted):
+        record(link, overwrite=True)
+    assert not rec_path.exists()  # only the backup of the target is left
+    assert Recording.load(link).document_texts == tuple(DOCS)
+    monkeypatch.setattr(_files, "_after_step", None)
+    record(link, overwrite=True)
+    assert link.is_symlink()
+    assert sorted(p.name for p in rec_path.parent.iterdir()) == ["link", "rec"]
