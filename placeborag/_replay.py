@@ -144,8 +144,12 @@ def _real_vector(row: object) -> np.ndarray | None:
     numpy would cast each of them to a float without a word (a complex loses its imaginary
     part).  Raises TypeError, ValueError or OverflowError where numpy cannot build the array.
     """
-    if isinstance(row, (list, tuple)) and set(map(type, row)) & {bool, np.bool_}:
-        return None  # numpy would make [True, 0.5] a float row, and [True, 0] an int one
+    if isinstance(row, (list, tuple)):
+        kinds = set(map(type, row))
+        if kinds <= {float, int}:  # what most models return: one pass, as numpy alone would
+            return np.asarray(row, dtype=np.float64)
+        if kinds & {bool, np.bool_}:
+            return None  # numpy would make [True, 0.5] a float row, and [True, 0] an int one
     array = np.asarray(row)
     if array.dtype.kind == "O":
         # Python ints beyond int64, Fractions, or a mix: decided value by value.
