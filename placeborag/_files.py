@@ -21,6 +21,12 @@ Directories (recordings) go through :func:`replace_directory`. A directory canno
    empty, so :func:`readable_directory` sends a reader to the backup, and the next write puts
    the backup back or removes it.
 
+A symbolic link at the path is followed, by files and directories alike: what the link points
+to is replaced as above, beside itself, and the link stays a link (as ``open(path, "w")`` treats
+a link). A dangling link is followed to where it points, so the write creates that; a link that
+loops is the ``OSError`` (``ELOOP``) ``open()`` raises. Replacing the link itself by a file or a
+directory would silently cut it loose from what it names.
+
 Temporary names are ``.<name>.<pid>.<random>.placeborag-tmp``: hidden, beside the path, and
 carrying the writer's process id. A failed call removes its own; one left by a process that was
 killed is removed by the next write to the same path once that process is gone, so nothing
@@ -33,6 +39,7 @@ steps, so a SIGKILL lands inside the write rather than around it. It is ``None``
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import sys
@@ -60,10 +67,7 @@ def write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary sibling, fsync, ``os.replace``."""
-    target = Path(path)
-    if target.is_symlink():
-        # Replace the file the link points to, as open(path, "w") would, not the link itself.
-        target = target.resolve()
+    target = _followed(Path(path))
     parent = target.parent
     _sweep(parent, target.name)
     fd, name = tempfile.mkstemp(
@@ -90,9 +94,10 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 def replace_directory(path: str | os.PathLike[str], files: Mapping[str, bytes]) -> None:
     """Make ``path`` a directory holding exactly ``files``, atomically (see the module docstring).
 
-    The caller has already decided that whatever is at ``path`` may be replaced.
+    The caller has already decided that whatever is at ``path`` may be replaced (when ``path``
+    is a symbolic link: whatever the link points to, which is what is replaced).
     """
-    target = Path(path)
+    target = _followed(Path(path))
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     _sweep(parent, target.name)
@@ -124,18 +129,42 @@ def replace_directory(path: str | os.PathLike[str], files: Mapping[str, bytes]) 
             _step("replaced")
             shutil.rmtree(backup, ignore_errors=True)
     finally:
-        if staging.exists():
+        # lexists/islink, not exists(): whatever the name holds now (the old recording after
+        # an exchange, a link if one was raced in) is this call's to remove, never followed.
+        if os.path.islink(staging):
+            with contextlib.suppress(OSError):
+                os.unlink(staging)
+        elif os.path.lexists(staging):
             shutil.rmtree(staging, ignore_errors=True)
     _sync_directory(parent)
 
 
 def readable_directory(path: Path) -> Path:
-    """``path``, or its backup when a writer died between the two renames of step 4."""
+    """``path``, or its backup when a writer died between the two renames of step 4 (the
+    backup of what ``path`` links to, when it is a symbolic link)."""
+    try:
+        path = _followed(path)
+    except OSError:
+        return path  # a looping link: reading it gives the OSError open() gives
     if not os.path.lexists(path):
         backup = _backup(path)
         if backup.is_dir():
             return backup
     return path
+
+
+def _followed(path: Path) -> Path:
+    """``path``, or what it links to when it is a symbolic link (followed to the end, even
+    when dangling); a link that loops raises the ``OSError`` ``open()`` would."""
+    if not os.path.islink(path):
+        return path
+    try:
+        resolved = path.resolve()
+    except RuntimeError:  # Python < 3.13 on a loop; 3.13 returns a path that is still a link
+        resolved = path
+    if os.path.islink(resolved):
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+    return resolved
 
 
 def _backup(target: Path) -> Path:
@@ -192,8 +221,6 @@ def _exchange(a: Path, b: Path) -> bool:
     if result == 0:
         return True
     error = ctypes.get_errno()
-    import errno
-
     if error in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
         return False
     raise OSError(error, os.strerror(error), str(b))

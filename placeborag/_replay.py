@@ -26,9 +26,10 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import numbers
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -135,48 +136,86 @@ def _check_vectors(matrix: np.ndarray, texts: Sequence[str], kind: str) -> None:
         )
 
 
+def _real_vector(row: object) -> np.ndarray | None:
+    """``row`` as a float64 array when it holds only real numbers, else None.
+
+    The rule of :func:`placeborag._validation.check_real`, for a whole row: an int or a float
+    (a numpy one too) is a number; a bool, a numeric str, a complex or a Decimal is not, though
+    numpy would cast each of them to a float without a word (a complex loses its imaginary
+    part).  Raises TypeError, ValueError or OverflowError where numpy cannot build the array.
+    """
+    if isinstance(row, (list, tuple)):
+        kinds = set(map(type, row))
+        if kinds <= {float, int}:  # what most models return: one pass, as numpy alone would
+            return np.asarray(row, dtype=np.float64)
+        if kinds & {bool, np.bool_}:
+            return None  # numpy would make [True, 0.5] a float row, and [True, 0] an int one
+    array = np.asarray(row)
+    if array.dtype.kind == "O":
+        # Python ints beyond int64, Fractions, or a mix: decided value by value.
+        if not all(
+            isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+            for value in array.flat
+        ):
+            return None
+    elif array.dtype.kind not in "iuf":
+        return None  # b (bool), c (complex), U/S (str, bytes), M/m (dates), V
+    return array.astype(np.float64)
+
+
 def _as_matrix(
-    vectors: object, texts: Sequence[str], kind: str, source: str, dimension: int | None
+    vectors: object, labels: Sequence[str], source: str, dimension: int | None
 ) -> np.ndarray:
-    """Turn what an embedding callable returned into an (n, d) float64 matrix, or say why not."""
+    """Turn what an embedding callable returned into an (n, d) float64 matrix, or say why not.
+
+    ``labels`` names the text of each row for a message (``document 'a' (documents[0])``).
+    """
     try:
         rows = list(vectors)  # type: ignore[call-overload]
     except TypeError:
         raise PlaceboragTypeError(
             f"{source} returned {shown(vectors)}; it must return one vector per text"
         ) from None
-    if len(rows) != len(texts):
+    if len(rows) != len(labels):
         raise PlaceboragValueError(
-            f"{source} returned {len(rows)} vectors for {len(texts)} texts; "
+            f"{source} returned {len(rows)} vectors for {len(labels)} texts; "
             "it must return one vector per text"
         )
     out: list[np.ndarray] = []
-    for text, row in zip(texts, rows, strict=True):
+    for label, row in zip(labels, rows, strict=True):
         try:
-            vector = np.asarray(row, dtype=np.float64)
+            vector = _real_vector(row)
         except (TypeError, ValueError, OverflowError):
             raise PlaceboragTypeError(
-                f"{source} returned {shown(row)} for {kind} {_quote(text)}; a vector must be"
+                f"{source} returned {shown(row)} for {label}; a vector must be"
                 " numbers within float range"
             ) from None
+        if vector is None:
+            raise PlaceboragTypeError(
+                f"{source} returned {shown(row)} for {label}; a vector must be real numbers"
+                " (int or float; not bool, str or complex)"
+            )
         if vector.ndim != 1:
             raise PlaceboragValueError(
-                f"{source} returned an array of shape {vector.shape} for {kind} {_quote(text)}; "
+                f"{source} returned an array of shape {vector.shape} for {label}; "
                 "a vector must be one-dimensional"
             )
         if dimension is None:
             dimension = len(vector)
             if dimension == 0:
-                raise PlaceboragValueError(
-                    f"{source} returned an empty vector for {kind} {_quote(text)}"
-                )
+                raise PlaceboragValueError(f"{source} returned an empty vector for {label}")
         elif len(vector) != dimension:
             raise PlaceboragValueError(
-                f"{source} returned {len(vector)} values for {kind} {_quote(text)}; "
+                f"{source} returned {len(vector)} values for {label}; "
                 f"expected {dimension} like the first vector"
             )
         out.append(vector)
     return np.stack(out) if out else np.empty((0, dimension or 0))
+
+
+def _labels(texts: Sequence[str], kind: str) -> list[str]:
+    """How a message names each text: ``document 'a' (documents[0])``."""
+    return [f"{kind} {_quote(text)} ({_PLURAL[kind]}[{i}])" for i, text in enumerate(texts)]
 
 
 def _entries(
@@ -205,8 +244,66 @@ def _entries(
     for i, (text, id_, meta) in enumerate(zip(texts, ids, metadata, strict=True)):
         if not isinstance(meta, Mapping):
             raise PlaceboragTypeError(f"{kind}_metadata[{i}]={shown(meta)} must be a mapping")
+        _check_keys(meta, f"{kind}_metadata[{i}]")
         entries.append({"id": id_, "text": text, "metadata": dict(meta)})
     return entries
+
+
+_Place = tuple[Any, ...]  # (parent place, step): a path into a JSON value, built as it is walked
+
+
+def _walk(value: object) -> Iterator[tuple[_Place | None, object, bool]]:
+    """Every dict key (``True``) and every other value (``False``) inside ``value``, each with
+    its place (see :func:`_where`), in document order.  Iterative, and a place is spelled out
+    only when a message needs it, so a value nested thousands deep costs no more than a flat one.
+    A container met again (shared, or holding itself) is not walked twice: the walk ends, and
+    the JSON writer names the circular reference.
+    """
+    stack: list[tuple[_Place | None, object]] = [(None, value)]
+    walked: set[int] = set()  # ids of containers, all alive in value while it is walked
+    while stack:
+        place, item = stack.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in walked:
+                continue
+            walked.add(id(item))
+        if isinstance(item, Mapping):
+            children: list[tuple[_Place | None, object]] = []
+            for key, child in item.items():
+                yield place, key, True
+                children.append(((place, key), child))
+            stack.extend(reversed(children))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(((place, i), child) for i, child in reversed(list(enumerate(item))))
+        else:
+            yield place, item, False
+
+
+def _where(name: str, place: _Place | None) -> str:
+    """``name`` followed by the subscripts of ``place``: ``document_metadata[0]['a'][2]``."""
+    steps: list[object] = []
+    while place is not None:
+        place, step = place
+        steps.append(step)
+    steps.reverse()
+    if not name and steps and isinstance(steps[0], str):  # a manifest's own key: documents[0]
+        name = steps[0]
+        del steps[0]
+    subscripts = "".join(f"[{shown(step)}]" for step in steps)
+    if len(subscripts) > 200:  # thousands deep: both ends, like shown()
+        subscripts = f"{subscripts[:97]} ... {subscripts[-97:]}"
+    return name + subscripts
+
+
+def _check_keys(value: Mapping[Any, Any], name: str) -> None:
+    """Refuse a key that is not a str at any depth: JSON would write 1, True and None as "1",
+    "true" and "null", so the recording would not hold what it was given."""
+    for place, item, is_key in _walk(value):
+        if is_key and not isinstance(item, str):
+            raise PlaceboragTypeError(
+                f"{_where(name, place)} has the key {shown(item)} ({type(item).__name__});"
+                " a key must be a str, as in a JSON object"
+            )
 
 
 def _sequence(values: object, name: str) -> list[Any]:
@@ -262,12 +359,15 @@ def record_vectors(
     they are recorded and later looked up by their bare text.  Without ``embed_query`` the
     queries go to ``embed_documents`` in the same single call as the documents.
 
-    Everything is validated before the filesystem is touched; the directory is then written
+    Everything is validated before the filesystem is touched: metadata and provenance are JSON
+    with str keys at every depth, and every vector is real numbers (int or float; a bool, a
+    numeric str or a complex is refused, not cast).  The directory is then written
     beside ``path`` and swapped into place in one step (see :mod:`placeborag._files`), so the
     path always holds one complete recording, the old or the new, even if the process is
     killed; a failed call leaves the previous recording and no hidden directory behind.
     ``overwrite=True`` replaces an existing recording (never a directory that holds anything
-    but a recording).  Returns the recording as loaded back from disk.
+    but a recording).  A symbolic link at ``path`` is followed: the recording it points to is
+    replaced, and the link stays.  Returns the recording as loaded back from disk.
     """
     target = check_path(path, "path", named=True)
     _check_str(model, "model")
@@ -284,6 +384,7 @@ def record_vectors(
     doc_entries = _entries(documents, document_ids, document_metadata, "document")
     query_entries = _entries(queries, query_ids, query_metadata, "query")
     provenance = {} if provenance is None else dict(check_mapping(provenance, "provenance"))
+    _check_keys(provenance, "provenance")
     # Fail on unserialisable metadata now, not after paying for a model run.
     _dump_manifest({"documents": doc_entries, "queries": query_entries, "provenance": provenance})
     _check_target(target, overwrite)
@@ -292,19 +393,24 @@ def record_vectors(
     if embed_query is None:
         both = _as_matrix(
             embed_documents([*documents, *instructed]),
-            [*documents, *queries],
-            "text",
+            [*_labels(documents, "document"), *_labels(queries, "query")],
             "embed_documents",
             None,
         )
         doc_matrix, query_matrix = both[: len(documents)], both[len(documents) :]
     else:
         doc_matrix = _as_matrix(
-            embed_documents(list(documents)), documents, "document", "embed_documents", None
+            embed_documents(list(documents)),
+            _labels(documents, "document"),
+            "embed_documents",
+            None,
         )
         query_matrix = (
             _as_matrix(
-                embed_query(instructed), queries, "query", "embed_query", doc_matrix.shape[1]
+                embed_query(instructed),
+                _labels(queries, "query"),
+                "embed_query",
+                doc_matrix.shape[1],
             )
             if queries
             else np.empty((0, doc_matrix.shape[1]))
@@ -441,7 +547,26 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
                 )
         _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind], where)
         _first_duplicate([entry["id"] for entry in entries], f"{kind}_ids", where)
+    # Valid UTF-8 decodes to no lone surrogate; only a \\udXXX escape makes one.
+    if b"\\ud" in raw.lower():
+        _check_no_surrogate(manifest, where)
     return manifest
+
+
+def _check_no_surrogate(manifest: Mapping[str, Any], where: str) -> None:
+    """Refuse a lone surrogate anywhere in a manifest: record_vectors never writes one (it
+    cannot be UTF-8), so it was edited in, and a text holding one cannot even be hashed."""
+    for place, item, is_key in _walk(manifest):
+        if isinstance(item, str):
+            name = _where("", place)
+            if is_key:
+                name = f"{name} key" if name else "key"
+            try:
+                check_unicode(item, f"{where}: {name}")
+            except PlaceboragValueError as error:
+                raise PlaceboragValueError(
+                    f"{error}; record_vectors never writes one, so the manifest was edited"
+                ) from None
 
 
 class Recording:
@@ -486,7 +611,8 @@ class Recording:
 
         The sha256 of ``vectors.bin`` is checked against the manifest (and ``expected_sha256``
         when given) before any vector is decoded; then the texts hash, the file size and every
-        vector (finite values, finite non-zero norm).  Any failure is a ValueError that names
+        vector (finite values, finite non-zero norm); a lone surrogate anywhere in the manifest
+        is refused as tampering.  Any failure is a ValueError that names
         what was found and what was expected.  ``path`` may also be an
         :mod:`importlib.resources` traversable, so a recording inside a zipped package loads.
         """

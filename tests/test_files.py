@@ -9,6 +9,7 @@ the write (between fsync and rename, between the rename and the cleanup) rather 
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import random
@@ -212,3 +213,89 @@ def test_writing_through_a_symlink_replaces_the_file_it_points_to(tmp_path: Path
     _files.write_text(tmp_path / "link.html", "new")
     assert (tmp_path / "link.html").is_symlink()
     assert (tmp_path / "real.html").read_text() == "new"
+
+
+# -- a symbolic link at the path: followed by every writer ----------------------------------
+
+
+def _write_as(kind: str, path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Write version 0 or 1 of ``kind`` at ``path`` through the package's public writer."""
+    if kind == "report":
+        from placeborag.explore import _report
+
+        monkeypatch.setattr(_report, "render_report", lambda scenario=None, **o: PAGES[version])
+        _report.write_report(path)
+    elif kind == "scenario":
+        pytest.importorskip("pandas")
+        from placeborag.explore import demo_scenario
+
+        demo_scenario((20, 40)[version]).save(path)
+    elif kind == "export":
+        pytest.importorskip("langchain_core")
+        from placeborag.integrations.langchain import PlaceboVectorStore
+
+        store = PlaceboVectorStore()
+        store.add_texts([f"text {i}" for i in range(1 + version)])
+        store.dump(path)
+    else:
+        _record(path, version)
+
+
+def _version_at(kind: str, path: Path) -> int:
+    if kind == "report":
+        return PAGES.index(path.read_text(encoding="utf-8"))
+    if kind == "scenario":
+        from placeborag.explore import Scenario
+
+        return (20, 40).index(len(Scenario.load(path).documents))
+    if kind == "export":
+        import json
+
+        return len(json.loads(path.read_text(encoding="utf-8"))["records"]) - 1
+    from placeborag import Recording
+
+    return int(Recording.load(path).model.removeprefix("model-"))
+
+
+WRITERS = ["report", "scenario", "export", "recording"]
+NAMES = {"report": "r.html", "scenario": "s.json", "export": "e.json", "recording": "rec"}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks need no privilege on POSIX")
+@pytest.mark.parametrize("kind", WRITERS)
+def test_every_writer_follows_a_symlink_and_replaces_what_it_points_to(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A recording written through a link replaced the link by a directory (the recording it
+    # named kept its old content) and left a hidden .link.*.placeborag-tmp behind.
+    data, links = tmp_path / "data", tmp_path / "links"
+    data.mkdir()
+    links.mkdir()
+    real, link = data / NAMES[kind], links / NAMES[kind]
+    _write_as(kind, real, 0, monkeypatch)
+    link.symlink_to(real)
+    _write_as(kind, link, 1, monkeypatch)
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert _version_at(kind, real) == 1
+    assert _version_at(kind, link) == 1
+    assert [p.name for p in data.iterdir()] == [real.name]
+    assert [p.name for p in links.iterdir()] == [link.name]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks need no privilege on POSIX")
+@pytest.mark.parametrize("kind", WRITERS)
+def test_every_writer_follows_a_dangling_symlink_and_refuses_a_looping_one(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / NAMES[kind])
+    _write_as(kind, dangling, 1, monkeypatch)
+    assert dangling.is_symlink()
+    assert _version_at(kind, tmp_path / NAMES[kind]) == 1
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError) as excinfo:  # what open(loop, "w") raises
+        _write_as(kind, loop, 0, monkeypatch)
+    assert excinfo.value.errno == errno.ELOOP
+    assert loop.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["dangling", "loop", NAMES[kind]])

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from decimal import Decimal
+from fractions import Fraction
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -238,7 +240,7 @@ def test_ids_and_metadata_are_kept_in_order(tmp_path: Path) -> None:
         ),
         (
             {**DOCS, "Parcels ship in 2 days.": [1.0, 2.0]},
-            "embed_documents returned 2 values for document 'Parcels ship in 2 days.'; "
+            "embed_documents returned 2 values for document 'Parcels ship in 2 days.' (documents[1]); "
             "expected 3 like the first vector",
         ),
     ],
@@ -257,7 +259,7 @@ def test_recorder_rejects_a_query_vector_of_another_dimension(tmp_path: Path) ->
     with pytest.raises(PlaceboragValueError) as excinfo:
         record(tmp_path / "rec", embed_query=Model({**QUERIES, "When does my parcel ship?": [1.0]}))
     assert excinfo.value.args == (
-        "embed_query returned 1 values for query 'When does my parcel ship?'; "
+        "embed_query returned 1 values for query 'When does my parcel ship?' (queries[1]); "
         "expected 3 like the first vector",
     )
 
@@ -1137,3 +1139,207 @@ def test_ids_and_metadata_must_be_one_per_text(
     with pytest.raises(PlaceboragTypeError, match=re.escape(message)):
         record(tmp_path / "rec", **overrides)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- tampered texts, metadata keys, vector values ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        (
+            lambda m: m["documents"][0].update(text="Refunds \ud800"),
+            "documents[0]['text']='Refunds \\ud800' holds the lone surrogate '\\ud800' at index 8",
+        ),
+        (
+            lambda m: m["queries"][1].update(id="q\udfff"),
+            "queries[1]['id']='q\\udfff' holds the lone surrogate '\\udfff' at index 1",
+        ),
+        (
+            lambda m: m["documents"][2]["metadata"].update({"\udc80": 1}),
+            "documents[2]['metadata'] key='\\udc80' holds the lone surrogate '\\udc80' at index 0",
+        ),
+        (
+            lambda m: m.update(model="toy\ud800"),
+            "model='toy\\ud800' holds the lone surrogate '\\ud800' at index 3",
+        ),
+    ],
+    ids=["document-text", "query-id", "metadata-key", "model"],
+)
+def test_a_lone_surrogate_escape_in_a_tampered_manifest_is_refused(
+    rec_path: Path, edit: Callable[[dict[str, Any]], None], found: str
+) -> None:
+    # A "\ud800" escape in a text raised a bare UnicodeEncodeError from the texts hash.
+    forge(rec_path, edit=edit)
+    assert "\\ud" in (rec_path / "manifest.json").read_text("utf-8")  # written as an escape
+    message = (
+        f"manifest.json in {rec_path}: {found}; text must be valid Unicode (encodable as"
+        " UTF-8); record_vectors never writes one, so the manifest was edited"
+    )
+    for load in (Recording.load, ReplayEmbedder.from_path):
+        with pytest.raises(PlaceboragValueError) as excinfo:
+            load(rec_path)
+        assert excinfo.value.args == (message,)
+
+
+def test_a_manifest_escaping_a_valid_surrogate_pair_loads(rec_path: Path) -> None:
+    # json.dumps escapes every non-ASCII character: a pair is one valid character, not tampering.
+    record(rec_path, provenance={"note": "😀"}, overwrite=True)
+    forge(rec_path)
+    assert "\\ud83d\\ude00" in (rec_path / "manifest.json").read_text("utf-8")
+    assert Recording.load(rec_path).provenance == {"note": "😀"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"document_metadata": [{}, {1: "x"}, {}]}, "document_metadata[1] has the key 1 (int)"),
+        (
+            {"document_metadata": [{True: "x"}, {}, {}]},
+            "document_metadata[0] has the key True (bool)",
+        ),
+        (
+            {"document_metadata": [{None: "x"}, {}, {}]},
+            "document_metadata[0] has the key None (NoneType)",
+        ),
+        (
+            {"document_metadata": [{}, {}, {1.5: "x"}]},
+            "document_metadata[2] has the key 1.5 (float)",
+        ),
+        (
+            {"document_metadata": [{1: "x", "1": "y"}, {}, {}]},
+            "document_metadata[0] has the key 1 (int)",
+        ),
+        (
+            {"document_metadata": [{"tags": [{"ok": 1}, {(1, 2): "x"}]}, {}, {}]},
+            "document_metadata[0]['tags'][1] has the key (1, 2) (tuple)",
+        ),
+        ({"query_metadata": [{}, {2: "x"}]}, "query_metadata[1] has the key 2 (int)"),
+        ({"provenance": {"run": {7: "x"}}}, "provenance['run'] has the key 7 (int)"),
+    ],
+    ids=["int", "bool", "none", "float", "int-beside-its-str", "nested", "query", "provenance"],
+)
+def test_a_metadata_key_that_is_not_a_str_is_refused_before_anything_is_written(
+    tmp_path: Path, overrides: dict[str, Any], message: str
+) -> None:
+    # 1, True, None and 1.5 came back as "1", "true", "null" and "1.5"; {1: .., "1": ..} raised
+    # "'<' not supported between instances of 'str' and 'int'".
+    model = Model(DOCS)
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        record(tmp_path / "rec", embed_documents=model, **overrides)
+    assert excinfo.value.args == (f"{message}; a key must be a str, as in a JSON object",)
+    assert model.batches == []
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("returned", "shown_row"),
+    [
+        (["1", "2", "3"], "['1', '2', '3']"),
+        ([True, False, True], "[True, False, True]"),
+        ([1 + 2j, 1.0, 0.0], "[(1+2j), 1.0, 0.0]"),
+        (np.array([1 + 0j, 1.0, 0.0]), "array([1.+0.j, 1.+0.j, 0.+0.j])"),
+        (np.array([True, False, True]), "array([ True, False,  True])"),
+        ([1.0, np.bool_(True), 0.0], "[1.0, np.True_, 0.0]"),
+        ([Decimal("0.5"), 1.0, 0.0], "[Decimal('0.5'), 1.0, 0.0]"),
+        ([1.0, None, 0.0], "[1.0, None, 0.0]"),
+    ],
+    ids=[
+        "numeric-str",
+        "bool",
+        "complex",
+        "complex-array",
+        "bool-array",
+        "np-bool",
+        "decimal",
+        "none",
+    ],
+)
+def test_a_vector_of_anything_but_real_numbers_is_refused_naming_the_text(
+    tmp_path: Path, returned: Any, shown_row: str
+) -> None:
+    # ["1", "2"] and [True, False] were recorded as [1.0, 2.0] and [1.0, 0.0]; a complex array
+    # lost its imaginary part.
+    table = {**DOCS, "Parcels ship in 2 days.": returned}
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        record(tmp_path / "rec", embed_documents=lambda texts: [table[t] for t in texts])
+    assert excinfo.value.args == (
+        f"embed_documents returned {shown_row} for document 'Parcels ship in 2 days.'"
+        " (documents[1]); a vector must be real numbers (int or float; not bool, str or"
+        " complex)",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_query_vector_sent_with_the_documents_is_named_by_its_query_index(
+    tmp_path: Path,
+) -> None:
+    table = {**DOCS, **QUERIES, "When does my parcel ship?": [True, 0, 1]}
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        record(tmp_path / "rec", embed_documents=Model(table), embed_query=None)
+    assert excinfo.value.args == (
+        "embed_documents returned [True, 0, 1] for query 'When does my parcel ship?'"
+        " (queries[1]); a vector must be real numbers (int or float; not bool, str or complex)",
+    )
+
+
+def test_real_numbers_of_every_kind_record_as_their_float_values(tmp_path: Path) -> None:
+    rows = {
+        "Refunds take 5 days.": [3, 4, 0],  # ints
+        "Parcels ship in 2 days.": [np.float32(0.5), Fraction(1, 4), 2**70],
+        "Reset your password.": np.array([1, 2, 3], dtype=np.int8),
+    }
+    recording = record(tmp_path / "rec", embed_documents=Model(rows), dtype="float64")
+    assert recording.document_vectors.tolist() == [
+        [3.0, 4.0, 0.0],
+        [0.5, 0.25, float(2**70)],
+        [1.0, 2.0, 3.0],
+    ]
+
+
+# --- symbolic links ---------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need a privilege on Windows")
+@pytest.mark.parametrize("exchange", [True, False], ids=["rename-exchange", "two-renames"])
+def test_a_recording_overwritten_through_a_symlink_replaces_its_target(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
+    # The link was replaced by a directory, the recording it named kept its old vectors, and a
+    # hidden .link.<pid>.<random>.placeborag-tmp was left behind.
+    from placeborag import _files
+
+    if not exchange:
+        monkeypatch.setattr(_files, "_exchange", lambda a, b: False)
+    link = rec_path.parent / "link"
+    link.symlink_to(rec_path)
+    doubled = {text: [2 * x for x in vector] for text, vector in DOCS.items()}
+    record(link, embed_documents=Model(doubled), overwrite=True)
+    assert link.is_symlink()
+    assert Recording.load(rec_path).document_vectors[0].tolist() == [6.0, 8.0, 0.0]
+    assert sorted(p.name for p in rec_path.parent.iterdir()) == ["link", "rec"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need a privilege on Windows")
+def test_a_recording_through_a_symlink_loads_when_a_writer_died_between_its_renames(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from placeborag import _files
+
+    monkeypatch.setattr(_files, "_exchange", lambda a, b: False)
+
+    def interrupt(name: str) -> None:
+        if name == "retired":
+            raise Interrupted(name)
+
+    monkeypatch.setattr(_files, "_after_step", interrupt)
+    link = rec_path.parent / "link"
+    link.symlink_to(rec_path)
+    with pytest.raises(Interrupted):
+        record(link, overwrite=True)
+    assert not rec_path.exists()  # only the backup of the target is left
+    assert Recording.load(link).document_texts == tuple(DOCS)
+    monkeypatch.setattr(_files, "_after_step", None)
+    record(link, overwrite=True)
+    assert link.is_symlink()
+    assert sorted(p.name for p in rec_path.parent.iterdir()) == ["link", "rec"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +59,37 @@ def test_recording_anything_writes_a_loadable_recording_or_refuses(
         else:
             assert Recording.load(path).document_texts == tuple(documents)
             assert [p.name for p in Path(folder).iterdir()] == ["rec"]
+
+
+json_keys = st.one_of(
+    texts, st.integers(-3, 3), st.booleans(), st.none(), st.floats(-2, 2), st.tuples()
+)
+keyed_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), texts),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(json_keys, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@FUZZ_SLOW
+@given(metadata=st.dictionaries(json_keys, keyed_values, max_size=3))
+def test_recorded_metadata_loads_as_given_or_is_refused(metadata):
+    # Keys of any kind at any depth: JSON would write 1 as "1"; refused, or kept exactly.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rec"
+        recording = result_or_error(
+            lambda: record_vectors(
+                path,
+                embed_documents=model,
+                documents=["a"],
+                document_metadata=[metadata],
+                model="m",
+            )
+        )
+        if isinstance(recording, PlaceboragError):
+            assert list(Path(folder).iterdir()) == []
+        else:
+            assert Recording.load(path).document_metadata == (metadata,)
 
 
 def test_recording_metadata_nested_3000_deep_is_refused(tmp_path):
@@ -116,6 +149,26 @@ def test_a_tampered_recording_loads_verified_or_is_refused(key, value, vectors):
 
 
 @FUZZ
+@given(
+    kind=st.sampled_from(["documents", "queries"]),
+    field=st.sampled_from(["id", "text", "metadata"]),
+    value=st.one_of(texts, json_values, st.dictionaries(texts, texts, max_size=2)),
+)
+def test_a_tampered_entry_loads_verified_or_is_refused(kind, field, value):
+    # texts holds lone surrogates: json.dumps writes them as "\ud800" escapes.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rec"
+        record_vectors(path, embed_documents=model, documents=["a", "b"], queries=["q"], model="m")
+        manifest = json.loads((path / "manifest.json").read_text("utf-8"))
+        manifest[kind][0][field] = value
+        (path / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+        embedder = result_or_error(lambda: ReplayEmbedder.from_path(path))
+        if not isinstance(embedder, PlaceboragError):
+            assert field != "text" or value == {"documents": "a", "queries": "q"}[kind]
+            assert np.asarray(embedder.embed_batch(["a", "b"])).shape == (2, 3)
+
+
+@FUZZ
 @given(raw=st.one_of(st.binary(max_size=200), tricky_json))
 def test_a_manifest_of_random_bytes_is_refused(raw):
     with tempfile.TemporaryDirectory() as folder:
@@ -145,8 +198,16 @@ def test_replay_lookups_answer_or_name_the_miss(text, queries):
 
 
 vector_values = st.one_of(
-    st.floats(), st.sampled_from([10**400, 1e39, 1e-320, 0.0, True, "1.0", None]), anything
+    st.floats(),
+    st.sampled_from(
+        [10**400, 1e39, 1e-320, 0.0, True, np.bool_(False), "1.0", None, 1 + 2j, Decimal("0.5")]
+    ),
+    anything,
 )
+
+
+def _real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 @FUZZ
@@ -174,6 +235,9 @@ def test_recording_whatever_a_model_returns_records_it_or_refuses(returned, dtyp
             assert list(Path(folder).iterdir()) == []
         else:
             assert recording.document_vectors.shape[0] == 2
+            if isinstance(returned, list) and all(isinstance(row, list) for row in returned):
+                # only real numbers are recorded: a bool, a "1.0" or a complex is refused
+                assert all(_real(value) for row in returned for value in row)
 
 
 @FUZZ
