@@ -179,7 +179,7 @@ def check_vector(value: object, name: str) -> Any:
                 f"{name} is an array of {value.dtype}; a vector must hold real numbers "
                 "(int or float)"
             )
-    else:
+    elif not set(map(type, value)) <= {float, int}:  # plain floats and ints: no loop needed
         for i, item in enumerate(value):
             if isinstance(item, (Sequence, np.ndarray)) and not isinstance(item, (str, bytes)):
                 try:  # a regular nesting has a shape to name
