@@ -37,6 +37,7 @@ __all__ = [
     "Document",
     "Scenario",
     "StoreDocuments",
+    "checked_clusters",
     "demo_scenario",
     "metadata_keys",
 ]
@@ -219,7 +220,7 @@ def _checked_documents(documents: object) -> Sequence[Document]:
     return checked
 
 
-def _checked_clusters(clusters: object) -> dict[str, list[str]]:
+def checked_clusters(clusters: object) -> dict[str, list[str]]:
     if clusters is None:  # `clusters: null` in a file means no clusters
         return {}
     check_mapping(clusters, "clusters")
@@ -304,7 +305,7 @@ class Scenario:
         # Types are checked here, so a scenario file with `name: 5` or `clusters: null` fails
         # on load with the field named; the embedder and the store check the values.
         object.__setattr__(self, "documents", _checked_documents(self.documents))
-        object.__setattr__(self, "clusters", _checked_clusters(self.clusters))
+        object.__setattr__(self, "clusters", checked_clusters(self.clusters))
         for name, check in _FIELD_CHECKS.items():
             check(getattr(self, name), name)
 
