@@ -11,6 +11,7 @@ import itertools
 import json
 import numbers
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -465,7 +466,7 @@ def anchor_geometry(
     dimensions = checked_dimensions(dimensions)
     check_str(model_name, "model_name")
     check_real(cluster_spread, "cluster_spread")
-    check_int(max_pairs, "max_pairs", minimum=0)
+    max_pairs = min(check_int(max_pairs, "max_pairs", minimum=0), sys.maxsize)  # more: all
     check_int(max_members, "max_members", minimum=1)
     # The options that do not depend on the dimension: refused here, not per dimension below.
     FakeEmbedder(

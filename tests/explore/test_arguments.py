@@ -236,3 +236,8 @@ def test_anchor_geometry_takes_one_int_as_one_dimension():
     assert set(one.members["dimensions"]) == {64}
     listed = anchor_geometry({"a": ["x", "y"]}, dimensions=[64])
     assert one.members.equals(listed.members)
+
+
+def test_anchor_geometry_takes_any_number_of_pairs_as_all_of_them():
+    everything = anchor_geometry({"a": ["x", "y", "z"]}, dimensions=16, max_pairs=10**30)
+    assert len(everything.pairs) == 3
