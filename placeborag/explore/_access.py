@@ -17,6 +17,7 @@ import numpy as np
 
 from placeborag import STAGES, FakeVectorStore
 from placeborag import QueryTrace as StoreTrace
+from placeborag._errors import PlaceboragTypeError
 from placeborag._trace import (
     BELOW,
     DROPPED,
@@ -26,6 +27,7 @@ from placeborag._trace import (
     TIED,
     UNREACHABLE,
 )
+from placeborag._validation import shown
 
 __all__ = [
     "BELOW",
@@ -38,6 +40,7 @@ __all__ = [
     "UNREACHABLE",
     "QueryTrace",
     "StoreRows",
+    "check_instance",
     "reembedded",
     "store_rows",
     "trace_query",
@@ -67,7 +70,16 @@ class StoreRows:
         return {doc_id: i for i, doc_id in enumerate(self.ids)}
 
 
+def check_instance(
+    value: object, name: str, kind: type, allowed: str, *, none: bool = False
+) -> None:
+    """``value`` is a ``kind`` (or None, when ``none``), else ``name=value must be <allowed>``."""
+    if not (isinstance(value, kind) or (none and value is None)):
+        raise PlaceboragTypeError(f"{name}={shown(value)} must be {allowed}")
+
+
 def store_rows(store: FakeVectorStore) -> StoreRows:
+    check_instance(store, "store", FakeVectorStore, "a FakeVectorStore")
     records = store.records()
     return StoreRows(
         ids=records.ids,
@@ -85,6 +97,9 @@ class QueryTrace:
     """
 
     trace: StoreTrace
+
+    def __post_init__(self) -> None:
+        check_instance(self.trace, "trace", StoreTrace, "a placeborag.QueryTrace (store.trace())")
 
     def __getattr__(self, name: str) -> Any:
         # Every field of the store's trace reads through (frozen: nothing is copied).
@@ -125,6 +140,8 @@ def trace_query(
     ``rows`` is accepted for the callers that already hold the store's rows; the trace is
     aligned with them because both follow the store's records.
     """
+    check_instance(store, "store", FakeVectorStore, "a FakeVectorStore")
+    check_instance(rows, "rows", StoreRows, "StoreRows (store_rows(store)) or None", none=True)
     return QueryTrace(store.trace(text, k, where))
 
 

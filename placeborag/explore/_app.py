@@ -19,10 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import PROFILES, FakeEmbedder, FakeVectorStore, PlaceboragValueError, get_profile
-from placeborag.explore._compute import (
-    one_blas_thread,
+from placeborag import (
+    PROFILES,
+    FakeEmbedder,
+    FakeVectorStore,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    get_profile,
 )
+from placeborag._store import _MAX_K as MAX_K
+from placeborag._validation import check_choice, check_int, check_str, shown
+from placeborag.explore._access import check_instance
+from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
 from placeborag.explore._displays import (
     ProjectionDisplay,
@@ -128,8 +136,7 @@ def _checked_coords(coords: Any, n: int) -> np.ndarray | None:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return shown(value, 60)
 
 
 def _profile_label(name: str) -> str:
@@ -173,12 +180,19 @@ class Explorer:
         coords: Any = None,
         projection: str = "pca",
     ) -> None:
-        if mode not in ("widget", "output"):
-            raise ValueError(f"mode={mode!r} must be one of 'widget', 'output'")
+        check_instance(scenario, "scenario", Scenario, "a Scenario or None", none=True)
+        check_instance(store, "store", FakeVectorStore, "a FakeVectorStore or None", none=True)
+        if query is not None:
+            check_str(query, "query")
+        check_choice(mode, "mode", ("widget", "output"))
+        dimension_choices = checked_dimensions(dimension_choices, "dimension_choices")
+        check_int(max_k, "max_k", minimum=1)
+        if max_k > MAX_K:
+            raise PlaceboragValueError(f"max_k={shown(max_k)} must be between 1 and {MAX_K:,}")
         if check_projection(projection) == "umap":
             require_umap()  # asked for by name: a missing extra raises here, not in the app
         if store is not None and scenario is not None:
-            raise TypeError("pass a scenario or a store, not both")
+            raise PlaceboragTypeError("pass a scenario or a store, not both")
         fixed_embedder: Any = None
         if store is not None:
             scenario = Scenario.from_store(store, query or "")

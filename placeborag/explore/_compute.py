@@ -11,15 +11,17 @@ import itertools
 import json
 import numbers
 import re
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
+from placeborag._embedder import _MAX_DIMENSIONS
 from placeborag._hashing import splitmix64
-from placeborag._validation import shown
+from placeborag._validation import check_int, check_real, check_str, check_texts, shown
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -29,10 +31,12 @@ from placeborag.explore._access import (
     TIED,
     QueryTrace,
     StoreRows,
+    check_instance,
     store_rows,
     trace_query,
 )
 from placeborag.explore._deps import optional
+from placeborag.explore._scenario import checked_clusters
 from placeborag.explore._umap import check_projection, place, umap_coords
 
 __all__ = [
@@ -41,6 +45,7 @@ __all__ = [
     "Projector",
     "anchor_geometry",
     "categories",
+    "checked_dimensions",
     "filter_mode_table",
     "fit_projector",
     "funnel_counts",
@@ -83,12 +88,41 @@ class Projector:
 
     def head(self, n_components: int) -> Projector:
         """The projector onto the first ``n_components`` axes (PCA axes are nested)."""
+        have = self.components.shape[0]
+        if check_int(n_components, "n_components", minimum=1) > have:
+            raise PlaceboragValueError(
+                f"n_components={shown(n_components)} must be between 1 and {have}, the axes"
+                " of this projector"
+            )
         if n_components == self.components.shape[0]:
             return self
         return Projector(self.mean, self.components[:n_components], self.explained[:n_components])
 
 
 PCA_FIT_ROWS = 20_000  # past this many rows the PCA is fitted on a stride sample of them
+MAX_COMPONENTS = 1024  # fit_projector's bound on n_components (the explorer draws 2 or 3)
+
+
+def _checked_vectors(vectors: object, name: str = "vectors") -> np.ndarray:
+    """``vectors`` as a 2-D array of finite float32 or float64 numbers (no copy when it is
+    one already), else a PlaceboragError naming ``name``."""
+    try:
+        x = np.asarray(vectors)
+        if x.dtype not in (np.float32, np.float64):
+            if x.dtype.kind not in "biuf":
+                raise TypeError(x.dtype)
+            x = x.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise PlaceboragTypeError(
+            f"{name}={shown(vectors)} must be a 2-D array of numbers (one row per document)"
+        ) from None
+    if x.ndim != 2:
+        raise PlaceboragValueError(
+            f"{name} of shape {x.shape} must be 2-D: one row of numbers per document"
+        )
+    if not np.isfinite(x).all():
+        raise PlaceboragValueError(f"{name} holds a value that is not finite; every value must be")
+    return x
 
 
 def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
@@ -108,9 +142,13 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     a multi-threaded call on a busy machine can take seconds, and one thread also keeps the
     reduction order, and so the picture, the same everywhere.
     """
+    check_int(n_components, "n_components", minimum=1)
+    if n_components > MAX_COMPONENTS:
+        raise PlaceboragValueError(
+            f"n_components={shown(n_components)} must be between 1 and {MAX_COMPONENTS}"
+        )
+    x = _checked_vectors(vectors)
     decomposition = optional("sklearn.decomposition")
-    x = np.asarray(vectors)
-    x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
     if x.shape[0] > PCA_FIT_ROWS:
         # The axes of a large store from a fixed stride of its rows (deterministic): the
         # leading components of 20,000 rows agree with the whole store's to the picture.
@@ -286,12 +324,35 @@ def project(
     ``coords``) let an app reuse what a control change did not invalidate; left out,
     everything is computed.
     """
+    check_instance(store, "store", FakeVectorStore, "a FakeVectorStore")
+    check_str(query, "query")
     check_projection(projection)
+    check_str(color_by, "color_by")
+    check_instance(rows, "rows", StoreRows, "StoreRows (store_rows(store)) or None", none=True)
+    check_instance(projector, "projector", Projector, "a Projector or None", none=True)
+    check_instance(trace, "trace", QueryTrace, "a QueryTrace (trace_query()) or None", none=True)
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
         raise PlaceboragTypeError(f"n_components={shown(n_components)} must be an int, 2 or 3")
     if n_components not in (2, 3):
         raise PlaceboragValueError(f"n_components={shown(n_components)} must be 2 or 3")
     rows = rows if rows is not None else store_rows(store)
+    n = len(rows.ids)
+    for given, what in ((hover, "hover"), (labels, "labels"), (coords, "coords")):
+        if given is not None and (not hasattr(given, "__len__") or len(given) != n):
+            raise PlaceboragValueError(
+                f"{what}={shown(given)} must be None or hold one entry per document ({n})"
+            )
+    if coords is not None:
+        coords = _checked_vectors(coords, "coords")
+    if trace is not None and len(trace.ids) != n:
+        raise PlaceboragValueError(
+            f"trace of {len(trace.ids)} documents must be a trace of the store's {n} rows"
+        )
+    if projector is not None and projector.components.shape[1:] != rows.vectors.shape[1:]:
+        raise PlaceboragValueError(
+            f"projector of {projector.components.shape[1]} dimensions must project the"
+            f" store's {rows.vectors.shape[1]}-dimensional vectors"
+        )
     if projection == "umap":
         coords = coords if coords is not None else umap_coords(rows.vectors, n_components)
     else:
@@ -385,7 +446,7 @@ def anchor_geometry(
     clusters: Mapping[str, Sequence[str]],
     *,
     texts: Sequence[str] = (),
-    dimensions: Sequence[int] = (64, 256, 1024),
+    dimensions: int | Sequence[int] = (64, 256, 1024),
     model_name: str = "placebo-embed-v1",
     cluster_spread: float = 0.5,
     cluster_match: str = "exact",
@@ -396,8 +457,24 @@ def anchor_geometry(
 
     The members are the declared texts plus any of ``texts`` (a store's documents) that fall
     into a cluster under ``cluster_match`` (at most ``max_members`` per cluster, declared
-    texts first).
+    texts first). ``dimensions`` is a sequence of ints, or one int for a single dimension
+    (each between 2 and 65,536, as for a FakeEmbedder); ``max_pairs`` (>= 0) pairs of declared
+    members are compared per cluster.
     """
+    clusters = checked_clusters(clusters)
+    texts = check_texts(texts, "texts")
+    dimensions = checked_dimensions(dimensions)
+    check_str(model_name, "model_name")
+    check_real(cluster_spread, "cluster_spread")
+    max_pairs = min(check_int(max_pairs, "max_pairs", minimum=0), sys.maxsize)  # more: all
+    check_int(max_members, "max_members", minimum=1)
+    # The options that do not depend on the dimension: refused here, not per dimension below.
+    FakeEmbedder(
+        model_name=model_name,
+        dimensions=dimensions[0] if dimensions else 2,
+        cluster_spread=cluster_spread,
+        cluster_match=cluster_match,  # type: ignore[arg-type]  # checked by FakeEmbedder
+    )
     pd = optional("pandas")
     errors: dict[int, str] = {}
     declared = [t for ts in clusters.values() for t in ts]
@@ -462,9 +539,28 @@ def anchor_geometry(
     return AnchorGeometry(
         pd.DataFrame(members, columns=list(_MEMBER_COLUMNS)),
         pd.DataFrame(pairs, columns=list(_PAIR_COLUMNS)),
-        tuple(dimensions),
+        dimensions,
         errors,
     )
+
+
+def checked_dimensions(dimensions: object, name: str = "dimensions") -> tuple[int, ...]:
+    """A tuple of dimensions from a sequence of ints or one int."""
+    if isinstance(dimensions, numbers.Integral) and not isinstance(dimensions, bool):
+        dimensions = (dimensions,)
+    if isinstance(dimensions, (str, bytes, Mapping)) or not isinstance(dimensions, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={shown(dimensions)} must be an int or a sequence of ints"
+        )
+    out = []
+    for i, d in enumerate(dimensions):
+        value = check_int(d, f"{name}[{i}]")
+        if not 2 <= value <= _MAX_DIMENSIONS:
+            raise PlaceboragValueError(
+                f"{name}[{i}]={shown(d)} must be between 2 and {_MAX_DIMENSIONS}"
+            )
+        out.append(value)
+    return tuple(out)
 
 
 _MEMBER_COLUMNS = (
@@ -509,6 +605,13 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
     below the cut. ``score`` is in the profile's convention; ``tie`` names the exact tie a
     document is in and the rule that decided it.
     """
+    check_instance(trace, "trace", QueryTrace, "a QueryTrace (trace_query())")
+    check_instance(rows, "rows", StoreRows, "StoreRows (store_rows(store))")
+    if trace.ids is not rows.ids and tuple(trace.ids) != tuple(rows.ids):
+        raise PlaceboragValueError(
+            f"rows of {len(rows.ids)} documents must be the rows of the store the trace was"
+            f" taken from ({len(trace.ids)} documents): pass store_rows(store) of that store"
+        )
     pd = optional("pandas")
     below = np.flatnonzero(trace.status == BELOW)
     better = -trace.score if trace.higher_is_better else trace.score
@@ -562,6 +665,7 @@ def _first_sorted(values: np.ndarray, m: int) -> np.ndarray:
 
 def funnel_counts(trace: QueryTrace) -> Any:
     """The stages of one query in the order the store takes them, with document counts."""
+    check_instance(trace, "trace", QueryTrace, "a QueryTrace (trace_query())")
     pd = optional("pandas")
     c = trace.counts
     filtered = trace.where is not None

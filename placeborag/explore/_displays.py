@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import FakeVectorStore
-from placeborag._validation import shown
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError
+from placeborag._validation import check_mapping, check_str, shown
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -29,6 +29,7 @@ from placeborag.explore._access import (
     UNREACHABLE,
     QueryTrace,
     StoreRows,
+    check_instance,
     store_rows,
     trace_query,
 )
@@ -401,7 +402,9 @@ def _uniform_bins(
 
 def _check_figure(figure: Any) -> None:
     if figure is not None and not hasattr(figure, "batch_update"):
-        raise TypeError(f"figure={shown(figure)} must be a plotly Figure or FigureWidget, or None")
+        raise PlaceboragTypeError(
+            f"figure={shown(figure)} must be a plotly Figure or FigureWidget, or None"
+        )
 
 
 class _Display:
@@ -420,6 +423,7 @@ class _Display:
 
 class _ProjectionBased(_Display):
     def __init__(self, projection: Projection) -> None:
+        check_instance(projection, "projection", Projection, "a Projection (project())")
         self.projection = projection
 
     @classmethod
@@ -448,6 +452,7 @@ class _ProjectionBased(_Display):
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, **kwargs: Any) -> Any:
+        check_instance(scenario, "scenario", Scenario, "a Scenario")
         s = scenario
         return cls.from_store(s.store(), s.query, s.k, s.where, **kwargs)
 
@@ -1100,12 +1105,16 @@ class AnchorsDisplay(_Display):
     beside member-to-member cosines per dimension."""
 
     def __init__(self, geometry: AnchorGeometry) -> None:
+        check_instance(
+            geometry, "geometry", AnchorGeometry, "an AnchorGeometry (anchor_geometry())"
+        )
         self.geometry = geometry
 
     @classmethod
     def from_scenario(
-        cls, scenario: Scenario, *, dimensions: Sequence[int] = (64, 256, 1024)
+        cls, scenario: Scenario, *, dimensions: int | Sequence[int] = (64, 256, 1024)
     ) -> AnchorsDisplay:
+        check_instance(scenario, "scenario", Scenario, "a Scenario")
         return cls(
             anchor_geometry(
                 scenario.clusters,
@@ -1123,8 +1132,9 @@ class AnchorsDisplay(_Display):
         embedder: Any,
         *,
         texts: Sequence[str] = (),
-        dimensions: Sequence[int] = (64, 256, 1024),
+        dimensions: int | Sequence[int] = (64, 256, 1024),
     ) -> AnchorsDisplay:
+        check_instance(embedder, "embedder", FakeEmbedder, "a FakeEmbedder")
         return cls(
             anchor_geometry(
                 embedder.clusters,
@@ -1334,6 +1344,13 @@ class FilterModesDisplay(_Display):
     """The same query, k and where under pre- and post-filtering: two tables and a funnel."""
 
     def __init__(self, tables: dict[str, Any], funnels: dict[str, Any], score_label: str) -> None:
+        for given, name in ((tables, "tables"), (funnels, "funnels")):
+            if set(check_mapping(given, name)) != {"pre", "post"}:
+                raise PlaceboragTypeError(
+                    f"{name}={shown(given)} must map 'pre' and 'post' to frames"
+                    " (filter_mode_table(), funnel_counts())"
+                )
+        check_str(score_label, "score_label")
         self.tables = tables
         self.funnels = funnels
         self.score_label = score_label
@@ -1351,6 +1368,13 @@ class FilterModesDisplay(_Display):
     ) -> FilterModesDisplay:
         """``stores`` maps "pre" and "post" to stores holding the same records (``traces``:
         any of their traces already computed, by mode)."""
+        check_mapping(stores, "stores")
+        for mode in ("pre", "post"):
+            check_instance(
+                stores.get(mode), f"stores[{mode!r}]", FakeVectorStore, "a FakeVectorStore"
+            )
+        if traces is not None:
+            check_mapping(traces, "traces")
         traces = dict(traces or {})
         tables, funnels = {}, {}
         for mode in ("pre", "post"):
@@ -1370,6 +1394,7 @@ class FilterModesDisplay(_Display):
         where: Mapping[str, Any] | None = None,
     ) -> FilterModesDisplay:
         """Rebuild ``store``'s records under the other filter mode and compare the two."""
+        check_instance(store, "store", FakeVectorStore, "a FakeVectorStore")
         scenario = Scenario.from_store(store, query)
         other = "post" if store.filter_mode == "pre" else "pre"
         twin = scenario.store(embedder=store.embedder, filter_mode=other)
@@ -1377,6 +1402,7 @@ class FilterModesDisplay(_Display):
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> FilterModesDisplay:
+        check_instance(scenario, "scenario", Scenario, "a Scenario")
         embedder = scenario.embedder()
         stores = {m: scenario.store(embedder=embedder, filter_mode=m) for m in ("pre", "post")}
         return cls.from_stores(stores, scenario.query, scenario.k, scenario.where)

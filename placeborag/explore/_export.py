@@ -35,6 +35,7 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
 )
+from placeborag._validation import shown
 from placeborag.explore._scenario import Scenario
 
 __all__ = ["Export", "build_export", "export_pytest"]
@@ -128,12 +129,12 @@ def build_export(
     """
     if not isinstance(store, FakeVectorStore):
         raise PlaceboragTypeError(
-            f"store={store!r} must be a FakeVectorStore, not {type(store).__name__}"
+            f"store={shown(store)} must be a FakeVectorStore, not {type(store).__name__}"
         )
     if not isinstance(query, str):
-        raise PlaceboragTypeError(f"query={query!r} must be a str, not {type(query).__name__}")
+        raise PlaceboragTypeError(f"query={shown(query)} must be a str, not {type(query).__name__}")
     if not isinstance(name, str):
-        raise PlaceboragTypeError(f"name={name!r} must be a str, not {type(name).__name__}")
+        raise PlaceboragTypeError(f"name={shown(name)} must be a str, not {type(name).__name__}")
     options = store.options
     if not isinstance(options["profile"], str):
         raise PlaceboragTypeError(
@@ -175,6 +176,8 @@ def build_export(
 
 def export_pytest(scenario: Scenario, *, selection: Sequence[str] | None = None) -> str:
     """The source of a pytest module asserting ``scenario``'s ranking (see :func:`build_export`)."""
+    if not isinstance(scenario, Scenario):
+        raise PlaceboragTypeError(f"scenario={shown(scenario)} must be a Scenario")
     return build_export(
         scenario.store(),
         scenario.query,
@@ -195,7 +198,8 @@ def _chosen_ids(records: Any, trace: Any, selection: Sequence[str] | None) -> li
             selection, (Sequence, set, frozenset)
         ):
             raise PlaceboragTypeError(
-                f"selection={selection!r} must be a list of ids, not {type(selection).__name__}"
+                f"selection={shown(selection)} must be a list of ids, not"
+                f" {type(selection).__name__}"
             )
         wanted = list(selection)
         if not wanted:
@@ -206,7 +210,7 @@ def _chosen_ids(records: Any, trace: Any, selection: Sequence[str] | None) -> li
         for i, value in enumerate(wanted):
             if not isinstance(value, str):
                 raise PlaceboragTypeError(
-                    f"selection[{i}]={value!r} must be a str id, not {type(value).__name__}"
+                    f"selection[{i}]={shown(value)} must be a str id, not {type(value).__name__}"
                 )
             records.position(value)  # an unknown id raises, naming the nearest ones
         keep = set(wanted)

@@ -25,16 +25,19 @@ from placeborag._validation import (
     check_mapping,
     check_path,
     check_str,
+    check_unicode,
     dump_json,
     shown,
 )
 
 __all__ = [
     "EMBEDDER_FIELDS",
+    "MAX_SCALED_DOCUMENTS",
     "STORE_FIELDS",
     "Document",
     "Scenario",
     "StoreDocuments",
+    "checked_clusters",
     "demo_scenario",
     "metadata_keys",
 ]
@@ -42,6 +45,9 @@ __all__ = [
 EMBEDDER_FIELDS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
 STORE_FIELDS = ("profile", "metric", "filter_mode", "filter_semantics", "recall", "visibility")
 _FORMAT = "placeborag.scenario/v1"
+#: The most documents :meth:`Scenario.scaled` makes: the largest store the explorer is measured
+#: with (docs/benchmarks.md), and the bound on ``k``.
+MAX_SCALED_DOCUMENTS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,56 @@ def _checked_document(document: object, name: str) -> Document:
     return document
 
 
+def _check_unicode_tree(value: object, name: str) -> None:
+    """Every str in ``value`` (a str, or mappings and lists of them, keys included) encodable
+    as UTF-8; a lone surrogate is refused, naming where it is (``where['lang']``)."""
+    stack: list[tuple[object, str]] = [(value, name)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            check_unicode(item, at)
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                if isinstance(key, str):
+                    check_unicode(key, f"{at} key")
+                stack.append((inner, f"{at}[{shown(key)}]"))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((inner, f"{at}[{i}]") for i, inner in enumerate(item))
+
+
+_CHUNK = 10_000  # documents encoded at once by the quick check below
+
+
+def _check_documents_unicode(
+    ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]
+) -> None:
+    """The documents' ids, texts and metadata hold no lone surrogate (a scenario is saved as
+    UTF-8 JSON, the report is UTF-8 HTML): encoded a chunk at a time, and only a chunk that
+    fails is walked to name the document."""
+    for start in range(0, len(ids), _CHUNK):
+        stop = start + _CHUNK
+        chunk_meta = [m for m in metadatas[start:stop] if m]
+        try:
+            "".join(ids[start:stop]).encode("utf-8")
+            "".join(texts[start:stop]).encode("utf-8")
+            if chunk_meta:
+                json.dumps(
+                    [dict(m) for m in chunk_meta],
+                    ensure_ascii=False,
+                    skipkeys=True,
+                    default=repr,
+                    check_circular=False,
+                ).encode("utf-8")
+        except UnicodeEncodeError:
+            for i in range(start, min(stop, len(ids))):
+                check_unicode(ids[i], f"documents[{i}].id")
+                check_unicode(texts[i], f"documents[{i}].text")
+                _check_unicode_tree(dict(metadatas[i]), f"documents[{i}].metadata")
+        except (ValueError, RecursionError):  # metadata JSON cannot hold: walk it
+            for i in range(start, min(stop, len(ids))):
+                _check_unicode_tree(dict(metadatas[i]), f"documents[{i}].metadata")
+
+
 class StoreDocuments(Sequence[Document]):
     """A store's visible records as the documents of a scenario, each :class:`Document` made
     when it is read: a scenario of a million records is not a million objects (and their
@@ -92,10 +148,11 @@ class StoreDocuments(Sequence[Document]):
     the store do not change it. A document read from it carries a fresh metadata dict.
     """
 
-    __slots__ = ("records",)
+    __slots__ = ("checked", "records")
 
     def __init__(self, records: StoreRecords) -> None:
         self.records = records
+        self.checked = False  # texts checked for lone surrogates (once: the records are fixed)
 
     def __len__(self) -> int:
         return len(self.records.ids)
@@ -145,15 +202,25 @@ def metadata_keys(documents: Sequence[Document]) -> list[str]:
 
 def _checked_documents(documents: object) -> Sequence[Document]:
     if isinstance(documents, StoreDocuments):
-        return documents  # a store's records: checked when they were written
+        # A store's records: their types were checked when they were written; a store takes
+        # lone surrogates (it hashes them), a scenario does not.
+        if not documents.checked:
+            r = documents.records
+            _check_documents_unicode(r.ids, r.texts, r.metadata)
+            documents.checked = True
+        return documents
     if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Iterable):
         raise PlaceboragTypeError(
             f"documents={shown(documents)} must be a sequence of Document or of mappings"
         )
-    return tuple(_checked_document(d, f"documents[{i}]") for i, d in enumerate(documents))
+    checked = tuple(_checked_document(d, f"documents[{i}]") for i, d in enumerate(documents))
+    _check_documents_unicode(
+        [d.id for d in checked], [d.text for d in checked], [d.metadata for d in checked]
+    )
+    return checked
 
 
-def _checked_clusters(clusters: object) -> dict[str, list[str]]:
+def checked_clusters(clusters: object) -> dict[str, list[str]]:
     if clusters is None:  # `clusters: null` in a file means no clusters
         return {}
     check_mapping(clusters, "clusters")
@@ -167,12 +234,17 @@ def _checked_clusters(clusters: object) -> dict[str, list[str]]:
         checked[key] = [
             check_str(member, f"clusters[{shown(key)}][{i}]") for i, member in enumerate(members)
         ]
+    _check_unicode_tree(checked, "clusters")
     return checked
 
 
 def _check_where(value: object, name: str) -> None:
     if value is not None:
-        check_mapping(value, name)
+        _check_unicode_tree(check_mapping(value, name), name)
+
+
+def _check_text(value: object, name: str) -> None:
+    check_unicode(check_str(value, name), name)
 
 
 def _check_number(value: object, name: str) -> None:
@@ -187,24 +259,24 @@ def _check_k(value: object, name: str) -> None:
 # The scalar fields; documents and clusters are normalised as well as checked, above.
 def _check_optional_str(value: object, name: str) -> None:
     if value is not None:
-        check_str(value, name)
+        _check_text(value, name)
 
 
 _FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
-    "query": check_str,
+    "query": _check_text,
     "k": _check_k,
     "where": _check_where,
-    "model_name": check_str,
+    "model_name": _check_text,
     "dimensions": check_int,
     "cluster_spread": _check_number,
-    "cluster_match": check_str,
-    "profile": check_str,
+    "cluster_match": _check_text,
+    "profile": _check_text,
     "metric": _check_optional_str,
-    "filter_mode": check_str,
-    "filter_semantics": check_str,
+    "filter_mode": _check_text,
+    "filter_semantics": _check_text,
     "recall": _check_number,
-    "visibility": check_str,
-    "name": check_str,
+    "visibility": _check_text,
+    "name": _check_text,
 }
 
 
@@ -233,7 +305,7 @@ class Scenario:
         # Types are checked here, so a scenario file with `name: 5` or `clusters: null` fails
         # on load with the field named; the embedder and the store check the values.
         object.__setattr__(self, "documents", _checked_documents(self.documents))
-        object.__setattr__(self, "clusters", _checked_clusters(self.clusters))
+        object.__setattr__(self, "clusters", checked_clusters(self.clusters))
         for name, check in _FIELD_CHECKS.items():
             check(getattr(self, name), name)
 
@@ -255,13 +327,14 @@ class Scenario:
         A copy that keeps the documents and clusters skips their normalisation (they are
         already normalised): the explorer makes one per control change.
         """
-        if "documents" in changes or "clusters" in changes:
-            return dataclasses.replace(self, **changes)
         unknown = sorted(set(changes) - _FIELDS)
         if unknown:
             raise PlaceboragTypeError(
-                f"unknown scenario field(s) {unknown}; expected some of {sorted(_FIELDS)}"
+                f"unknown scenario field(s) {', '.join(map(shown, unknown))}; expected some of"
+                f" {', '.join(sorted(_FIELDS))}"
             )
+        if "documents" in changes or "clusters" in changes:
+            return dataclasses.replace(self, **changes)
         for name, value in changes.items():
             _FIELD_CHECKS[name](value, name)
         copy = dataclasses.replace(self, documents=(), clusters={})
@@ -293,10 +366,20 @@ class Scenario:
 
         The originals come first; variant ``i`` rewrites document ``i % len(documents)`` with a
         few words and a year chosen by CRC-32 of ``i``, so the same ``n`` always gives the
-        same knowledge base.
+        same knowledge base. ``n`` is at most :data:`MAX_SCALED_DOCUMENTS` (1,000,000), and
+        a scenario without documents cannot grow.
         """
         check_int(n, "n", minimum=1)
+        if n > MAX_SCALED_DOCUMENTS:
+            raise PlaceboragValueError(
+                f"n={shown(n)} must be between 1 and {MAX_SCALED_DOCUMENTS:,} documents"
+            )
         base = self.documents
+        if n > len(base) and not base:
+            raise PlaceboragValueError(
+                f"n={shown(n)}: a scenario without documents has nothing to make variants of;"
+                " give it at least one document"
+            )
         docs = list(base[:n])
         for i in range(len(base), n):
             doc = base[i % len(base)]
@@ -368,6 +451,8 @@ class Scenario:
     @classmethod
     def from_store(cls, store: FakeVectorStore, query: str, **changes: Any) -> Scenario:
         """The scenario of an existing store: its visible records and its options."""
+        if not isinstance(store, FakeVectorStore):
+            raise PlaceboragTypeError(f"store={shown(store)} must be a FakeVectorStore")
         docs = StoreDocuments(store.records())
         options: dict[str, Any] = {
             "profile": store.profile.name,
@@ -461,6 +546,8 @@ _DEMO_CLUSTERS = {
 
 def demo_scenario(n: int | None = None) -> Scenario:
     """The built-in scenario: a bilingual refund and shipping help desk (``n`` scales it)."""
+    if n is not None:
+        check_int(n, "n", minimum=1)
     docs = []
     for line in _DEMO_TABLE.strip().splitlines():
         doc_id, lang, tier, year, text = (part.strip() for part in line.split("|"))

@@ -10,7 +10,7 @@ import numpy as np
 
 from placeborag import FakeVectorStore
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._validation import check_str, check_texts, shown
+from placeborag._validation import check_mapping, check_str, check_texts, shown
 
 __all__ = ["VectorTable", "store_from_vectors"]
 
@@ -37,7 +37,7 @@ class VectorTable:
             raise PlaceboragValueError(
                 f"vectors has shape {array.shape}; expected ({len(texts)}, dimensions)"
             )
-        extra = list((queries or {}).items())
+        extra = list(check_mapping(queries, "queries").items()) if queries is not None else []
         if extra:
             for text, _ in extra:
                 check_str(text, "queries key")
@@ -126,10 +126,16 @@ def store_from_vectors(
     ``vectors[i]`` is the vector of record ``ids[i]``; a text query is looked up in ``texts``
     and ``queries`` (:meth:`~placeborag.FakeVectorStore.query_by_vector` takes any vector).
     """
+    if "embedder" in store_options:
+        raise PlaceboragTypeError(
+            f"embedder={shown(store_options['embedder'])} cannot be given: the store's embedder"
+            " is a VectorTable of these vectors (and queries=)"
+        )
+    ids = check_texts(ids, "ids")
     table = VectorTable(texts, vectors, queries=queries)
     store = FakeVectorStore(embedder=table, **store_options)
     # Each record gets its own row (two records with one text may have different vectors);
     # the table is only asked for query vectors.
-    store.upsert_vectors(list(ids), vectors, list(texts), metadatas)
+    store.upsert_vectors(ids, vectors, list(texts), metadatas)
     store.refresh()
     return store

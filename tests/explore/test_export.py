@@ -241,14 +241,18 @@ def test_exported_float32_rows_read_back_bit_for_bit(bits):
 
 
 def test_a_surrogate_pair_of_two_code_points_is_refused_not_merged(demo):
-    doc = Document("pair", "x", {"tag": "\ud83c\udf89"})
-    scenario = demo.replace(documents=(*demo.documents, doc))
+    # A store takes any str (a Scenario refuses lone surrogates, so the store is used here).
+    store = demo.store()
+    store.upsert("pair", "x", {"tag": "\ud83c\udf89"})
+    store.refresh()
     with pytest.raises(PlaceboragValueError, match=r"metadata of id 'pair'\['tag'\].*surrogate"):
-        export_pytest(scenario, selection=["pair"])
+        build_export(store, demo.query, demo.k, selection=["pair"])
     with pytest.raises(PlaceboragValueError, match=r"query: .*surrogate pair"):
-        export_pytest(demo.replace(query="\ud800\udc00"))
-    lone = export_pytest(demo.replace(query="\udc00 then \ud800"))  # lone ones are fine
+        build_export(store, "\ud800\udc00", 5)
+    lone = build_export(store, "\udc00 then \ud800", 5).source  # lone ones are fine
     assert _data(lone)["query"] == "\udc00 then \ud800"
+    with pytest.raises(PlaceboragValueError, match="lone surrogate"):
+        demo.replace(query="\udc00 then \ud800")  # a scenario is UTF-8: refused when built
 
 
 def test_a_value_json_cannot_hold_is_named_by_its_key():

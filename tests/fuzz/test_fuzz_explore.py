@@ -9,7 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _fuzz import FUZZ, FUZZ_SLOW, anything, json_values, result_or_error, texts, tricky_json
+from _fuzz import (
+    FUZZ,
+    FUZZ_SLOW,
+    anything,
+    huge_ints,
+    json_values,
+    result_or_error,
+    texts,
+    tricky_json,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,7 +28,26 @@ pytest.importorskip("plotly")
 
 from placeborag import PlaceboragError
 from placeborag._cli import main
-from placeborag.explore import Scenario, demo_scenario, export_pytest, project
+from placeborag.explore import (
+    AnchorsDisplay,
+    FilterModesDisplay,
+    ProjectionDisplay,
+    RankingDisplay,
+    Scenario,
+    anchor_geometry,
+    app,
+    build_export,
+    demo_scenario,
+    export_pytest,
+    filter_mode_table,
+    fit_projector,
+    funnel_counts,
+    project,
+    render_report,
+    store_from_vectors,
+    store_rows,
+    trace_query,
+)
 
 DEMO = demo_scenario()
 SMALL = DEMO.replace(documents=DEMO.documents[:6], clusters={"refund": ["refund policy"]})
@@ -84,7 +112,10 @@ def test_saving_any_metadata_writes_a_loadable_file_or_keeps_the_old_one(metadat
         SMALL.save(path)
         before = path.read_bytes()
         docs = (*SMALL.documents[:-1], SMALL.documents[-1].__class__("x", "t", metadata))
-        scenario = SMALL.replace(documents=docs)
+        scenario = result_or_error(lambda: SMALL.replace(documents=docs))
+        if isinstance(scenario, PlaceboragError):  # a lone surrogate: no scenario at all
+            assert "lone surrogate" in str(scenario)
+            return
         outcome = result_or_error(lambda: scenario.save(path))
         if isinstance(outcome, PlaceboragError):
             assert path.read_bytes() == before
@@ -184,3 +215,122 @@ def test_any_projection_name_projects_or_is_refused(name, n_components):
     if not isinstance(out, PlaceboragError):
         assert name == "pca" and n_components in (2, 3)
         assert out.coords.shape == (len(SMALL.documents), n_components)
+
+
+# -- every public function, any one argument replaced by a hostile value ---------------------
+
+_VECTORS = np.random.default_rng(0).normal(size=(4, 3))
+_IDS = ["a", "b", "c", "d"]
+_CLUSTERS = {"refund": ["refund policy", "money back"]}
+
+
+def _trace():
+    return trace_query(SMALL_STORE, SMALL.query, 2)
+
+
+# name -> (call with keyword arguments, its valid keyword arguments). One of them is replaced.
+PUBLIC_CALLS = {
+    "store_rows": (store_rows, lambda: {"store": SMALL_STORE}),
+    "trace_query": (
+        trace_query,
+        lambda: {"store": SMALL_STORE, "text": SMALL.query, "k": 2, "where": None, "rows": None},
+    ),
+    "funnel_counts": (funnel_counts, lambda: {"trace": _trace()}),
+    "filter_mode_table": (
+        filter_mode_table,
+        lambda: {"trace": _trace(), "rows": store_rows(SMALL_STORE)},
+    ),
+    "project": (
+        project,
+        lambda: {
+            "store": SMALL_STORE,
+            "query": SMALL.query,
+            "k": 2,
+            "where": None,
+            "color_by": "cluster",
+            "rows": None,
+            "projector": None,
+            "trace": None,
+            "hover": None,
+            "labels": None,
+            "coords": None,
+        },
+    ),
+    "fit_projector": (fit_projector, lambda: {"vectors": _VECTORS, "n_components": 2}),
+    "anchor_geometry": (
+        anchor_geometry,
+        lambda: {
+            "clusters": _CLUSTERS,
+            "texts": ["refund policy today"],
+            "dimensions": (16,),
+            "model_name": "m",
+            "cluster_spread": 0.5,
+            "cluster_match": "substring",
+            "max_pairs": 2,
+            "max_members": 3,
+        },
+    ),
+    "store_from_vectors": (
+        store_from_vectors,
+        lambda: {
+            "vectors": _VECTORS,
+            "ids": _IDS,
+            "texts": ["t"] * 4,
+            "metadatas": None,
+            "queries": {"q": [1.0, 2.0, 3.0]},
+        },
+    ),
+    "build_export": (
+        build_export,
+        lambda: {
+            "store": SMALL_STORE,
+            "query": SMALL.query,
+            "k": 2,
+            "where": None,
+            "selection": None,
+            "name": "n",
+        },
+    ),
+    "export_pytest": (export_pytest, lambda: {"scenario": SMALL, "selection": None}),
+    "ProjectionDisplay.from_store": (
+        ProjectionDisplay.from_store,
+        lambda: {"store": SMALL_STORE, "query": SMALL.query, "k": 2, "color_by": "cluster"},
+    ),
+    "RankingDisplay": (RankingDisplay, lambda: {"projection": project(SMALL_STORE, "refund")}),
+    "AnchorsDisplay.from_scenario": (
+        AnchorsDisplay.from_scenario,
+        lambda: {"scenario": SMALL, "dimensions": (16,)},
+    ),
+    "FilterModesDisplay.from_stores": (
+        FilterModesDisplay.from_stores,
+        lambda: {
+            "stores": {"pre": SMALL_STORE, "post": SMALL_STORE},
+            "query": SMALL.query,
+            "k": 2,
+            "traces": None,
+        },
+    ),
+    "Scenario.scaled": (SMALL.scaled, lambda: {"n": 8}),
+    "Scenario.replace": (SMALL.replace, lambda: {"query": "q", "k": 2}),
+    "app": (app, lambda: {"scenario": SMALL, "mode": "output", "max_k": 10}),
+    "render_report": (render_report, lambda: {"scenario": SMALL, "projection": "pca"}),
+}
+CALL_ARGUMENTS = [(name, key) for name, (_, valid) in PUBLIC_CALLS.items() for key in valid()]
+
+hostile = st.one_of(
+    anything,
+    huge_ints,
+    texts,
+    st.sampled_from([True, -1, 0, 10**400, [], {}, (), [[]], [1, "a"], np.array([[np.nan]])]),
+)
+
+
+@FUZZ_SLOW
+@given(where=st.sampled_from(CALL_ARGUMENTS), value=hostile)
+def test_every_public_function_takes_any_argument_or_refuses_it_by_name(where, value):
+    name, key = where
+    call, valid = PUBLIC_CALLS[name]
+    arguments = {**valid(), key: value}
+    out = result_or_error(lambda: call(**arguments))
+    if isinstance(out, PlaceboragError):
+        assert len(str(out)) < 2_000  # values are shown short, however long they are
