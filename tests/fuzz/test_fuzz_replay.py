@@ -42,23 +42,28 @@ def test_recording_anything_writes_a_loadable_recording_or_refuses(
     documents, metadata, provenance, dtype, model_name
 ):
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "rec"
-        recording = result_or_error(
-            lambda: record_vectors(
-                path,
-                embed_documents=model,
-                documents=documents,
-                document_metadata=metadata,
-                provenance=provenance,
-                dtype=dtype,
-                model=model_name,
-            )
+        loaded = _record_or_refuse(
+            Path(folder),
+            documents=documents,
+            document_metadata=metadata,
+            provenance=provenance,
+            dtype=dtype,
+            model=model_name,
         )
-        if isinstance(recording, PlaceboragError):
-            assert list(Path(folder).iterdir()) == []  # nothing written, nothing left behind
-        else:
-            assert Recording.load(path).document_texts == tuple(documents)
+        if loaded is not None:
+            assert loaded.document_texts == tuple(documents)
             assert [p.name for p in Path(folder).iterdir()] == ["rec"]
+
+
+def _record_or_refuse(folder: Path, **options) -> Recording | None:
+    """What record_vectors(folder / "rec", ...) wrote, loaded again; None when it refused, in
+    which case nothing was written and nothing is left behind."""
+    path = folder / "rec"
+    recording = result_or_error(lambda: record_vectors(path, embed_documents=model, **options))
+    if isinstance(recording, PlaceboragError):
+        assert list(folder.iterdir()) == []
+        return None
+    return Recording.load(path)
 
 
 json_keys = st.one_of(
@@ -76,20 +81,11 @@ keyed_values = st.recursive(
 def test_recorded_metadata_loads_as_given_or_is_refused(metadata):
     # Keys of any kind at any depth: JSON would write 1 as "1"; refused, or kept exactly.
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "rec"
-        recording = result_or_error(
-            lambda: record_vectors(
-                path,
-                embed_documents=model,
-                documents=["a"],
-                document_metadata=[metadata],
-                model="m",
-            )
+        loaded = _record_or_refuse(
+            Path(folder), documents=["a"], document_metadata=[metadata], model="m"
         )
-        if isinstance(recording, PlaceboragError):
-            assert list(Path(folder).iterdir()) == []
-        else:
-            assert Recording.load(path).document_metadata == (metadata,)
+        if loaded is not None:
+            assert loaded.document_metadata == (metadata,)
 
 
 def test_recording_metadata_nested_3000_deep_is_refused(tmp_path):
