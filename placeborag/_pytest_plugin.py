@@ -12,7 +12,8 @@ Marker options are checked when a test requests a fixture, as in 0.4.0: a misspe
 fails that test with a ``pytest.UsageError`` listing the options there are, and the rest of the
 session runs (``-k`` and ``--deselect`` can skip the test). A marker that has no effect (the test
 uses no placeborag fixture, or overrides the one its options are for) gives a
-``PlaceboragWarning`` when the test runs.
+``PlaceboragWarning`` once the test has run (a fixture it requests with
+``request.getfixturevalue`` counts).
 """
 
 from __future__ import annotations
@@ -106,9 +107,17 @@ def _mark_used(request: pytest.FixtureRequest, part: str) -> None:
     request.node.stash.setdefault(_USED, set()).add(part)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item: pytest.Item) -> None:
-    """Warn when a marker put on this test has no effect (its fixtures are set up by now)."""
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Warn when a marker put on this test had no effect: checked after the test body ran, so
+    a fixture the test requests itself (``request.getfixturevalue``) counts as used."""
+    try:
+        return (yield)
+    finally:
+        _warn_if_unused(item)
+
+
+def _warn_if_unused(item: pytest.Item) -> None:
     own = [m for m in getattr(item, "own_markers", ()) if m.name == _MARKER]
     if not own:
         return  # a class or module marker also covers tests that do not use it: no warning

@@ -215,6 +215,37 @@ def test_a_marker_with_no_effect_warns(pytester, body, warning):
     result.stdout.fnmatch_lines(["*PlaceboragWarning: *" + warning])
 
 
+def test_a_marker_whose_fixture_the_test_requests_itself_does_not_warn(pytester):
+    # The check once ran before the test body, so this marker "had no effect".
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.placeborag(dimensions=48, profile="qdrant")
+        def test_dynamic(request):
+            store = request.getfixturevalue("fake_vector_store")
+            assert store.embedder.dimensions == 48 and store.profile.name == "qdrant"
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::UserWarning")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_marker_with_no_effect_fails_a_test_that_makes_its_warnings_errors(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.placeborag(profile="qdrant")
+        def test_no_fixture():
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::UserWarning")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*PlaceboragWarning*has no effect*"])
+
+
 def test_a_marker_that_reaches_its_fixtures_does_not_warn(pytester):
     pytester.makepyfile(
         """
