@@ -35,10 +35,15 @@ from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
 
 try:
-    from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+        Callbacks,
+    )
     from langchain_core.documents import BaseDocumentCompressor, Document
     from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables.config import run_in_executor
     from langchain_core.vectorstores import VectorStore
     from pydantic import ConfigDict
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
@@ -639,6 +644,27 @@ class PlaceboRetriever(BaseRetriever):
             pairs = vector_store.similarity_search_with_relevance_scores(query, count, **options)
             return [doc for doc, score in pairs if score >= threshold]
         return vector_store.similarity_search(query, count, **options)
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        where: Mapping[str, Any] | Callable[[Document], bool] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> list[Document]:
+        # The sync search on a worker thread, as BaseRetriever's default does, but with the
+        # per-call k, where and context (the default passes only the query).
+        return await run_in_executor(
+            None,
+            self._get_relevant_documents,
+            query,
+            run_manager=run_manager.get_sync(),
+            k=k,
+            where=where,
+            context=context,
+        )
 
 
 _RETRIEVER_FIELDS = frozenset(BaseRetriever.model_fields)

@@ -365,6 +365,19 @@ def test_the_retriever_takes_k_and_where_per_call() -> None:
     assert ids(retriever.invoke("refund policy", where={"lang": "hu"})) == ["hu-2", "hu-1"]
 
 
+@pytest.mark.asyncio
+async def test_the_async_retriever_takes_k_where_and_context_per_call() -> None:
+    vector_store = knowledge_base()
+    retriever = PlaceboRetriever(vector_store, k=4)
+
+    assert len(await retriever.ainvoke("refund policy", k=1)) == 1
+    hungarian = await retriever.ainvoke("refund policy", where={"lang": "hu"}, context={"u": 1})
+    assert ids(hungarian) == ["hu-2", "hu-1"]
+    assert vector_store.store.last_query.context == {"u": 1}
+    batched = await retriever.abatch(["refund policy", "refund"], k=2)
+    assert [len(found) for found in batched] == [2, 2]
+
+
 def test_the_retriever_k_is_configurable_through_the_runnable_config() -> None:
     retriever = PlaceboRetriever(knowledge_base(), k=4).configurable_fields(
         k=ConfigurableField(id="k")
