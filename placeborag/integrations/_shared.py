@@ -98,25 +98,41 @@ class VectorFunctions:
     """A placeborag-shaped embedder over a framework's embedding model.
 
     A ``FakeVectorStore`` calls ``embed_batch`` for documents and ``embed_queries`` for
-    queries; this forwards them to the framework's document and query functions, so the
-    store ranks in the framework model's space and keeps its two namespaces apart.
+    queries; this forwards them to the ``model``'s document and query ``methods`` (named in
+    that order), so the store ranks in the framework model's space and keeps its two
+    namespaces apart.
 
     Inside ``with functions.supplying({text: vector})`` (on the same thread) ``embed_batch``
     answers those texts with the given vectors and asks the model only for the others: a
     LlamaIndex node that arrives with its embedding is not embedded a second time.
+
+    Pickling and ``copy.deepcopy`` keep the model and the method names, and bind the methods
+    again on the copy (a bound method LlamaIndex wraps cannot be pickled, nor can the
+    thread-local the supplied vectors live in): a store over a framework model copies like
+    the framework's own in-memory store.
     """
 
-    def __init__(
-        self,
-        documents: Callable[[list[str]], Iterable[Sequence[float]]],
-        query: Callable[[str], Sequence[float]],
-        *,
-        model_name: str,
-    ) -> None:
-        self._documents = documents
-        self._query = query
-        self._supplied = threading.local()
+    def __init__(self, model: Any, methods: tuple[str, str], *, model_name: str) -> None:
+        self.model = model
+        self.methods = methods
         self.model_name = model_name
+        self._bind()
+
+    def _bind(self) -> None:
+        self._documents: Callable[[list[str]], Iterable[Sequence[float]]] = getattr(
+            self.model, self.methods[0]
+        )
+        self._query: Callable[[str], Sequence[float]] = getattr(self.model, self.methods[1])
+        self._supplied = threading.local()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"model": self.model, "methods": self.methods, "model_name": self.model_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.model = state["model"]
+        self.methods = (state["methods"][0], state["methods"][1])
+        self.model_name = state["model_name"]
+        self._bind()
 
     @contextlib.contextmanager
     def supplying(self, vectors: Mapping[str, Sequence[float]]) -> Iterator[None]:
@@ -159,8 +175,8 @@ def store_embedder(
         callable(getattr(model, name, None)) for name in methods
     ):
         return VectorFunctions(
-            getattr(model, methods[0]),
-            getattr(model, methods[1]),
+            model,
+            methods,
             model_name=getattr(model, "model_name", None) or type(model).__name__,
         )
     return resolve_embedder(model)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
+import pickle
 from typing import Any
 from unittest.mock import Mock
 
@@ -168,6 +170,33 @@ def test_scores_under_a_random_model_follow_the_returned_order() -> None:
     scores = [s for _, s in vector_store.similarity_search_with_score("refund", k=6)]
 
     assert scores == sorted(scores, reverse=True)
+
+
+def pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, pickled], ids=["deepcopy", "pickle"])
+@pytest.mark.parametrize(
+    "model", [lambda: DeterministicFakeEmbedding(size=8), CountingEmbeddings], ids=["fake", "ngram"]
+)
+def test_a_store_over_a_langchain_model_copies_and_pickles_like_in_memory_vector_store(
+    clone: Any, model: Any
+) -> None:
+    theirs = InMemoryVectorStore(model())
+    theirs.add_texts(TEXTS, ids=list("abcdef"))
+    clone(theirs)  # what the drop-in promises: InMemoryVectorStore copies and pickles
+    ours = filled(embedding=model())
+
+    again = clone(ours)
+
+    assert again.store.ids == ours.store.ids
+    for query in ("refund policy", "parcels", "password"):
+        assert again.similarity_search_with_score(query, k=6) == ours.similarity_search_with_score(
+            query, k=6
+        )
+    again.add_texts(["a new text"], ids=["g"])  # the copy embeds with its own model
+    assert "g" in again.store and "g" not in ours.store
 
 
 # -- refusals now accepted with InMemoryVectorStore's semantics ----------------------------------

@@ -7,6 +7,7 @@ ImageNode, query by embedding, MMR, get_nodes/delete_nodes by filter.
 
 from __future__ import annotations
 
+import copy
 import pickle
 import warnings
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from llama_index.core import Document, StorageContext, VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.retrievers import RecursiveRetriever
 from llama_index.core.schema import ImageNode, IndexNode, TextNode
@@ -166,6 +168,45 @@ def test_a_llama_index_model_as_the_store_embedder_is_called_once_per_node_and_q
 
     assert model.texts == [text for _, text, _ in ROWS]
     assert model.queries == ["refund", "parcels"]
+
+
+class NgramEmbedding(BaseEmbedding):
+    """A LlamaIndex model whose vectors tell texts apart (a FakeEmbedder's), not a wrapper."""
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return [float(x) for x in FakeEmbedder(dimensions=16).embed(text)]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+
+def pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, pickled], ids=["deepcopy", "pickle"])
+@pytest.mark.parametrize(
+    "model", [lambda: MockEmbedding(embed_dim=8), NgramEmbedding], ids=["mock", "ngram"]
+)
+def test_a_store_over_a_llama_index_model_copies_and_pickles_like_simple_vector_store(
+    clone: Any, model: Any
+) -> None:
+    clone(SimpleVectorStore())  # what the drop-in promises: SimpleVectorStore copies and pickles
+    vector_store = PlaceboLlamaVectorStore(embedder=model())
+    vector_store.add(nodes())
+
+    again = clone(vector_store)
+
+    assert again.store.ids == vector_store.store.ids
+    for text in ("refund policy", "parcels", "password"):
+        query = VectorStoreQuery(query_str=text, similarity_top_k=5)
+        mine, theirs = again.query(query), vector_store.query(query)
+        assert (mine.ids, mine.similarities) == (theirs.ids, theirs.similarities)
+    again.add([TextNode(text="a new text", id_="f")])  # the copy embeds with its own model
+    assert "f" in again.store and "f" not in vector_store.store
 
 
 # -- the MetadataFilters operator set ------------------------------------------------------------
