@@ -135,13 +135,24 @@ class VectorFunctions:
         self._bind()
 
     @contextlib.contextmanager
-    def supplying(self, vectors: Mapping[str, Sequence[float]]) -> Iterator[None]:
-        previous = getattr(self._supplied, "vectors", None)
+    def supplying(
+        self,
+        vectors: Mapping[str, Sequence[float]],
+        *,
+        queries: Mapping[str, Sequence[float]] | None = None,
+    ) -> Iterator[None]:
+        """``embed_batch`` answers the texts of ``vectors``, ``embed_queries`` those of
+        ``queries``, with the vectors given, on this thread, inside the block."""
+        previous = (
+            getattr(self._supplied, "vectors", None),
+            getattr(self._supplied, "queries", None),
+        )
         self._supplied.vectors = dict(vectors)
+        self._supplied.queries = dict(queries or {})
         try:
             yield
         finally:
-            self._supplied.vectors = previous
+            self._supplied.vectors, self._supplied.queries = previous
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -152,7 +163,11 @@ class VectorFunctions:
         return np.asarray([list(row) for row in rows], dtype=np.float64)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray([list(self._query(text)) for text in texts], dtype=np.float64)
+        supplied = getattr(self._supplied, "queries", None) or {}
+        return np.asarray(
+            [list(supplied[text] if text in supplied else self._query(text)) for text in texts],
+            dtype=np.float64,
+        )
 
     def __repr__(self) -> str:
         return f"VectorFunctions(model_name={self.model_name!r})"

@@ -22,7 +22,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._errors import (
+    FilterError,
+    PlaceboragError,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
 from placeborag._filters import compile_filter
 from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
@@ -46,7 +51,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
-from placeborag._validation import shown
+from placeborag._validation import check_vector, shown
 from placeborag.integrations._llama_chat import (
     PlaceboFunctionCallingLLM,
     PlaceboLlamaKnowledgeRetriever,
@@ -352,14 +357,20 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     against a backend whose adapter forgot to convert them. ``embedder=`` may also be a
     LlamaIndex embedding model.
 
-    The store embeds for itself: each node is written as its
-    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once, and a query is
-    embedded once from ``query_str`` on the query side of the embedder (a query with only a
-    ``query_embedding`` is ranked by that vector). Over a LlamaIndex model (``embedder=``), a
-    node that arrives with its ``embedding`` is stored with that vector, not embedded again.
-    Over a placeborag embedder, give the index an ``embed_model`` in the same space
-    (``PlaceboEmbedding(store.embedder)``); a node arriving with an ``embedding`` in another
-    space raises a ``UserWarning``.
+    The store embeds nodes for itself: each node is written as its
+    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once. Over a LlamaIndex
+    model (``embedder=``), a node that arrives with its ``embedding`` is stored with that
+    vector, not embedded again. Over a placeborag embedder, give the index an ``embed_model``
+    in the same space (``PlaceboEmbedding(store.embedder)``); a node arriving with an
+    ``embedding`` in another space raises a ``UserWarning``.
+
+    Queries go as in ``SimpleVectorStore`` (``is_embedding_query=True``): the index embeds
+    the query (``query_str``, or a ``QueryBundle``'s ``custom_embedding_strs``) with its
+    ``embed_model``, and a query that carries a ``query_embedding`` is ranked by that vector,
+    ``query_str`` naming it in ``store.queries`` (and deciding what ``recall`` keeps). When the
+    ``query_embedding`` is exactly the store's own vector for ``query_str`` (an
+    ``embed_model`` in the store's space), the ranking is exactly ``store.query(query_str)``'s.
+    A query with ``query_str`` alone is embedded by the store, on its embedder's query side.
 
     Like every vector store that keeps text (``stores_text=True``), the index leaves its
     docstore empty unless ``VectorStoreIndex(..., store_nodes_override=True)``: pass it when
@@ -372,7 +383,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     """
 
     stores_text: bool = True
-    is_embedding_query: bool = False
+    is_embedding_query: bool = True
 
     _store: FakeVectorStore = PrivateAttr()
 
@@ -394,7 +405,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 embedder, PlaceboEmbedding, BaseEmbedding, _METHODS
             )
             store = FakeVectorStore(**options)
-        super().__init__(stores_text=True, is_embedding_query=False)
+        super().__init__(stores_text=True, is_embedding_query=True)
         self._store = store
 
     def __getstate__(self) -> dict[str, Any]:
@@ -554,15 +565,65 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         if query.mode == VectorStoreQueryMode.MMR:
             matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)
         else:
-            matches = _shared.run_query(
-                self._store, query.query_str, query.query_embedding, k, where, ids, context
-            )
+            matches = self._ranked(query, k, where, ids, context)
         matches = [match for match in matches if match.id in self._store]  # no FAISS padding
         return VectorStoreQueryResult(
             nodes=[_node(match) for match in matches],
             similarities=[match.score for match in matches],
             ids=[match.id for match in matches],
         )
+
+    def _ranked(
+        self,
+        query: VectorStoreQuery,
+        k: int,
+        where: dict[str, Any] | None,
+        ids: list[str] | None,
+        context: Mapping[str, Any] | None,
+    ) -> list[Match]:
+        """Rank by ``query_embedding`` when there is one (as ``SimpleVectorStore`` does), else
+        by the store's embedding of ``query_str``; ``query_str`` names the query in the log.
+
+        A ``query_embedding`` that is exactly the store's own vector for ``query_str`` (the
+        index's ``embed_model`` in the store's space) is answered as a text query, so the
+        ranking is the one of ``store.query(query_str)``, exact ties included.
+        """
+        store, text, vector = self._store, query.query_str, query.query_embedding
+        if vector is None or text is None:
+            return _shared.run_query(store, text, vector, k, where, ids, context)
+        given = self._checked_query_embedding(vector)
+        embedder = store.embedder
+        if isinstance(embedder, _shared.VectorFunctions):
+            # The store asks its model for the query's vector: answer with the one given.
+            with embedder.supplying({}, queries={text: given.tolist()}):
+                return _shared.run_query(store, text, None, k, where, ids, context)
+        if self._own_query_vector(text, given):
+            return _shared.run_query(store, text, None, k, where, ids, context)
+        options: dict[str, Any] = {"context": context}
+        if ids is not None:
+            options["ids"] = ids
+        return store.query_by_vector(given, k, where, text=text, **options)
+
+    def _checked_query_embedding(self, vector: object) -> np.ndarray:
+        given = np.asarray(check_vector(vector, "query_embedding"), dtype=np.float64)
+        records = self._store.records()
+        if len(records) and given.shape[0] != records.vectors.shape[1]:
+            raise PlaceboragValueError(
+                f"query_embedding has {given.shape[0]} dimensions and the store's vectors have "
+                f"{records.vectors.shape[1]}: the index's embed_model is in another space than "
+                "the store's embedder; give the index PlaceboEmbedding(store.embedder)"
+            )
+        return given
+
+    def _own_query_vector(self, text: str, given: np.ndarray) -> bool:
+        """True when ``given`` is exactly the vector the store ranks ``text`` with."""
+        if not len(self._store):
+            return False  # an empty store answers nothing, and never embeds
+        try:
+            own = self._store.embed_query(text)
+        except PlaceboragError:  # an unrecorded query_str (replay): rank by the vector given
+            return False
+        return bool(np.array_equal(own, given))
 
     def _where_and_ids(
         self, query: VectorStoreQuery
@@ -591,17 +652,20 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         prefetch: object,
     ) -> list[Match]:
         store = self._store
-        if query.query_str is None:  # query() refuses a query with no embedding either
-            vector = np.asarray(query.query_embedding, dtype=np.float64)
+        if query.query_embedding is not None:  # query() refuses a query with neither
+            vector = self._checked_query_embedding(query.query_embedding)
         else:
-            vector = store.embed_query(query.query_str)
+            vector = store.embed_query(query.query_str)  # type: ignore[arg-type]
         fetch = len(store) if prefetch is None else _shared.check_k(prefetch, "mmr_prefetch_k")
         if fetch == 0:
             return []
+        options: dict[str, Any] = {"context": context, "text": query.query_str}
+        if ids is not None:
+            options["ids"] = ids
+        # query_str names the query: it is logged and decides what recall keeps, as in a
+        # default-mode query.
         matches = [
-            m
-            for m in _shared.run_query(store, None, vector, fetch, where, ids, context)
-            if m.id in store
+            m for m in store.query_by_vector(vector, fetch, where, **options) if m.id in store
         ]
         records = store.records()
         rows = [records.position(m.id) for m in matches]

@@ -20,7 +20,7 @@ from llama_index.core import Document, StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.retrievers import RecursiveRetriever
-from llama_index.core.schema import ImageNode, IndexNode, TextNode
+from llama_index.core.schema import ImageNode, IndexNode, QueryBundle, TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -141,6 +141,83 @@ def test_a_query_by_embedding_alone_ranks_like_the_query_text() -> None:
 
     assert by_vector.ids == by_text.ids
     assert by_vector.similarities == pytest.approx(by_text.similarities, abs=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["default", "mmr"])
+def test_an_index_ranks_by_the_query_bundles_embedding_and_custom_strings_like_simple(
+    mode: str,
+) -> None:
+    bundles = {
+        "hyde": lambda model: QueryBundle(
+            query_str="refund policy", custom_embedding_strs=["parcels ship in two days"]
+        ),
+        "embedding": lambda model: QueryBundle(
+            query_str="refund policy", embedding=model.get_query_embedding("reset your password")
+        ),
+        "plain": lambda model: QueryBundle(query_str="refund policy"),
+    }
+    ours_store = PlaceboLlamaVectorStore()
+    ours, theirs = index_over(ours_store), index_over(SimpleVectorStore())
+    model = PlaceboEmbedding(ours_store.store.embedder)
+
+    for name, bundle in bundles.items():
+        found = {
+            side: [
+                item.node.node_id
+                for item in index.as_retriever(
+                    similarity_top_k=2, vector_store_query_mode=mode
+                ).retrieve(bundle(model))
+            ]
+            for side, index in (("ours", ours), ("theirs", theirs))
+        }
+        assert found["ours"] == found["theirs"], name
+        assert ours_store.store.last_query.text == "refund policy"  # the log names the query
+        if name == "hyde":
+            assert found["ours"][0] == "c"  # the custom string's document, not the query's
+
+
+@pytest.mark.asyncio
+async def test_the_async_retriever_ranks_by_the_custom_embedding_strings() -> None:
+    index = index_over(PlaceboLlamaVectorStore())
+    bundle = QueryBundle(query_str="refund policy", custom_embedding_strs=["parcels ship"])
+
+    found = await index.as_retriever(similarity_top_k=1).aretrieve(bundle)
+
+    assert [item.node.node_id for item in found] == ["c"]
+
+
+@pytest.mark.parametrize("embedder", ["fake", "llama"])
+def test_a_plain_index_query_ranks_exactly_as_the_store_ranks_its_text(embedder: str) -> None:
+    if embedder == "fake":
+        vector_store = PlaceboLlamaVectorStore(tie_order="insertion")
+        index = index_over(vector_store)
+    else:
+        model = NgramEmbedding()
+        vector_store = PlaceboLlamaVectorStore(embedder=model)
+        index = VectorStoreIndex(
+            nodes(),
+            storage_context=StorageContext.from_defaults(vector_store=vector_store),
+            embed_model=model,
+        )
+    store = vector_store.store
+
+    for text in ("refund policy", "parcels", "two days", "password reset", "returns"):
+        found = index.as_retriever(similarity_top_k=5).retrieve(text)
+        expected = store.query(text, 5)
+        assert [(n.node.node_id, n.score) for n in found] == [(m.id, m.score) for m in expected]
+
+
+def test_a_query_embedding_from_another_space_is_refused_by_name() -> None:
+    vector_store = PlaceboLlamaVectorStore()
+    with pytest.warns(UserWarning, match=r"another space"):
+        index = VectorStoreIndex(
+            nodes(),
+            storage_context=StorageContext.from_defaults(vector_store=vector_store),
+            embed_model=MockEmbedding(embed_dim=8),
+        )
+
+    with pytest.raises(ValueError, match=r"^query_embedding has 8 dimensions and the store's"):
+        index.as_retriever().retrieve("refund policy")
 
 
 class CountingEmbedding(MockEmbedding):
