@@ -19,6 +19,7 @@ from placeborag._validation import shown
 __all__ = [
     "VectorFunctions",
     "check_k",
+    "check_lambda_mult",
     "check_options",
     "check_scorer",
     "check_texts",
@@ -298,6 +299,18 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return math.fsum((a * b).tolist())
 
 
+def check_lambda_mult(lambda_mult: object) -> float:
+    """MMR's relevance weight: a number between 0 and 1."""
+    if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
+        raise PlaceboragTypeError(
+            f"lambda_mult={shown(lambda_mult)} must be a number between 0 and 1, "
+            f"not {type(lambda_mult).__name__}"
+        )
+    if not 0.0 <= lambda_mult <= 1.0:
+        raise PlaceboragValueError(f"lambda_mult={shown(lambda_mult)} must be between 0 and 1")
+    return float(lambda_mult)
+
+
 def mmr_order(
     query: np.ndarray,
     vectors: np.ndarray,
@@ -314,13 +327,7 @@ def mmr_order(
     candidate with the smaller ``tiebreak`` key (its insertion number; by default its
     position), never to float noise.
     """
-    if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
-        raise PlaceboragTypeError(
-            f"lambda_mult={shown(lambda_mult)} must be a number between 0 and 1, "
-            f"not {type(lambda_mult).__name__}"
-        )
-    if not 0.0 <= lambda_mult <= 1.0:
-        raise PlaceboragValueError(f"lambda_mult={shown(lambda_mult)} must be between 0 and 1")
+    check_lambda_mult(lambda_mult)
     count = len(vectors)
     if k == 0 or count == 0:
         return []

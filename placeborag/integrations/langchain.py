@@ -49,7 +49,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-from placeborag._validation import shown
+from placeborag._validation import check_real, check_vector, shown
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 
 __all__ = [
@@ -439,7 +439,7 @@ class PlaceboVectorStore(VectorStore):
         ``filter`` is a where dict or a callable on the ``Document``; ``context`` (a dict) is
         passed to ``FakeVectorStore.query``, which records it.
         """
-        matches = self._search(query, None, k, kwargs, "similarity_search")
+        matches = self._search(_check_query(query), None, k, kwargs, "similarity_search")
         return [(_document(match), match.score) for match in matches]
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
@@ -449,6 +449,7 @@ class PlaceboVectorStore(VectorStore):
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """The top ``k`` documents for a query vector (in the store's space), with scores."""
+        check_vector(embedding, "embedding")
         matches = self._search(None, embedding, k, kwargs, "similarity_search_by_vector")
         return [(_document(match), match.score) for match in matches]
 
@@ -485,6 +486,7 @@ class PlaceboVectorStore(VectorStore):
         lambda_mult: float = 0.5,
         **kwargs: Any,
     ) -> list[Document]:
+        check_vector(embedding, "embedding")
         count = _shared.check_k(k)
         fetch = _shared.check_k(fetch_k, "fetch_k")
         matches = [
@@ -605,6 +607,16 @@ class PlaceboRetriever(BaseRetriever):
             where = search.pop("filter", None)
         if k is not None:
             _shared.check_k(k)
+        if "fetch_k" in search:
+            _shared.check_k(search["fetch_k"], "fetch_k")
+        if "lambda_mult" in search:
+            _shared.check_lambda_mult(search["lambda_mult"])
+        if "score_threshold" in search:
+            # Any finite number, as VectorStoreRetriever takes any float: the relevance lies
+            # in [-1, 1], so a threshold beyond it keeps every document or none.
+            search["score_threshold"] = check_real(
+                search["score_threshold"], "score_threshold", "a finite real number (a float)"
+            )
         if where is not None and not callable(where):
             where = dict(_checked_where(where, "where"))  # type: ignore[arg-type]
         super().__init__(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -335,6 +335,27 @@ def _record_metadata(node: BaseNode) -> dict[str, Any]:
     return metadata
 
 
+def _checked_nodes(nodes: object) -> list[BaseNode]:
+    """``nodes`` as a list of nodes; a single node, or anything but nodes, is refused."""
+    if isinstance(nodes, BaseNode):
+        raise PlaceboragTypeError(
+            f"nodes={shown(nodes)} is a single {type(nodes).__name__}; pass a list of nodes, "
+            "such as [node]"
+        )
+    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+        raise PlaceboragTypeError(
+            f"nodes={shown(nodes)} must be a list of nodes, not {type(nodes).__name__}"
+        )
+    checked = list(nodes)
+    for i, node in enumerate(checked):
+        if not isinstance(node, BaseNode):
+            raise PlaceboragTypeError(
+                f"nodes[{i}]={shown(node)} must be a node (a TextNode or another BaseNode), "
+                f"not {type(node).__name__}"
+            )
+    return checked
+
+
 def _node(match: Match) -> BaseNode:
     return _node_of(match.metadata)
 
@@ -434,7 +455,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
-        nodes = list(nodes)
+        nodes = _checked_nodes(nodes)
         ids = [node.node_id for node in nodes]
         metadatas = [_record_metadata(node) for node in nodes]
         texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
@@ -549,10 +570,16 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             "PlaceboLlamaVectorStore.query",
             ("query", "context", "mmr_threshold", "mmr_prefetch_k"),
         )
-        if query.mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
+        mode = _query_mode(query.mode)
+        if mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
             raise NotImplementedError(
                 f"PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not "
-                f"{shown(query.mode.value)}; query with VectorStoreQueryMode.DEFAULT"
+                f"{shown(mode.value)}; query with VectorStoreQueryMode.DEFAULT"
+            )
+        if query.query_str is not None and not isinstance(query.query_str, str):
+            raise PlaceboragTypeError(
+                f"query_str={shown(query.query_str)} must be a str or None, not "
+                f"{type(query.query_str).__name__}"
             )
         if query.query_str is None and query.query_embedding is None:
             raise PlaceboragValueError(
@@ -562,7 +589,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         where, ids = self._where_and_ids(query)
         if k == 0:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
-        if query.mode == VectorStoreQueryMode.MMR:
+        if mode == VectorStoreQueryMode.MMR:
             matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)
         else:
             matches = self._ranked(query, k, where, ids, context)
@@ -678,6 +705,19 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             records.sequence[rows].tolist(),
         )
         return [matches[i] for i in chosen]
+
+
+def _query_mode(mode: object) -> VectorStoreQueryMode:
+    """A query's mode as a ``VectorStoreQueryMode``; its value as a str (``"mmr"``) is one too."""
+    if isinstance(mode, VectorStoreQueryMode):
+        return mode
+    try:
+        return VectorStoreQueryMode(mode)
+    except ValueError:
+        allowed = ", ".join(repr(item.value) for item in VectorStoreQueryMode)
+        raise PlaceboragValueError(
+            f"mode={shown(mode)} must be a VectorStoreQueryMode or one of its values: {allowed}"
+        ) from None
 
 
 def _close(own: np.ndarray, stored: np.ndarray) -> bool:

@@ -6,6 +6,7 @@ import copy
 import datetime as dt
 import json
 import pickle
+import warnings
 from typing import Any
 from unittest.mock import Mock
 
@@ -20,7 +21,13 @@ from langchain_core.indexing import InMemoryRecordManager, aindex, index
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from placeborag import FakeEmbedder, FakeVectorStore, FilterError, PlaceboragTypeError
+from placeborag import (
+    FakeEmbedder,
+    FakeVectorStore,
+    FilterError,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
 from placeborag.integrations.langchain import (
     PlaceboEmbeddings,
     PlaceboRetriever,
@@ -365,6 +372,54 @@ def test_the_retriever_honours_search_kwargs_and_refuses_typos() -> None:
         PlaceboRetriever(store, kk=1)
     with pytest.raises(PlaceboragTypeError, match=r"unexpected keyword argument\(s\) 'kk'"):
         PlaceboRetriever(store, search_kwargs={"kk": 1})
+
+
+@pytest.mark.parametrize(
+    ("search_type", "search_kwargs", "error", "message"),
+    [
+        (
+            "similarity_score_threshold",
+            {"score_threshold": "0.2"},
+            PlaceboragTypeError,
+            "score_threshold='0.2' must be a finite real number (a float)",
+        ),
+        (
+            "similarity_score_threshold",
+            {"score_threshold": float("nan")},
+            PlaceboragValueError,
+            "score_threshold=nan must be a finite real number (a float)",
+        ),
+        (
+            "similarity_score_threshold",
+            {"score_threshold": True},
+            PlaceboragTypeError,
+            "score_threshold=True must be a finite real number (a float)",
+        ),
+        ("mmr", {"lambda_mult": 2}, PlaceboragValueError, "lambda_mult=2 must be between 0 and 1"),
+        ("mmr", {"fetch_k": "20"}, PlaceboragTypeError, "fetch_k='20' must be an int, not str"),
+    ],
+)
+def test_the_retriever_checks_its_search_kwargs_when_it_is_built(
+    search_type: str, search_kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as excinfo:
+        PlaceboRetriever(filled(), search_type=search_type, search_kwargs=search_kwargs)
+
+    assert excinfo.value.args == (message,)
+
+
+def test_a_score_threshold_may_be_any_number_as_in_vector_store_retriever() -> None:
+    def found(threshold: float) -> int:
+        retriever = PlaceboRetriever(
+            filled(),
+            search_type="similarity_score_threshold",
+            search_kwargs={"score_threshold": threshold, "k": 6},
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # LangChain: "between 0 and 1"
+            return len(retriever.invoke("refund policy"))
+
+    assert (found(-1.5), found(0), found(1.5)) == (6, 3, 0)
 
 
 def test_the_retriever_runs_mmr_and_score_threshold_searches() -> None:
