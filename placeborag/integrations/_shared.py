@@ -19,6 +19,7 @@ from placeborag._validation import shown
 __all__ = [
     "VectorFunctions",
     "check_k",
+    "check_lambda_mult",
     "check_options",
     "check_scorer",
     "check_texts",
@@ -98,34 +99,61 @@ class VectorFunctions:
     """A placeborag-shaped embedder over a framework's embedding model.
 
     A ``FakeVectorStore`` calls ``embed_batch`` for documents and ``embed_queries`` for
-    queries; this forwards them to the framework's document and query functions, so the
-    store ranks in the framework model's space and keeps its two namespaces apart.
+    queries; this forwards them to the ``model``'s document and query ``methods`` (named in
+    that order), so the store ranks in the framework model's space and keeps its two
+    namespaces apart.
 
     Inside ``with functions.supplying({text: vector})`` (on the same thread) ``embed_batch``
     answers those texts with the given vectors and asks the model only for the others: a
     LlamaIndex node that arrives with its embedding is not embedded a second time.
+
+    Pickling and ``copy.deepcopy`` keep the model and the method names, and bind the methods
+    again on the copy (a bound method LlamaIndex wraps cannot be pickled, nor can the
+    thread-local the supplied vectors live in): a store over a framework model copies like
+    the framework's own in-memory store.
     """
 
-    def __init__(
-        self,
-        documents: Callable[[list[str]], Iterable[Sequence[float]]],
-        query: Callable[[str], Sequence[float]],
-        *,
-        model_name: str,
-    ) -> None:
-        self._documents = documents
-        self._query = query
-        self._supplied = threading.local()
+    def __init__(self, model: Any, methods: tuple[str, str], *, model_name: str) -> None:
+        self.model = model
+        self.methods = methods
         self.model_name = model_name
+        self._bind()
+
+    def _bind(self) -> None:
+        self._documents: Callable[[list[str]], Iterable[Sequence[float]]] = getattr(
+            self.model, self.methods[0]
+        )
+        self._query: Callable[[str], Sequence[float]] = getattr(self.model, self.methods[1])
+        self._supplied = threading.local()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"model": self.model, "methods": self.methods, "model_name": self.model_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.model = state["model"]
+        self.methods = (state["methods"][0], state["methods"][1])
+        self.model_name = state["model_name"]
+        self._bind()
 
     @contextlib.contextmanager
-    def supplying(self, vectors: Mapping[str, Sequence[float]]) -> Iterator[None]:
-        previous = getattr(self._supplied, "vectors", None)
+    def supplying(
+        self,
+        vectors: Mapping[str, Sequence[float]],
+        *,
+        queries: Mapping[str, Sequence[float]] | None = None,
+    ) -> Iterator[None]:
+        """``embed_batch`` answers the texts of ``vectors``, ``embed_queries`` those of
+        ``queries``, with the vectors given, on this thread, inside the block."""
+        previous = (
+            getattr(self._supplied, "vectors", None),
+            getattr(self._supplied, "queries", None),
+        )
         self._supplied.vectors = dict(vectors)
+        self._supplied.queries = dict(queries or {})
         try:
             yield
         finally:
-            self._supplied.vectors = previous
+            self._supplied.vectors, self._supplied.queries = previous
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -136,7 +164,11 @@ class VectorFunctions:
         return np.asarray([list(row) for row in rows], dtype=np.float64)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray([list(self._query(text)) for text in texts], dtype=np.float64)
+        supplied = getattr(self._supplied, "queries", None) or {}
+        return np.asarray(
+            [list(supplied[text] if text in supplied else self._query(text)) for text in texts],
+            dtype=np.float64,
+        )
 
     def __repr__(self) -> str:
         return f"VectorFunctions(model_name={self.model_name!r})"
@@ -159,8 +191,8 @@ def store_embedder(
         callable(getattr(model, name, None)) for name in methods
     ):
         return VectorFunctions(
-            getattr(model, methods[0]),
-            getattr(model, methods[1]),
+            model,
+            methods,
             model_name=getattr(model, "model_name", None) or type(model).__name__,
         )
     return resolve_embedder(model)
@@ -267,6 +299,18 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return math.fsum((a * b).tolist())
 
 
+def check_lambda_mult(lambda_mult: object) -> float:
+    """MMR's relevance weight: a number between 0 and 1."""
+    if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
+        raise PlaceboragTypeError(
+            f"lambda_mult={shown(lambda_mult)} must be a number between 0 and 1, "
+            f"not {type(lambda_mult).__name__}"
+        )
+    if not 0.0 <= lambda_mult <= 1.0:
+        raise PlaceboragValueError(f"lambda_mult={shown(lambda_mult)} must be between 0 and 1")
+    return float(lambda_mult)
+
+
 def mmr_order(
     query: np.ndarray,
     vectors: np.ndarray,
@@ -283,13 +327,7 @@ def mmr_order(
     candidate with the smaller ``tiebreak`` key (its insertion number; by default its
     position), never to float noise.
     """
-    if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
-        raise PlaceboragTypeError(
-            f"lambda_mult={shown(lambda_mult)} must be a number between 0 and 1, "
-            f"not {type(lambda_mult).__name__}"
-        )
-    if not 0.0 <= lambda_mult <= 1.0:
-        raise PlaceboragValueError(f"lambda_mult={shown(lambda_mult)} must be between 0 and 1")
+    check_lambda_mult(lambda_mult)
     count = len(vectors)
     if k == 0 or count == 0:
         return []

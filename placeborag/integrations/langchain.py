@@ -35,16 +35,21 @@ from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
 
 try:
-    from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+        Callbacks,
+    )
     from langchain_core.documents import BaseDocumentCompressor, Document
     from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables.config import run_in_executor
     from langchain_core.vectorstores import VectorStore
     from pydantic import ConfigDict
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-from placeborag._validation import shown
+from placeborag._validation import check_real, check_vector, shown
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 
 __all__ = [
@@ -434,7 +439,7 @@ class PlaceboVectorStore(VectorStore):
         ``filter`` is a where dict or a callable on the ``Document``; ``context`` (a dict) is
         passed to ``FakeVectorStore.query``, which records it.
         """
-        matches = self._search(query, None, k, kwargs, "similarity_search")
+        matches = self._search(_check_query(query), None, k, kwargs, "similarity_search")
         return [(_document(match), match.score) for match in matches]
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
@@ -444,6 +449,7 @@ class PlaceboVectorStore(VectorStore):
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """The top ``k`` documents for a query vector (in the store's space), with scores."""
+        check_vector(embedding, "embedding")
         matches = self._search(None, embedding, k, kwargs, "similarity_search_by_vector")
         return [(_document(match), match.score) for match in matches]
 
@@ -480,6 +486,7 @@ class PlaceboVectorStore(VectorStore):
         lambda_mult: float = 0.5,
         **kwargs: Any,
     ) -> list[Document]:
+        check_vector(embedding, "embedding")
         count = _shared.check_k(k)
         fetch = _shared.check_k(fetch_k, "fetch_k")
         matches = [
@@ -600,6 +607,16 @@ class PlaceboRetriever(BaseRetriever):
             where = search.pop("filter", None)
         if k is not None:
             _shared.check_k(k)
+        if "fetch_k" in search:
+            _shared.check_k(search["fetch_k"], "fetch_k")
+        if "lambda_mult" in search:
+            _shared.check_lambda_mult(search["lambda_mult"])
+        if "score_threshold" in search:
+            # Any finite number, as VectorStoreRetriever takes any float: the relevance lies
+            # in [-1, 1], so a threshold beyond it keeps every document or none.
+            search["score_threshold"] = check_real(
+                search["score_threshold"], "score_threshold", "a finite real number (a float)"
+            )
         if where is not None and not callable(where):
             where = dict(_checked_where(where, "where"))  # type: ignore[arg-type]
         super().__init__(
@@ -639,6 +656,27 @@ class PlaceboRetriever(BaseRetriever):
             pairs = vector_store.similarity_search_with_relevance_scores(query, count, **options)
             return [doc for doc, score in pairs if score >= threshold]
         return vector_store.similarity_search(query, count, **options)
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        where: Mapping[str, Any] | Callable[[Document], bool] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> list[Document]:
+        # The sync search on a worker thread, as BaseRetriever's default does, but with the
+        # per-call k, where and context (the default passes only the query).
+        return await run_in_executor(
+            None,
+            self._get_relevant_documents,
+            query,
+            run_manager=run_manager.get_sync(),
+            k=k,
+            where=where,
+            context=context,
+        )
 
 
 _RETRIEVER_FIELDS = frozenset(BaseRetriever.model_fields)

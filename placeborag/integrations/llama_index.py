@@ -17,12 +17,17 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
 
-from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._errors import (
+    FilterError,
+    PlaceboragError,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
 from placeborag._filters import compile_filter
 from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
@@ -46,7 +51,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
-from placeborag._validation import shown
+from placeborag._validation import check_vector, shown
 from placeborag.integrations._llama_chat import (
     PlaceboFunctionCallingLLM,
     PlaceboLlamaKnowledgeRetriever,
@@ -330,6 +335,27 @@ def _record_metadata(node: BaseNode) -> dict[str, Any]:
     return metadata
 
 
+def _checked_nodes(nodes: object) -> list[BaseNode]:
+    """``nodes`` as a list of nodes; a single node, or anything but nodes, is refused."""
+    if isinstance(nodes, BaseNode):
+        raise PlaceboragTypeError(
+            f"nodes={shown(nodes)} is a single {type(nodes).__name__}; pass a list of nodes, "
+            "such as [node]"
+        )
+    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+        raise PlaceboragTypeError(
+            f"nodes={shown(nodes)} must be a list of nodes, not {type(nodes).__name__}"
+        )
+    checked = list(nodes)
+    for i, node in enumerate(checked):
+        if not isinstance(node, BaseNode):
+            raise PlaceboragTypeError(
+                f"nodes[{i}]={shown(node)} must be a node (a TextNode or another BaseNode), "
+                f"not {type(node).__name__}"
+            )
+    return checked
+
+
 def _node(match: Match) -> BaseNode:
     return _node_of(match.metadata)
 
@@ -352,14 +378,20 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     against a backend whose adapter forgot to convert them. ``embedder=`` may also be a
     LlamaIndex embedding model.
 
-    The store embeds for itself: each node is written as its
-    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once, and a query is
-    embedded once from ``query_str`` on the query side of the embedder (a query with only a
-    ``query_embedding`` is ranked by that vector). Over a LlamaIndex model (``embedder=``), a
-    node that arrives with its ``embedding`` is stored with that vector, not embedded again.
-    Over a placeborag embedder, give the index an ``embed_model`` in the same space
-    (``PlaceboEmbedding(store.embedder)``); a node arriving with an ``embedding`` in another
-    space raises a ``UserWarning``.
+    The store embeds nodes for itself: each node is written as its
+    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once. Over a LlamaIndex
+    model (``embedder=``), a node that arrives with its ``embedding`` is stored with that
+    vector, not embedded again. Over a placeborag embedder, give the index an ``embed_model``
+    in the same space (``PlaceboEmbedding(store.embedder)``); a node arriving with an
+    ``embedding`` in another space raises a ``UserWarning``.
+
+    Queries go as in ``SimpleVectorStore`` (``is_embedding_query=True``): the index embeds
+    the query (``query_str``, or a ``QueryBundle``'s ``custom_embedding_strs``) with its
+    ``embed_model``, and a query that carries a ``query_embedding`` is ranked by that vector,
+    ``query_str`` naming it in ``store.queries`` (and deciding what ``recall`` keeps). When the
+    ``query_embedding`` is exactly the store's own vector for ``query_str`` (an
+    ``embed_model`` in the store's space), the ranking is exactly ``store.query(query_str)``'s.
+    A query with ``query_str`` alone is embedded by the store, on its embedder's query side.
 
     Like every vector store that keeps text (``stores_text=True``), the index leaves its
     docstore empty unless ``VectorStoreIndex(..., store_nodes_override=True)``: pass it when
@@ -372,7 +404,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     """
 
     stores_text: bool = True
-    is_embedding_query: bool = False
+    is_embedding_query: bool = True
 
     _store: FakeVectorStore = PrivateAttr()
 
@@ -394,7 +426,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 embedder, PlaceboEmbedding, BaseEmbedding, _METHODS
             )
             store = FakeVectorStore(**options)
-        super().__init__(stores_text=True, is_embedding_query=False)
+        super().__init__(stores_text=True, is_embedding_query=True)
         self._store = store
 
     def __getstate__(self) -> dict[str, Any]:
@@ -423,7 +455,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
-        nodes = list(nodes)
+        nodes = _checked_nodes(nodes)
         ids = [node.node_id for node in nodes]
         metadatas = [_record_metadata(node) for node in nodes]
         texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
@@ -538,10 +570,16 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             "PlaceboLlamaVectorStore.query",
             ("query", "context", "mmr_threshold", "mmr_prefetch_k"),
         )
-        if query.mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
+        mode = _query_mode(query.mode)
+        if mode not in (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR):
             raise NotImplementedError(
                 f"PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not "
-                f"{shown(query.mode.value)}; query with VectorStoreQueryMode.DEFAULT"
+                f"{shown(mode.value)}; query with VectorStoreQueryMode.DEFAULT"
+            )
+        if query.query_str is not None and not isinstance(query.query_str, str):
+            raise PlaceboragTypeError(
+                f"query_str={shown(query.query_str)} must be a str or None, not "
+                f"{type(query.query_str).__name__}"
             )
         if query.query_str is None and query.query_embedding is None:
             raise PlaceboragValueError(
@@ -551,18 +589,68 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         where, ids = self._where_and_ids(query)
         if k == 0:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
-        if query.mode == VectorStoreQueryMode.MMR:
+        if mode == VectorStoreQueryMode.MMR:
             matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)
         else:
-            matches = _shared.run_query(
-                self._store, query.query_str, query.query_embedding, k, where, ids, context
-            )
+            matches = self._ranked(query, k, where, ids, context)
         matches = [match for match in matches if match.id in self._store]  # no FAISS padding
         return VectorStoreQueryResult(
             nodes=[_node(match) for match in matches],
             similarities=[match.score for match in matches],
             ids=[match.id for match in matches],
         )
+
+    def _ranked(
+        self,
+        query: VectorStoreQuery,
+        k: int,
+        where: dict[str, Any] | None,
+        ids: list[str] | None,
+        context: Mapping[str, Any] | None,
+    ) -> list[Match]:
+        """Rank by ``query_embedding`` when there is one (as ``SimpleVectorStore`` does), else
+        by the store's embedding of ``query_str``; ``query_str`` names the query in the log.
+
+        A ``query_embedding`` that is exactly the store's own vector for ``query_str`` (the
+        index's ``embed_model`` in the store's space) is answered as a text query, so the
+        ranking is the one of ``store.query(query_str)``, exact ties included.
+        """
+        store, text, vector = self._store, query.query_str, query.query_embedding
+        if vector is None or text is None:
+            return _shared.run_query(store, text, vector, k, where, ids, context)
+        given = self._checked_query_embedding(vector)
+        embedder = store.embedder
+        if isinstance(embedder, _shared.VectorFunctions):
+            # The store asks its model for the query's vector: answer with the one given.
+            with embedder.supplying({}, queries={text: given.tolist()}):
+                return _shared.run_query(store, text, None, k, where, ids, context)
+        if self._own_query_vector(text, given):
+            return _shared.run_query(store, text, None, k, where, ids, context)
+        options: dict[str, Any] = {"context": context}
+        if ids is not None:
+            options["ids"] = ids
+        return store.query_by_vector(given, k, where, text=text, **options)
+
+    def _checked_query_embedding(self, vector: object) -> np.ndarray:
+        given = np.asarray(check_vector(vector, "query_embedding"), dtype=np.float64)
+        records = self._store.records()
+        if len(records) and given.shape[0] != records.vectors.shape[1]:
+            raise PlaceboragValueError(
+                f"query_embedding has {given.shape[0]} dimensions and the store's vectors have "
+                f"{records.vectors.shape[1]}: the index's embed_model is in another space than "
+                "the store's embedder; give the index PlaceboEmbedding(store.embedder)"
+            )
+        return given
+
+    def _own_query_vector(self, text: str, given: np.ndarray) -> bool:
+        """True when ``given`` is exactly the vector the store ranks ``text`` with."""
+        if not len(self._store):
+            return False  # an empty store answers nothing, and never embeds
+        try:
+            own = self._store.embed_query(text)
+        except PlaceboragError:  # an unrecorded query_str (replay): rank by the vector given
+            return False
+        return bool(np.array_equal(own, given))
 
     def _where_and_ids(
         self, query: VectorStoreQuery
@@ -591,17 +679,20 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         prefetch: object,
     ) -> list[Match]:
         store = self._store
-        if query.query_str is None:  # query() refuses a query with no embedding either
-            vector = np.asarray(query.query_embedding, dtype=np.float64)
+        if query.query_embedding is not None:  # query() refuses a query with neither
+            vector = self._checked_query_embedding(query.query_embedding)
         else:
-            vector = store.embed_query(query.query_str)
+            vector = store.embed_query(query.query_str)  # type: ignore[arg-type]
         fetch = len(store) if prefetch is None else _shared.check_k(prefetch, "mmr_prefetch_k")
         if fetch == 0:
             return []
+        options: dict[str, Any] = {"context": context, "text": query.query_str}
+        if ids is not None:
+            options["ids"] = ids
+        # query_str names the query: it is logged and decides what recall keeps, as in a
+        # default-mode query.
         matches = [
-            m
-            for m in _shared.run_query(store, None, vector, fetch, where, ids, context)
-            if m.id in store
+            m for m in store.query_by_vector(vector, fetch, where, **options) if m.id in store
         ]
         records = store.records()
         rows = [records.position(m.id) for m in matches]
@@ -614,6 +705,19 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             records.sequence[rows].tolist(),
         )
         return [matches[i] for i in chosen]
+
+
+def _query_mode(mode: object) -> VectorStoreQueryMode:
+    """A query's mode as a ``VectorStoreQueryMode``; its value as a str (``"mmr"``) is one too."""
+    if isinstance(mode, VectorStoreQueryMode):
+        return mode
+    try:
+        return VectorStoreQueryMode(mode)
+    except ValueError:
+        allowed = ", ".join(repr(item.value) for item in VectorStoreQueryMode)
+        raise PlaceboragValueError(
+            f"mode={shown(mode)} must be a VectorStoreQueryMode or one of its values: {allowed}"
+        ) from None
 
 
 def _close(own: np.ndarray, stored: np.ndarray) -> bool:

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -239,6 +240,40 @@ def test_a_where_dict_and_a_callable_filter_both_filter() -> None:
     assert ids(by_where) == ids(by_callable) == ["hu-2", "hu-1"]
 
 
+@pytest.mark.parametrize(
+    "search",
+    [
+        lambda store: store.similarity_search(None),
+        lambda store: store.similarity_search_with_relevance_scores(None),
+        lambda store: store.max_marginal_relevance_search(None),
+        lambda store: PlaceboRetriever(store).invoke(None),
+        lambda store: PlaceboRetriever(
+            store, search_type="similarity_score_threshold", search_kwargs={"score_threshold": 0.5}
+        ).invoke(None),
+    ],
+    ids=["similarity", "relevance", "mmr", "retriever", "retriever-threshold"],
+)
+def test_a_query_that_is_not_a_str_is_refused_naming_the_query(search: Any) -> None:
+    vector_store = knowledge_base()
+
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        search(vector_store)
+
+    assert excinfo.value.args == ("query=None must be a str, not NoneType",)
+    assert len(vector_store.store.queries) == 0
+
+
+def test_a_query_vector_that_is_not_a_vector_is_refused_naming_the_embedding() -> None:
+    vector_store = knowledge_base()
+
+    for search in (
+        vector_store.similarity_search_by_vector,
+        vector_store.max_marginal_relevance_search_by_vector,
+    ):
+        with pytest.raises(PlaceboragTypeError, match=r"^embedding=None must be a sequence"):
+            search(None)  # type: ignore[operator]
+
+
 def test_a_misspelled_search_option_is_refused_instead_of_ignored() -> None:
     with pytest.raises(PlaceboragTypeError) as excinfo:
         knowledge_base().similarity_search("refund policy", filters={"lang": "hu"})
@@ -363,6 +398,19 @@ def test_the_retriever_takes_k_and_where_per_call() -> None:
     assert len(retriever.invoke("refund policy")) == 4
     assert len(retriever.invoke("refund policy", k=1)) == 1
     assert ids(retriever.invoke("refund policy", where={"lang": "hu"})) == ["hu-2", "hu-1"]
+
+
+@pytest.mark.asyncio
+async def test_the_async_retriever_takes_k_where_and_context_per_call() -> None:
+    vector_store = knowledge_base()
+    retriever = PlaceboRetriever(vector_store, k=4)
+
+    assert len(await retriever.ainvoke("refund policy", k=1)) == 1
+    hungarian = await retriever.ainvoke("refund policy", where={"lang": "hu"}, context={"u": 1})
+    assert ids(hungarian) == ["hu-2", "hu-1"]
+    assert vector_store.store.last_query.context == {"u": 1}
+    batched = await retriever.abatch(["refund policy", "refund"], k=2)
+    assert [len(found) for found in batched] == [2, 2]
 
 
 def test_the_retriever_k_is_configurable_through_the_runnable_config() -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
+import pickle
+import warnings
 from typing import Any
 from unittest.mock import Mock
 
@@ -18,7 +21,13 @@ from langchain_core.indexing import InMemoryRecordManager, aindex, index
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from placeborag import FakeEmbedder, FakeVectorStore, FilterError, PlaceboragTypeError
+from placeborag import (
+    FakeEmbedder,
+    FakeVectorStore,
+    FilterError,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
 from placeborag.integrations.langchain import (
     PlaceboEmbeddings,
     PlaceboRetriever,
@@ -168,6 +177,33 @@ def test_scores_under_a_random_model_follow_the_returned_order() -> None:
     scores = [s for _, s in vector_store.similarity_search_with_score("refund", k=6)]
 
     assert scores == sorted(scores, reverse=True)
+
+
+def pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, pickled], ids=["deepcopy", "pickle"])
+@pytest.mark.parametrize(
+    "model", [lambda: DeterministicFakeEmbedding(size=8), CountingEmbeddings], ids=["fake", "ngram"]
+)
+def test_a_store_over_a_langchain_model_copies_and_pickles_like_in_memory_vector_store(
+    clone: Any, model: Any
+) -> None:
+    theirs = InMemoryVectorStore(model())
+    theirs.add_texts(TEXTS, ids=list("abcdef"))
+    clone(theirs)  # what the drop-in promises: InMemoryVectorStore copies and pickles
+    ours = filled(embedding=model())
+
+    again = clone(ours)
+
+    assert again.store.ids == ours.store.ids
+    for query in ("refund policy", "parcels", "password"):
+        assert again.similarity_search_with_score(query, k=6) == ours.similarity_search_with_score(
+            query, k=6
+        )
+    again.add_texts(["a new text"], ids=["g"])  # the copy embeds with its own model
+    assert "g" in again.store and "g" not in ours.store
 
 
 # -- refusals now accepted with InMemoryVectorStore's semantics ----------------------------------
@@ -336,6 +372,54 @@ def test_the_retriever_honours_search_kwargs_and_refuses_typos() -> None:
         PlaceboRetriever(store, kk=1)
     with pytest.raises(PlaceboragTypeError, match=r"unexpected keyword argument\(s\) 'kk'"):
         PlaceboRetriever(store, search_kwargs={"kk": 1})
+
+
+@pytest.mark.parametrize(
+    ("search_type", "search_kwargs", "error", "message"),
+    [
+        (
+            "similarity_score_threshold",
+            {"score_threshold": "0.2"},
+            PlaceboragTypeError,
+            "score_threshold='0.2' must be a finite real number (a float)",
+        ),
+        (
+            "similarity_score_threshold",
+            {"score_threshold": float("nan")},
+            PlaceboragValueError,
+            "score_threshold=nan must be a finite real number (a float)",
+        ),
+        (
+            "similarity_score_threshold",
+            {"score_threshold": True},
+            PlaceboragTypeError,
+            "score_threshold=True must be a finite real number (a float)",
+        ),
+        ("mmr", {"lambda_mult": 2}, PlaceboragValueError, "lambda_mult=2 must be between 0 and 1"),
+        ("mmr", {"fetch_k": "20"}, PlaceboragTypeError, "fetch_k='20' must be an int, not str"),
+    ],
+)
+def test_the_retriever_checks_its_search_kwargs_when_it_is_built(
+    search_type: str, search_kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as excinfo:
+        PlaceboRetriever(filled(), search_type=search_type, search_kwargs=search_kwargs)
+
+    assert excinfo.value.args == (message,)
+
+
+def test_a_score_threshold_may_be_any_number_as_in_vector_store_retriever() -> None:
+    def found(threshold: float) -> int:
+        retriever = PlaceboRetriever(
+            filled(),
+            search_type="similarity_score_threshold",
+            search_kwargs={"score_threshold": threshold, "k": 6},
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # LangChain: "between 0 and 1"
+            return len(retriever.invoke("refund policy"))
+
+    assert (found(-1.5), found(0), found(1.5)) == (6, 3, 0)
 
 
 def test_the_retriever_runs_mmr_and_score_threshold_searches() -> None:

@@ -344,6 +344,24 @@ def test_metadata_the_store_cannot_filter_on_is_refused() -> None:
             "PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not 'hybrid'; "
             "query with VectorStoreQueryMode.DEFAULT",
         ),
+        (
+            VectorStoreQuery(query_str="refunds", similarity_top_k=1, mode="svm"),
+            NotImplementedError,
+            "PlaceboLlamaVectorStore supports the 'default' and 'mmr' query modes, not 'svm'; "
+            "query with VectorStoreQueryMode.DEFAULT",
+        ),
+        (
+            VectorStoreQuery(query_str="refunds", mode="bm25"),
+            PlaceboragValueError,
+            "mode='bm25' must be a VectorStoreQueryMode or one of its values: 'default', "
+            "'sparse', 'hybrid', 'text_search', 'semantic_hybrid', 'svm', 'logistic_regression', "
+            "'linear_regression', 'mmr'",
+        ),
+        (
+            VectorStoreQuery(query_str=5),
+            PlaceboragTypeError,
+            "query_str=5 must be a str or None, not int",
+        ),
     ],
 )
 def test_a_query_the_store_cannot_answer_is_refused(
@@ -353,6 +371,36 @@ def test_a_query_the_store_cannot_answer_is_refused(
         PlaceboLlamaVectorStore().query(query)
 
     assert excinfo.value.args == (message,)
+
+
+@pytest.mark.parametrize("mode", ["default", "mmr"])
+def test_a_query_mode_given_as_its_str_value_works(mode: str) -> None:
+    vector_store = PlaceboLlamaVectorStore()
+    vector_store.add([TextNode(id_="a", text="refunds"), TextNode(id_="b", text="parcels")])
+
+    found = vector_store.query(VectorStoreQuery(query_str="refunds", similarity_top_k=1, mode=mode))
+
+    assert found.ids == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "message"),
+    [
+        (
+            TextNode(id_="b", text="b"),
+            r"^nodes=TextNode\(id_='b'.* is a single TextNode; pass a list",
+        ),
+        (["abc"], r"^nodes\[0\]='abc' must be a node \(a TextNode or another BaseNode\), not str$"),
+        ("abc", r"^nodes='abc' must be a list of nodes, not str$"),
+        ([TextNode(id_="b", text="b"), None], r"^nodes\[1\]=None must be a node"),
+    ],
+)
+def test_add_refuses_anything_but_a_list_of_nodes_by_name(nodes: object, message: str) -> None:
+    vector_store = PlaceboLlamaVectorStore()
+
+    with pytest.raises(PlaceboragTypeError, match=message):
+        vector_store.add(nodes)
+    assert len(vector_store.store) == 0
 
 
 def test_doc_ids_restrict_the_query_to_those_source_documents() -> None:

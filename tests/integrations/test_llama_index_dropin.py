@@ -7,6 +7,7 @@ ImageNode, query by embedding, MMR, get_nodes/delete_nodes by filter.
 
 from __future__ import annotations
 
+import copy
 import pickle
 import warnings
 from typing import Any
@@ -16,9 +17,10 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from llama_index.core import Document, StorageContext, VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.retrievers import RecursiveRetriever
-from llama_index.core.schema import ImageNode, IndexNode, TextNode
+from llama_index.core.schema import ImageNode, IndexNode, QueryBundle, TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -141,6 +143,83 @@ def test_a_query_by_embedding_alone_ranks_like_the_query_text() -> None:
     assert by_vector.similarities == pytest.approx(by_text.similarities, abs=1e-6)
 
 
+@pytest.mark.parametrize("mode", ["default", "mmr"])
+def test_an_index_ranks_by_the_query_bundles_embedding_and_custom_strings_like_simple(
+    mode: str,
+) -> None:
+    bundles = {
+        "hyde": lambda model: QueryBundle(
+            query_str="refund policy", custom_embedding_strs=["parcels ship in two days"]
+        ),
+        "embedding": lambda model: QueryBundle(
+            query_str="refund policy", embedding=model.get_query_embedding("reset your password")
+        ),
+        "plain": lambda model: QueryBundle(query_str="refund policy"),
+    }
+    ours_store = PlaceboLlamaVectorStore()
+    ours, theirs = index_over(ours_store), index_over(SimpleVectorStore())
+    model = PlaceboEmbedding(ours_store.store.embedder)
+
+    for name, bundle in bundles.items():
+        found = {
+            side: [
+                item.node.node_id
+                for item in index.as_retriever(
+                    similarity_top_k=2, vector_store_query_mode=mode
+                ).retrieve(bundle(model))
+            ]
+            for side, index in (("ours", ours), ("theirs", theirs))
+        }
+        assert found["ours"] == found["theirs"], name
+        assert ours_store.store.last_query.text == "refund policy"  # the log names the query
+        if name == "hyde":
+            assert found["ours"][0] == "c"  # the custom string's document, not the query's
+
+
+@pytest.mark.asyncio
+async def test_the_async_retriever_ranks_by_the_custom_embedding_strings() -> None:
+    index = index_over(PlaceboLlamaVectorStore())
+    bundle = QueryBundle(query_str="refund policy", custom_embedding_strs=["parcels ship"])
+
+    found = await index.as_retriever(similarity_top_k=1).aretrieve(bundle)
+
+    assert [item.node.node_id for item in found] == ["c"]
+
+
+@pytest.mark.parametrize("embedder", ["fake", "llama"])
+def test_a_plain_index_query_ranks_exactly_as_the_store_ranks_its_text(embedder: str) -> None:
+    if embedder == "fake":
+        vector_store = PlaceboLlamaVectorStore(tie_order="insertion")
+        index = index_over(vector_store)
+    else:
+        model = NgramEmbedding()
+        vector_store = PlaceboLlamaVectorStore(embedder=model)
+        index = VectorStoreIndex(
+            nodes(),
+            storage_context=StorageContext.from_defaults(vector_store=vector_store),
+            embed_model=model,
+        )
+    store = vector_store.store
+
+    for text in ("refund policy", "parcels", "two days", "password reset", "returns"):
+        found = index.as_retriever(similarity_top_k=5).retrieve(text)
+        expected = store.query(text, 5)
+        assert [(n.node.node_id, n.score) for n in found] == [(m.id, m.score) for m in expected]
+
+
+def test_a_query_embedding_from_another_space_is_refused_by_name() -> None:
+    vector_store = PlaceboLlamaVectorStore()
+    with pytest.warns(UserWarning, match=r"another space"):
+        index = VectorStoreIndex(
+            nodes(),
+            storage_context=StorageContext.from_defaults(vector_store=vector_store),
+            embed_model=MockEmbedding(embed_dim=8),
+        )
+
+    with pytest.raises(ValueError, match=r"^query_embedding has 8 dimensions and the store's"):
+        index.as_retriever().retrieve("refund policy")
+
+
 class CountingEmbedding(MockEmbedding):
     """LlamaIndex's MockEmbedding, counting the texts and queries it is asked to embed."""
 
@@ -166,6 +245,45 @@ def test_a_llama_index_model_as_the_store_embedder_is_called_once_per_node_and_q
 
     assert model.texts == [text for _, text, _ in ROWS]
     assert model.queries == ["refund", "parcels"]
+
+
+class NgramEmbedding(BaseEmbedding):
+    """A LlamaIndex model whose vectors tell texts apart (a FakeEmbedder's), not a wrapper."""
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return [float(x) for x in FakeEmbedder(dimensions=16).embed(text)]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+
+def pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, pickled], ids=["deepcopy", "pickle"])
+@pytest.mark.parametrize(
+    "model", [lambda: MockEmbedding(embed_dim=8), NgramEmbedding], ids=["mock", "ngram"]
+)
+def test_a_store_over_a_llama_index_model_copies_and_pickles_like_simple_vector_store(
+    clone: Any, model: Any
+) -> None:
+    clone(SimpleVectorStore())  # what the drop-in promises: SimpleVectorStore copies and pickles
+    vector_store = PlaceboLlamaVectorStore(embedder=model())
+    vector_store.add(nodes())
+
+    again = clone(vector_store)
+
+    assert again.store.ids == vector_store.store.ids
+    for text in ("refund policy", "parcels", "password"):
+        query = VectorStoreQuery(query_str=text, similarity_top_k=5)
+        mine, theirs = again.query(query), vector_store.query(query)
+        assert (mine.ids, mine.similarities) == (theirs.ids, theirs.similarities)
+    again.add([TextNode(text="a new text", id_="f")])  # the copy embeds with its own model
+    assert "f" in again.store and "f" not in vector_store.store
 
 
 # -- the MetadataFilters operator set ------------------------------------------------------------
