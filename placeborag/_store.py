@@ -1000,6 +1000,10 @@ class FakeVectorStore:
             query_text = ""
             if text is not None:  # the query's own text decides what is hashed
                 salt_text = query_text = text
+                if self._fake and self._is_own_query_vector(vector, text):
+                    # The text's own vector (embed_query(text)): ranked as query(text), with
+                    # the embedder's exact integer form, not the float's.
+                    qfloat = qexact = None
         else:
             assert isinstance(text, str)
             qfloat = qexact = None  # embedded lazily: an empty store never embeds
@@ -1016,6 +1020,12 @@ class FakeVectorStore:
             salt=text_hash(salt_text),
             vector_given=vector_given,
         )
+
+    def _is_own_query_vector(self, vector: object, text: str) -> bool:
+        """Whether ``vector`` (already checked) is exactly the store's vector for ``text``."""
+        given = np.asarray(vector, dtype=np.float64)
+        own = self._query_vector(text)[0]
+        return bool(given.shape == own.shape and np.array_equal(given, own))
 
     def _given_vector(self, vector: object) -> tuple[np.ndarray, np.ndarray, str]:
         array: np.ndarray = check_vector(vector, "vector")
