@@ -618,7 +618,7 @@ class ScriptedChatModel:
         self, messages: Sequence[MessageLike] | MessageLike, tools: Iterable[object] | None
     ) -> tuple[ChatRequest, _Step | None]:
         if isinstance(messages, (str, ChatMessage)) or _is_pair(messages):
-            messages = [messages]
+            messages = [messages]  # type: ignore[list-item]  # one message, as a list
         if not isinstance(messages, Sequence):
             raise PlaceboragTypeError(f"messages={shown(messages)} must be a list of messages")
         checked = tuple(to_message(m, i) for i, m in enumerate(messages))
