@@ -133,7 +133,7 @@ class ChatMessage:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.role not in ROLES:
+        if not isinstance(self.role, str) or self.role not in ROLES:
             raise PlaceboragValueError(
                 f"role={shown(self.role)} is not a chat role; expected one of {', '.join(ROLES)}"
             )
@@ -633,7 +633,7 @@ class ScriptedChatModel:
                 f"tools={shown(tools)} must be a list of tools (names, dicts with a 'name', or"
                 " objects with a .name) or None"
             )
-        names = tuple(_tool_name(t, i) for i, t in enumerate(tools or ()))
+        names = tuple(_tool_name(t, i) for i, t in enumerate(() if tools is None else tools))
         with self._lock:
             request = ChatRequest(checked, names, len(self._requests), self._model_name)
             self._requests.append(request)
@@ -770,6 +770,7 @@ def _is_pair(messages: object) -> bool:
     return (
         isinstance(messages, tuple)
         and len(messages) == 2
+        and isinstance(messages[0], str)
         and messages[0] in ROLES
         and isinstance(messages[1], str)
     )

@@ -55,7 +55,7 @@ class Turn:
     tokens: int
 
     def __post_init__(self) -> None:
-        if self.role not in ("user", "assistant"):
+        if not isinstance(self.role, str) or self.role not in ("user", "assistant"):
             raise PlaceboragValueError(
                 f"role={shown(self.role)} must be 'user' or 'assistant' for a conversation turn"
             )
@@ -77,7 +77,7 @@ def _checked_counter(counter: object) -> Counter:
 
 
 def _turn(role: str, content: object, counter: Counter, position: int) -> Turn:
-    if role not in ("user", "assistant"):
+    if not isinstance(role, str) or role not in ("user", "assistant"):
         raise PlaceboragValueError(
             f"turns[{position}] has role={shown(role)}; a conversation holds user and assistant "
             "turns"
