@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
@@ -38,7 +39,7 @@ from placeborag._errors import (
     ScriptError,
 )
 from placeborag._script import Script
-from placeborag._validation import shown
+from placeborag._validation import dump_json, shown
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -102,6 +103,11 @@ class ToolCall:
             raise PlaceboragTypeError(f"arguments={shown(self.arguments)} must be a dict")
         if not isinstance(self.id, str):
             raise PlaceboragTypeError(f"id={shown(self.id)} must be a str")
+        # The arguments travel as JSON to a real model: a value JSON cannot hold (a lock, a
+        # set, NaN) is refused here, naming the call, rather than failing in the copy below.
+        dump_json(
+            self.arguments, f"arguments={shown(self.arguments)} of the {shown(self.name)} call"
+        )
         # A private copy: a test that keeps its dict and changes it later changes no record.
         object.__setattr__(self, "arguments", copy.deepcopy(dict(self.arguments)))
 
@@ -127,12 +133,22 @@ class ChatMessage:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.role not in ROLES:
+        if not isinstance(self.role, str) or self.role not in ROLES:
             raise PlaceboragValueError(
                 f"role={shown(self.role)} is not a chat role; expected one of {', '.join(ROLES)}"
             )
         if not isinstance(self.content, str):
             raise PlaceboragTypeError(f"content={shown(self.content)} must be a str")
+        if isinstance(self.tool_calls, (str, bytes, Mapping, ToolCall)) or not isinstance(
+            self.tool_calls, Iterable
+        ):
+            raise PlaceboragTypeError(
+                f"tool_calls={shown(self.tool_calls)} must be a sequence of ToolCall (() for none)"
+            )
+        for name in ("tool_call_id", "name"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise PlaceboragTypeError(f"{name}={shown(value)} must be a str or None")
         calls = tuple(self.tool_calls)
         for position, item in enumerate(calls):
             if not isinstance(item, ToolCall):
@@ -154,14 +170,13 @@ def to_message(value: object, position: int = 0) -> ChatMessage:
     if isinstance(value, tuple) and len(value) == 2:
         return ChatMessage(value[0], value[1])
     if isinstance(value, Mapping) and "role" in value:
-        calls = tuple(
-            item if isinstance(item, ToolCall) else ToolCall(**item)
-            for item in value.get("tool_calls", ())
-        )
+        where = f"messages[{position}]"
+        content = value.get("content", "")
+        # OpenAI's assistant message that calls tools carries "content": None.
         return ChatMessage(
             value["role"],
-            value.get("content", ""),
-            calls,
+            "" if content is None else content,
+            _dict_calls(value.get("tool_calls"), f"{where}['tool_calls']"),
             value.get("tool_call_id"),
             value.get("name"),
         )
@@ -169,6 +184,66 @@ def to_message(value: object, position: int = 0) -> ChatMessage:
         f"messages[{position}]={shown(value)} must be a ChatMessage, a dict with 'role' and"
         " 'content', a (role, content) pair or a str (a user message)"
     )
+
+
+_FLAT_CALL_KEYS = frozenset({"name", "arguments", "id"})
+_OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
+_CALL_SHAPES = (
+    "a ToolCall, a {'name', 'arguments', 'id'} dict or OpenAI's"
+    " {'id', 'type': 'function', 'function': {'name', 'arguments'}} dict"
+)
+
+
+def _dict_calls(calls: object, where: str) -> tuple[ToolCall, ...]:
+    """The tool calls of a message given as a dict: ``None`` (none), or a list of calls."""
+    if calls is None:
+        return ()
+    if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, Iterable):
+        raise PlaceboragTypeError(
+            f"{where}={shown(calls)} must be a list of tool calls or None; each is {_CALL_SHAPES}"
+        )
+    return tuple(_dict_call(item, f"{where}[{n}]") for n, item in enumerate(calls))
+
+
+def _dict_call(item: object, where: str) -> ToolCall:
+    if isinstance(item, ToolCall):
+        return item
+    if not isinstance(item, Mapping) or not (
+        set(item) <= _FLAT_CALL_KEYS or set(item) <= _OPENAI_CALL_KEYS
+    ):
+        raise PlaceboragTypeError(f"{where}={shown(item)} must be {_CALL_SHAPES}")
+    call_id = item.get("id")
+    call_id = "" if call_id is None else call_id
+    if "function" not in item and "type" not in item:
+        return ToolCall(item.get("name", ""), item.get("arguments", {}), call_id)
+    if item.get("type", "function") != "function":
+        raise PlaceboragValueError(
+            f"{where}['type']={shown(item.get('type'))} must be 'function', the only type of"
+            " tool call a chat model emits"
+        )
+    function = item.get("function")
+    if not isinstance(function, Mapping) or not set(function) <= {"name", "arguments"}:
+        raise PlaceboragTypeError(
+            f"{where}['function']={shown(function)} must be a dict with 'name' and 'arguments'"
+        )
+    arguments = function.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    elif isinstance(arguments, str):
+        # OpenAI sends the arguments as one JSON text.
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (ValueError, RecursionError):
+            raise PlaceboragValueError(
+                f"{where}['function']['arguments']={shown(arguments)} must be a JSON object"
+                " (OpenAI's arguments are one JSON text)"
+            ) from None
+        if not isinstance(arguments, dict):
+            raise PlaceboragValueError(
+                f"{where}['function']['arguments'] holds {shown(arguments)}; it must be a JSON"
+                " object"
+            )
+    return ToolCall(function.get("name", ""), arguments, call_id)
 
 
 def _tool_name(tool: object, position: int) -> str:
@@ -348,11 +423,17 @@ def search_on_topics(
     carries this turn's tool results, names no topic, or does not offer ``tool`` is answered
     with ``answer`` (a str, or a function of the request).
     """
+    if isinstance(topics, (str, bytes)) or not isinstance(topics, Iterable):
+        raise PlaceboragTypeError(
+            f"topics={shown(topics)} must be a list of str, not one value (write [topic] for one)"
+        )
     names = tuple(topics)
     for position, topic in enumerate(names):
         if not isinstance(topic, str) or not topic.strip():
             raise PlaceboragTypeError(f"topics[{position}]={shown(topic)} must be a non-empty str")
-    patterns = [re.compile(rf"\b{re.escape(topic.casefold())}\b") for topic in names]
+    # Lookarounds rather than \b: a topic that starts or ends with a symbol ("C#", ".NET") has
+    # no word boundary there, but is still a whole word when no word character touches it.
+    patterns = [re.compile(rf"(?<!\w){re.escape(topic.casefold())}(?!\w)") for topic in names]
     answering = _answer_step(answer)
 
     def rule(request: ChatRequest) -> object:
@@ -536,14 +617,23 @@ class ScriptedChatModel:
     def _arrive(
         self, messages: Sequence[MessageLike] | MessageLike, tools: Iterable[object] | None
     ) -> tuple[ChatRequest, _Step | None]:
-        if isinstance(messages, (str, ChatMessage)):
-            messages = [messages]
+        if isinstance(messages, (str, ChatMessage)) or _is_pair(messages):
+            messages = [messages]  # type: ignore[list-item]  # one message, as a list
         if not isinstance(messages, Sequence):
             raise PlaceboragTypeError(f"messages={shown(messages)} must be a list of messages")
         checked = tuple(to_message(m, i) for i, m in enumerate(messages))
         if isinstance(tools, (str, bytes)):
             raise PlaceboragTypeError(f"tools={shown(tools)} must be a list of tools, not one str")
-        names = tuple(_tool_name(t, i) for i, t in enumerate(tools or ()))
+        if isinstance(tools, Mapping):
+            raise PlaceboragTypeError(
+                f"tools={shown(tools)} must be a list of tools, not one dict (write [tool] for one)"
+            )
+        if tools is not None and not isinstance(tools, Iterable):
+            raise PlaceboragTypeError(
+                f"tools={shown(tools)} must be a list of tools (names, dicts with a 'name', or"
+                " objects with a .name) or None"
+            )
+        names = tuple(_tool_name(t, i) for i, t in enumerate(() if tools is None else tools))
         with self._lock:
             request = ChatRequest(checked, names, len(self._requests), self._model_name)
             self._requests.append(request)
@@ -620,7 +710,9 @@ class ScriptedChatModel:
     ) -> ChatReply:
         """Answer one request: ``messages`` (oldest first) with ``tools`` offered.
 
-        A tool is a name, a dict with a ``name`` (OpenAI's ``{"function": {"name"}}`` too) or
+        ``messages`` is a list, or one message: a str (a user message), a ``ChatMessage`` or
+        one (role, content) pair. ``tools`` is a list (never one str or one dict). A tool is a
+        name, a dict with a ``name`` (OpenAI's ``{"function": {"name"}}`` too) or
         an object with ``.name``. Malformed input raises before anything is recorded.
         """
         request, step = self._arrive(messages, tools)
@@ -671,6 +763,17 @@ class ScriptedChatModel:
         )
         requests = len(self._requests)
         return f"<ScriptedChatModel model_name={self._model_name!r} {how} requests={requests}>"
+
+
+def _is_pair(messages: object) -> bool:
+    """Whether ``messages`` is one (role, content) pair rather than a tuple of two messages."""
+    return (
+        isinstance(messages, tuple)
+        and len(messages) == 2
+        and isinstance(messages[0], str)
+        and messages[0] in ROLES
+        and isinstance(messages[1], str)
+    )
 
 
 def checked_model(model: object) -> ScriptedChatModel:

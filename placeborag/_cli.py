@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -31,13 +32,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         from placeborag.explore import Scenario, write_report
 
         scenario = Scenario.load(args.scenario) if args.scenario else None
-        write_report(args.out, scenario, projection=args.projection)
     except (ImportError, OSError, ValueError, TypeError) as exc:
         # Every PlaceboragError is a ValueError or a TypeError; OSError covers a missing file.
         print(f"placeborag report: {exc}", file=sys.stderr)
         return 1
+    try:
+        write_report(args.out, scenario, projection=args.projection)
+    except OSError as exc:
+        print(f"placeborag report: {_unwritable(args.out, exc)}", file=sys.stderr)
+        return 1
+    except (ImportError, ValueError, TypeError) as exc:
+        print(f"placeborag report: {exc}", file=sys.stderr)
+        return 1
     print(f"wrote {args.out}")
     return 0
+
+
+def _unwritable(out: str, error: OSError) -> str:
+    """Why the report could not be written to ``out``, naming ``out`` as the user gave it."""
+    from placeborag._validation import shown
+
+    if isinstance(error, IsADirectoryError):
+        reason = "it is a directory"
+    elif isinstance(error, (FileNotFoundError, NotADirectoryError)):
+        folder = os.path.dirname(out) or "."
+        reason = f"the folder {shown(folder)} does not exist"
+    elif isinstance(error, PermissionError):
+        reason = "permission denied"
+    else:
+        reason = (error.strerror or str(error)).lower()
+    return f"cannot write report to {shown(out)}: {reason}"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,7 +20,7 @@ Token counts come from ``count_tokens`` unless a ``counter`` is given.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,16 @@ class Turn:
     content: str
     tokens: int
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.role, str) or self.role not in ("user", "assistant"):
+            raise PlaceboragValueError(
+                f"role={shown(self.role)} must be 'user' or 'assistant' for a conversation turn"
+            )
+        if not isinstance(self.content, str):
+            raise PlaceboragTypeError(f"content={shown(self.content)} must be a str")
+        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 0:
+            raise PlaceboragTypeError(f"tokens={shown(self.tokens)} must be an int >= 0")
+
     def as_message(self) -> ChatMessage:
         return ChatMessage(self.role, self.content)
 
@@ -67,19 +77,42 @@ def _checked_counter(counter: object) -> Counter:
 
 
 def _turn(role: str, content: object, counter: Counter, position: int) -> Turn:
-    if role not in ("user", "assistant"):
+    if not isinstance(role, str) or role not in ("user", "assistant"):
         raise PlaceboragValueError(
             f"turns[{position}] has role={shown(role)}; a conversation holds user and assistant "
             "turns"
         )
     if not isinstance(content, str):
         raise PlaceboragTypeError(f"turns[{position}]={shown(content)} must be a str")
-    tokens = counter(content)
+    return Turn(role, content, _counted(counter, content))
+
+
+def _counted(counter: Counter, text: str) -> int:
+    """``counter(text)``, checked: a token count is an int >= 0."""
+    tokens = counter(text)
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
         raise PlaceboragTypeError(
-            f"counter({shown(content)}) returned {shown(tokens)}; expected an int >= 0"
+            f"counter({shown(text)}) returned {shown(tokens)}; expected an int >= 0"
         )
-    return Turn(role, content, tokens)
+    return tokens
+
+
+def _checked_turns(turns: object, name: str) -> list[Turn]:
+    """The turns of a history: a list of ``Turn`` (one str or a non-iterable is refused)."""
+    if isinstance(turns, (str, bytes, Mapping)) or not isinstance(turns, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={shown(turns)} must be a Conversation or a list of Turn"
+            if name == "history"
+            else f"{name}={shown(turns)} must be a list of Turn"
+        )
+    out = list(turns)
+    for position, turn in enumerate(out):
+        if not isinstance(turn, Turn):
+            raise PlaceboragTypeError(
+                f"{name}[{position}]={shown(turn)} must be a Turn (conversation(...) builds"
+                " turns from text)"
+            )
+    return out
 
 
 class Conversation:
@@ -95,7 +128,7 @@ class Conversation:
         self._id = id
         self._owner = owner
         self._counter = _checked_counter(counter)
-        self._turns = list(turns)
+        self._turns = _checked_turns(turns, "turns")
 
     @property
     def id(self) -> str:
@@ -164,6 +197,14 @@ class Session:
     identity: dict[str, Any]
 
 
+def _checked_session(session: object) -> Session:
+    if not isinstance(session, Session):
+        raise PlaceboragTypeError(
+            f"session={shown(session)} must be a Session, from Sessions.open(owner)"
+        )
+    return session
+
+
 class Sessions:
     """Sessions and conversations with deterministic ids, and ownership checks.
 
@@ -179,14 +220,25 @@ class Sessions:
         self._lock = threading.Lock()
 
     def open(self, owner: str, **identity: Any) -> Session:
+        """A new session for ``owner``; ``identity`` adds to ``{"user": owner}``.
+
+        A ``user=`` that names someone else is refused: the session's identity is its owner's.
+        """
         if not isinstance(owner, str) or not owner:
             raise PlaceboragTypeError(f"owner={shown(owner)} must be a non-empty str")
+        if "user" in identity and identity["user"] != owner:
+            raise PlaceboragValueError(
+                f"user={shown(identity['user'])} contradicts owner={shown(owner)}; a session's"
+                " identity names its owner as the user (leave user= out)"
+            )
         with self._lock:
             self._sessions += 1
             number = self._sessions
         return Session(f"session-{number}", owner, {"user": owner, **identity})
 
     def start(self, session: Session, *utterances: str | tuple[str, str]) -> Conversation:
+        """A new conversation owned by ``session``'s owner, from ``utterances``."""
+        _checked_session(session)
         with self._lock:
             id = f"conv-{len(self._conversations) + 1}"
             thread = conversation(*utterances, owner=session.owner, id=id, counter=self._counter)
@@ -194,6 +246,10 @@ class Sessions:
         return thread
 
     def find(self, session: Session, id: str) -> Conversation | None:
+        """The conversation ``id`` if ``session``'s owner owns it, else ``None``."""
+        _checked_session(session)
+        if not isinstance(id, str):
+            raise PlaceboragTypeError(f"id={shown(id)} must be a str")
         thread = self._conversations.get(id)
         if thread is None or thread.owner != session.owner:
             return None
@@ -291,19 +347,31 @@ class WindowBudget:
 
     def pack(
         self,
-        history: Conversation | Sequence[Turn],
+        history: Conversation | Iterable[Turn],
         utterance: str,
-        fragments: Sequence[Any] = (),
+        fragments: Iterable[Any] = (),
     ) -> Packing:
-        """Split the window (see the module docstring for the order of the rules)."""
-        turns = list(history.turns if isinstance(history, Conversation) else history)
-        for position, turn in enumerate(turns):
-            if not isinstance(turn, Turn):
-                raise PlaceboragTypeError(f"history[{position}]={shown(turn)} must be a Turn")
+        """Split the window (see the module docstring for the order of the rules).
+
+        ``history`` is a ``Conversation`` or a list of ``Turn``; ``fragments`` a list (any
+        iterable, never one str) of str or of objects with a str ``.text``. Every count the
+        counter gives must be an int >= 0.
+        """
+        if isinstance(history, Conversation):
+            turns = list(history.turns)
+        else:
+            turns = _checked_turns(history, "history")
         if not isinstance(utterance, str):
             raise PlaceboragTypeError(f"utterance={shown(utterance)} must be a str")
+        if isinstance(fragments, (str, bytes, Mapping)) or not isinstance(fragments, Iterable):
+            raise PlaceboragTypeError(
+                f"fragments={shown(fragments)} must be a list of fragments (str, or objects"
+                " with a str .text), not one value"
+            )
+        fragments = list(fragments)
         texts = [_text_of(f, i) for i, f in enumerate(fragments)]
-        spoken = self._counter(utterance)
+        sizes = [_counted(self._counter, text) for text in texts]
+        spoken = _counted(self._counter, utterance)
         room = self._window - self._reserve - spoken
         if room < 0:
             raise BudgetExceeded(
@@ -323,8 +391,7 @@ class WindowBudget:
         remainder = room - used
         packed: list[Any] = []
         fragment_tokens = 0
-        for fragment, text in zip(fragments, texts):
-            size = self._counter(text)
+        for fragment, size in zip(fragments, sizes):
             if fragment_tokens + size > remainder:
                 break
             packed.append(fragment)

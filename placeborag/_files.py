@@ -69,10 +69,19 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary sibling, fsync, ``os.replace``."""
     target = _followed(Path(path))
     parent = target.parent
+    # An error names the path the caller gave, never the hidden temporary beside it.
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    if not parent.is_dir():
+        missing = errno.ENOENT if not os.path.lexists(parent) else errno.ENOTDIR
+        raise _named(OSError(missing, os.strerror(missing)), path)
     _sweep(parent, target.name)
-    fd, name = tempfile.mkstemp(
-        prefix=f".{target.name}.{os.getpid()}.", suffix=_TMP_SUFFIX, dir=parent
-    )
+    try:
+        fd, name = tempfile.mkstemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=_TMP_SUFFIX, dir=parent
+        )
+    except OSError as exc:
+        raise _named(exc, path) from None
     temporary = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -85,10 +94,20 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         os.chmod(temporary, _mode_of(target, 0o644))
         _step("synced")
         os.replace(temporary, target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise _named(exc, path) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     _sync_directory(parent)
+
+
+def _named(error: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``error`` (its type and errno kept) naming ``path`` alone, not a temporary."""
+    if error.errno is None:
+        return error
+    return OSError(error.errno, error.strerror or os.strerror(error.errno), os.fspath(path))
 
 
 def replace_directory(path: str | os.PathLike[str], files: Mapping[str, bytes]) -> None:

@@ -19,6 +19,7 @@ import asyncio
 import copy
 import difflib
 import json
+import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from placeborag._errors import (
 )
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
-from placeborag._validation import shown
+from placeborag._validation import check_real, shown
 
 __all__ = [
     "CacheEvent",
@@ -64,18 +65,49 @@ def _checked_mapping(value: object, name: str) -> dict[str, Any] | None:
 def identity_key(identity: object) -> str:
     """The canonical text of an identity: equal identities give equal keys, and only they.
 
-    JSON with sorted keys; a value JSON cannot hold is refused rather than stringified, since
-    two different identities must never share a key.
+    JSON with sorted keys; equal numbers give equal text (``1`` and ``1.0``, but not ``True``,
+    which JSON tells from a number). A value JSON cannot hold, or a dict key that is not a str
+    (JSON would turn ``1`` into ``"1"``), is refused rather than stringified, since two
+    different identities must never share a key.
     """
     if identity is not None and not isinstance(identity, (Mapping, str)):
         raise PlaceboragTypeError(f"identity={shown(identity)} must be a dict, a str or None")
     try:
-        return json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise PlaceboragTypeError(
-            f"identity={shown(identity)} must hold only JSON values (str, int, float, bool, None,"
-            f" lists and dicts of them): {error}"
+        canonical = _canonical(identity, identity)
+    except RecursionError:
+        raise PlaceboragValueError(
+            f"identity={shown(identity)} is nested too deeply to be a key"
         ) from None
+    return json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _not_json(identity: object, part: object, why: str) -> PlaceboragTypeError:
+    return PlaceboragTypeError(
+        f"identity={shown(identity)} must hold only JSON values (str, int, finite float, bool,"
+        f" None, lists and dicts of them with str keys): {shown(part)} {why}"
+    )
+
+
+def _canonical(value: object, identity: object) -> object:
+    """``value`` with every number that equals an int written as that int."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _not_json(identity, value, "is not a finite number")
+        return int(value) if value.is_integer() else float(value)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _not_json(identity, key, "is a key that is not a str")
+            out[key] = _canonical(item, identity)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_canonical(item, identity) for item in value]
+    raise _not_json(identity, value, f"is a {type(value).__name__}")
 
 
 @dataclass(frozen=True)
@@ -135,19 +167,40 @@ def _as_match(item: object, position: int, query: str) -> Any:
     if isinstance(item, str):
         # Scripted results as bare texts: ids and fused scores follow the given order.
         return Match(f"{query}#{position}", item, {}, 1.0 / (position + 1))
+    where = f"results[{shown(query)}][{position}]"
     if isinstance(item, Mapping) and "id" in item:
-        return Match(
-            str(item["id"]),
-            str(item.get("text", "")),
-            dict(item.get("metadata") or {}),
-            float(item.get("score", 1.0 / (position + 1))),
+        fields = (
+            item["id"],
+            item.get("text", ""),
+            item.get("metadata", {}),
+            item.get("score", 1.0 / (position + 1)),
         )
+        return _checked_match(fields, where, "[{!r}]")
     if all(hasattr(item, name) for name in ("id", "text", "metadata", "score")):
-        return Match(item.id, item.text, dict(item.metadata), float(item.score))  # type: ignore[attr-defined]
+        fields = (item.id, item.text, item.metadata, item.score)  # type: ignore[attr-defined]
+        return _checked_match(fields, where, ".{}")
     raise PlaceboragTypeError(
-        f"results[{shown(query)}][{position}]={shown(item)} must be a Match, a dict with 'id' (and"
-        " 'text', 'metadata', 'score') or a str"
+        f"{where}={shown(item)} must be a Match, a dict with 'id' (and 'text', 'metadata',"
+        " 'score') or a str"
     )
+
+
+def _checked_match(fields: tuple[object, object, object, object], where: str, part: str) -> Any:
+    from placeborag._store import Match
+
+    id, text, metadata, score = fields
+    if not isinstance(id, str):
+        raise PlaceboragTypeError(f"{where}{part.format('id')}={shown(id)} must be a str")
+    if not isinstance(text, str):
+        raise PlaceboragTypeError(f"{where}{part.format('text')}={shown(text)} must be a str")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, Mapping):
+        raise PlaceboragTypeError(
+            f"{where}{part.format('metadata')}={shown(metadata)} must be a dict or None"
+        )
+    number = check_real(score, f"{where}{part.format('score')}", "a finite real number")
+    return Match(id, text, dict(metadata), number)
 
 
 class StubKnowledgeStore:
@@ -159,10 +212,14 @@ class StubKnowledgeStore:
     A search's ``where`` filters the scripted matches by their metadata, in the filter
     language of ``FakeVectorStore``.
     Computed: ``StubKnowledgeStore(backend=store_or_hybrid_retriever)``; each search runs
-    ``backend.query(query, k, where, context=identity)``, so the backend records the identity
-    too. ``access(identity, match) -> bool`` decides what the caller may read (everything
-    when ``None``); a match it refuses becomes a ``WithheldRecord`` carrying only
-    ``match.metadata[source_key]``.
+    ``backend.query(query, k, where, context=identity)`` (a str identity as
+    ``{"identity": identity}``, since a store's context is a mapping), so the backend records
+    the identity too; when the access rule withholds some of the top ``k``, the backend is
+    asked again for more, so both forms return the best ``k`` readable matches.
+    ``access(identity, match) -> bool`` decides what the caller may read (everything when
+    ``None``); a match it refuses becomes a ``WithheldRecord`` carrying only
+    ``match.metadata[source_key]``. Matches given as dicts are checked when scripted: ``id``
+    and ``text`` a str, ``metadata`` a dict (or None), ``score`` a finite real number.
     """
 
     def __init__(
@@ -284,8 +341,7 @@ class StubKnowledgeStore:
         anything else to record with the call (a session id, a trace id).
         """
         call = self._arrive(query, identity, k, where, context)
-        matches = self._matches(call)
-        return self._split(call, matches)
+        return self._answer(call)
 
     async def asearch(
         self,
@@ -299,7 +355,38 @@ class StubKnowledgeStore:
         """Like ``search``; the call is recorded when the coroutine starts running."""
         call = self._arrive(query, identity, k, where, context)
         await asyncio.sleep(0)
+        return self._answer(call)
+
+    def _answer(self, call: KnowledgeCall) -> KnowledgeResult:
+        if self._backend is not None:
+            return self._computed(call)
         return self._split(call, self._matches(call))
+
+    def _computed(self, call: KnowledgeCall) -> KnowledgeResult:
+        """The best ``k`` readable matches from the backend, asking it for more if need be.
+
+        The backend is asked for ``k``; when the access rule withholds some of them and the
+        backend had more to give, it is asked once more for every record of its store (or,
+        when it cannot say how many it holds, for twice as many, until it runs out), so the
+        backend and the scripted path return the same best ``k`` readable matches.
+        """
+        context = _backend_context(call.identity)
+        asked = call.k
+        while True:
+            found = self._backend.query(call.query, asked, call.where, context=context)
+            # FAISS-style padding ("-1" slots) is not a record.
+            matches = [m for m in found if m.id != "-1"]
+            result = self._ranked_split(call, matches)
+            if len(result.matches) >= call.k or len(matches) < asked or asked >= _MAX_ASKED:
+                return result
+            store = getattr(self._backend, "store", self._backend)
+            try:
+                size = len(store)
+            except TypeError:
+                size = asked * 2
+            if size <= asked:
+                return result
+            asked = min(size, _MAX_ASKED)
 
     def _arrive(
         self,
@@ -326,19 +413,11 @@ class StubKnowledgeStore:
         return call
 
     def _matches(self, call: KnowledgeCall) -> tuple[Any, ...]:
-        if self._backend is not None:
-            found = self._backend.query(
-                call.query,
-                call.k,
-                call.where,
-                context=call.identity if isinstance(call.identity, Mapping) else None,
-            )
-            return tuple(m for m in found if m.id != "-1")
         with self._lock:
             scripted = self._scripted.get(call.query)
             if scripted is None:
                 if self._default is None:
-                    raise UnscriptedQuery(self._unscripted_message(call.query))
+                    raise UnscriptedQuery(self._unscripted_message(call.query, call.index))
                 scripted = self._default
         # A scripted result goes through the store's filter language like a real result would.
         predicate = compile_filter(call.where)
@@ -346,13 +425,13 @@ class StubKnowledgeStore:
             return scripted
         return tuple(m for m in scripted if predicate.matches(m.metadata))
 
-    def _unscripted_message(self, query: str) -> str:
+    def _unscripted_message(self, query: str, index: int) -> str:
         known = list(self._scripted)
         close = difflib.get_close_matches(query, known, n=3, cutoff=0.4)
         listed = ", ".join(map(repr, close or known[:5])) or "none"
         label = "nearest scripted queries" if close else "scripted queries"
         return (
-            f"no result scripted for query={shown(query)} (search {len(self._calls) - 1}); {label}:"
+            f"no result scripted for query={shown(query)} (search {index}); {label}:"
             f" {listed}. The key is the exact query text; script it with script(query, matches)"
             " or give default=[] to answer unscripted queries with nothing"
         )
@@ -363,9 +442,26 @@ class StubKnowledgeStore:
             if self._access is None or self._access(call.identity, match):
                 readable.append(match)
             else:
-                source = match.metadata.get(self._source_key)
-                withheld.append(WithheldRecord(None if source is None else str(source)))
+                withheld.append(self._withheld(match))
         return KnowledgeResult(call.query, tuple(readable[: call.k]), tuple(withheld))
+
+    def _ranked_split(self, call: KnowledgeCall, matches: Sequence[Any]) -> KnowledgeResult:
+        """Like ``_split`` over a ranked list: what is withheld among the backend's top ``k``
+        and, past them, up to the ``k``-th readable match (what a larger k reached for)."""
+        readable: list[Any] = []
+        withheld: list[WithheldRecord] = []
+        for position, match in enumerate(matches):
+            if len(readable) >= call.k and position >= call.k:
+                break
+            if self._access is None or self._access(call.identity, match):
+                readable.append(match)
+            else:
+                withheld.append(self._withheld(match))
+        return KnowledgeResult(call.query, tuple(readable), tuple(withheld))
+
+    def _withheld(self, match: Any) -> WithheldRecord:
+        source = match.metadata.get(self._source_key)
+        return WithheldRecord(None if source is None else str(source))
 
     def __repr__(self) -> str:
         how = (
@@ -374,6 +470,20 @@ class StubKnowledgeStore:
             else (f"scripted={len(self._scripted)}")
         )
         return f"<StubKnowledgeStore {how} calls={len(self._calls)}>"
+
+
+# The most records one query may ask a FakeVectorStore for.
+_MAX_ASKED = 1_000_000
+
+
+def _backend_context(identity: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
+    """The ``context=`` a backend query gets: the identity, a str one as ``{"identity": ...}``
+    (a store's context is a mapping)."""
+    if identity is None:
+        return None
+    if isinstance(identity, str):
+        return {"identity": identity}
+    return copy.deepcopy(dict(identity))
 
 
 def _checked_query(query: object) -> str:

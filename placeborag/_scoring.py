@@ -21,6 +21,7 @@ import logging
 import math
 import numbers
 import threading
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
@@ -74,7 +75,9 @@ class ScoringResponse:
     A response built by a test is checked for types only: NaN, infinite scores and a number
     of scores that differs from the number of documents are allowed on purpose, so a script
     can imitate a provider that misbehaves. A score must still be a float: an int beyond
-    float range (``10**400``) is refused rather than rounded to infinity.
+    float range (``10**400``) is refused rather than rounded to infinity. ``scores`` is kept
+    as a tuple and ``metadata`` as a read-only copy, so a response scripted to repeat is the
+    same for every request, whatever a reader did with an earlier one.
     """
 
     scores: tuple[float, ...]
@@ -104,7 +107,16 @@ class ScoringResponse:
         if not isinstance(self.metadata, Mapping):
             raise PlaceboragTypeError(f"metadata={shown(self.metadata)} must be a mapping")
         object.__setattr__(self, "scores", floats)
-        object.__setattr__(self, "metadata", dict(self.metadata))
+        # Read-only, like the scores tuple: a response scripted to repeat hands out the same
+        # object, so a reader that could change its metadata would change every later repeat.
+        object.__setattr__(self, "metadata", types.MappingProxyType(dict(self.metadata)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A mappingproxy cannot be pickled or deep-copied; the response is rebuilt from a dict.
+        return (
+            type(self),
+            (self.scores, self.token_usage, self.model_name, dict(self.metadata)),
+        )
 
 
 class ScoringListener:

@@ -1,6 +1,7 @@
 """ScriptedChatModel: scripts and rules, the tool set it honours, its record, sync and async."""
 
 import asyncio
+import threading
 
 import pytest
 
@@ -8,6 +9,7 @@ from placeborag import (
     ChatMessage,
     ChatReply,
     PlaceboragTypeError,
+    PlaceboragValueError,
     ScriptedChatModel,
     ScriptError,
     ScriptExhausted,
@@ -263,3 +265,124 @@ def test_tool_call_arguments_are_a_private_copy():
     arguments["query"] = "changed"
 
     assert call.arguments == {"query": "refund"}
+
+
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        (
+            {"type": "function", "function": {"name": "search_knowledge"}},
+            "must be a list of tools, not one dict (write [tool] for one)",
+        ),
+        (
+            5,
+            "tools=5 must be a list of tools (names, dicts with a 'name', or objects with a .name)",
+        ),
+    ],
+)
+def test_one_tool_dict_or_a_non_iterable_is_refused_before_a_step_is_taken(tools, message):
+    model = ScriptedChatModel.answering("first").then_answers("second")
+
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        model.invoke("hi", tools=tools)
+
+    assert message in str(excinfo.value)
+    assert model.requests == ()
+    assert model.invoke("hi").content == "first"
+
+
+def test_openai_message_dicts_with_no_calls_or_nested_calls_are_read():
+    model = ScriptedChatModel.answering("ok").then_repeats()
+    openai_call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "search_knowledge", "arguments": '{"query": "refund"}'},
+    }
+
+    model.invoke([{"role": "assistant", "content": "", "tool_calls": None}])
+    model.invoke([{"role": "assistant", "content": None, "tool_calls": [openai_call]}])
+
+    assert model.requests[0].messages == (ChatMessage("assistant", ""),)
+    assert model.requests[1].messages[0].tool_calls == (
+        ToolCall("search_knowledge", {"query": "refund"}, "c1"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "error", "message"),
+    [
+        (
+            [{"id": "c1", "type": "function", "function": {"name": "s", "arguments": "{q"}}],
+            PlaceboragValueError,
+            "messages[0]['tool_calls'][0]['function']['arguments']='{q' must be a JSON object",
+        ),
+        (
+            [{"id": "c1", "type": "function", "function": {"name": "s", "arguments": "[1]"}}],
+            PlaceboragValueError,
+            "messages[0]['tool_calls'][0]['function']['arguments'] holds [1]; it must be a JSON"
+            " object",
+        ),
+        (
+            [{"id": "c1", "kind": "function"}],
+            PlaceboragTypeError,
+            "messages[0]['tool_calls'][0]={'id': 'c1', 'kind': 'function'} must be a ToolCall",
+        ),
+        (
+            "s",
+            PlaceboragTypeError,
+            "messages[0]['tool_calls']='s' must be a list of tool calls or None",
+        ),
+    ],
+)
+def test_malformed_tool_calls_in_a_message_dict_are_named_and_nothing_is_recorded(
+    tool_calls, error, message
+):
+    model = ScriptedChatModel.answering("ok")
+
+    with pytest.raises(error) as excinfo:
+        model.invoke([{"role": "assistant", "content": "", "tool_calls": tool_calls}])
+
+    assert message in str(excinfo.value)
+    assert model.requests == ()
+
+
+def test_a_message_and_a_tool_call_refuse_what_they_cannot_hold_by_name():
+    with pytest.raises(
+        PlaceboragTypeError, match=r"tool_calls=None must be a sequence of ToolCall"
+    ):
+        ChatMessage("assistant", "", None)
+    with pytest.raises(PlaceboragTypeError, match=r"of the 's' call must be JSON values"):
+        tool_call("s", lock=threading.Lock())
+
+
+def test_one_role_content_pair_is_one_message():
+    model = ScriptedChatModel.answering("ok")
+
+    model.invoke(("user", "hi"))
+
+    assert model.request.messages == (ChatMessage("user", "hi"),)
+
+
+@pytest.mark.parametrize(
+    ("topics", "message"),
+    [
+        ("refund", "topics='refund' must be a list of str, not one value"),
+        (5, "topics=5 must be a list of str, not one value"),
+    ],
+)
+def test_search_on_topics_refuses_one_str_or_a_non_iterable(topics, message):
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        search_on_topics(topics)
+
+    assert message in str(excinfo.value)
+
+
+@pytest.mark.parametrize("topic", ["C#", "C++", ".NET"])
+def test_a_topic_with_symbols_at_its_ends_matches_as_a_whole_word(topic):
+    model = ScriptedChatModel.following(search_on_topics([topic]))
+
+    asked = model.invoke(f"how do I learn {topic.lower()} fast?", tools=TOOLS)
+    inside = model.invoke(f"x{topic}x please", tools=TOOLS)
+
+    assert asked.tool_calls[0].name == "search_knowledge"
+    assert inside.tool_calls == ()

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from placeborag import (
     BudgetExceeded,
     Conversation,
+    PlaceboragTypeError,
     PlaceboragValueError,
     Sessions,
     Turn,
@@ -167,3 +168,62 @@ def test_a_packing_always_keeps_the_rules(
         assert packing.history_tokens <= limit
     if packing.cut_fragments:  # a fragment is cut only because it did not fit
         assert words(packing.cut_fragments[0]) > packing.free
+
+
+# -- regressions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("history", "fragments", "message"),
+    [
+        ([], "It left the depot.", "fragments='It left the depot.' must be a list of fragments"),
+        (None, [], "history=None must be a Conversation or a list of Turn"),
+        ("hi", [], "history='hi' must be a Conversation or a list of Turn"),
+        (["hi"], [], "history[0]='hi' must be a Turn"),
+    ],
+)
+def test_pack_refuses_one_str_or_a_non_iterable_by_name(history, fragments, message):
+    budget = WindowBudget(window=40, answer_reserve=4)
+
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        budget.pack(history, "where is it?", fragments)
+
+    assert message in str(excinfo.value)
+
+
+def test_pack_takes_fragments_from_a_generator():
+    budget = WindowBudget(window=40, answer_reserve=4, counter=words)
+
+    packing = budget.pack([], "where is it?", (text for text in ["one two", "three"]))
+
+    assert packing.fragments == ("one two", "three")
+    assert packing.fragment_tokens == 3
+
+
+def test_pack_refuses_a_negative_count_from_the_counter():
+    budget = WindowBudget(window=40, answer_reserve=4, counter=lambda text: -1)
+
+    with pytest.raises(PlaceboragTypeError, match=r"counter\('where\?'\) returned -1; expected"):
+        budget.pack([], "where?")
+
+
+def test_a_conversation_checks_its_turns_when_built():
+    with pytest.raises(PlaceboragTypeError, match=r"turns\[0\]='hi' must be a Turn"):
+        Conversation(id="x", owner="o", turns=["hi"])
+    with pytest.raises(PlaceboragTypeError, match="tokens=-3 must be an int >= 0"):
+        Turn("user", "hi", -3)
+
+
+def test_sessions_refuse_what_is_not_a_session_and_a_user_that_is_not_the_owner():
+    sessions = Sessions()
+
+    with pytest.raises(PlaceboragTypeError, match="session='bob' must be a Session"):
+        sessions.start("bob", "hi")
+    with pytest.raises(PlaceboragTypeError, match="session=None must be a Session"):
+        sessions.find(None, "conv-1")
+    with pytest.raises(PlaceboragValueError, match="user='alice' contradicts owner='bob'"):
+        sessions.open("bob", user="alice")
+
+    assert sessions.conversations == ()
+    assert sessions.open("bob", user="bob").identity == {"user": "bob"}
+    assert sessions.open("carol").id == "session-2"

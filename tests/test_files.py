@@ -299,3 +299,19 @@ def test_every_writer_follows_a_dangling_symlink_and_refuses_a_looping_one(
     assert excinfo.value.errno == errno.ELOOP
     assert loop.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["dangling", "loop", NAMES[kind]])
+
+
+def test_a_write_that_cannot_happen_names_the_given_path_not_a_temporary(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "adir").mkdir()
+
+    with pytest.raises(IsADirectoryError) as is_dir:
+        _files.write_text(tmp_path / "adir", "x")
+    with pytest.raises(FileNotFoundError) as missing:
+        _files.write_text(tmp_path / "missing" / "x.html", "x")
+
+    assert is_dir.value.filename == str(tmp_path / "adir")
+    assert missing.value.filename == str(tmp_path / "missing" / "x.html")
+    assert "placeborag-tmp" not in str(is_dir.value) + str(missing.value)
+    assert [p.name for p in tmp_path.rglob("*")] == ["adir"]

@@ -305,3 +305,94 @@ def test_the_cache_hits_exactly_when_the_same_query_and_identity_were_put(puts, 
 
     matching = [n for n, put in enumerate(puts) if put == probe]
     assert found == (matching[-1] if matching else None)
+
+
+# -- regressions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend_of", [lambda store: store, HybridRetriever])
+def test_a_str_identity_reaches_the_backend_as_its_context(backend_of):
+    store = FakeVectorStore()
+    store.upsert_many(["refund"], [REFUND.text], [{"source": "wiki", "acl": "all"}])
+    knowledge = StubKnowledgeStore(backend=backend_of(store))
+
+    knowledge.search("refund", identity="alice", k=1)
+
+    assert store.queries[-1].context == {"identity": "alice"}
+    assert knowledge.calls[0].identity == "alice"
+
+
+def test_k_means_the_best_k_readable_matches_scripted_or_computed():
+    store = FakeVectorStore()
+    store.upsert_many(
+        ["salary#0", "refund#0"], [SALARY.text, REFUND.text], [SALARY.metadata, REFUND.metadata]
+    )
+    query = "Salary bands for 2026."
+    assert [m.id for m in store.query(query, k=2)] == ["salary#0", "refund#0"]
+    scripted = StubKnowledgeStore(results={query: [SALARY, REFUND]}, access=by_group)
+    computed = StubKnowledgeStore(backend=store, access=by_group)
+
+    by_script = scripted.search(query, identity=ALICE, k=1)
+    by_backend = computed.search(query, identity=ALICE, k=1)
+
+    assert [m.id for m in by_script.matches] == [m.id for m in by_backend.matches] == ["refund#0"]
+    assert by_script.outcome == by_backend.outcome == "mixed"
+    assert by_script.hidden_sources == by_backend.hidden_sources == ("hr-drive",)
+
+
+@pytest.mark.parametrize(
+    ("match", "error", "message"),
+    [
+        ({"id": "a", "score": "high"}, PlaceboragTypeError, "['score']='high' must be a finite"),
+        ({"id": "a", "score": None}, PlaceboragTypeError, "['score']=None must be a finite"),
+        (
+            {"id": "a", "score": float("nan")},
+            PlaceboragValueError,
+            "['score']=nan must be a finite",
+        ),
+        ({"id": "a", "score": True}, PlaceboragTypeError, "['score']=True must be a finite"),
+        (
+            {"id": "a", "metadata": [1, 2]},
+            PlaceboragTypeError,
+            "['metadata']=[1, 2] must be a dict",
+        ),
+        ({"id": None}, PlaceboragTypeError, "results['q'][0]['id']=None must be a str"),
+        (
+            {"id": "a", "text": None},
+            PlaceboragTypeError,
+            "results['q'][0]['text']=None must be a str",
+        ),
+    ],
+)
+def test_a_match_given_as_a_dict_is_checked_when_scripted(match, error, message):
+    with pytest.raises(error) as excinfo:
+        StubKnowledgeStore(results={"q": [match]})
+
+    assert message in str(excinfo.value)
+
+
+def test_unscripted_queries_under_gather_name_their_own_search():
+    store = StubKnowledgeStore(results={"refund policy": [REFUND]})
+
+    async def both():
+        return await asyncio.gather(
+            store.asearch("x", identity=None),
+            store.asearch("y", identity=None),
+            return_exceptions=True,
+        )
+
+    first, second = asyncio.run(both())
+
+    assert "query='x' (search 0)" in str(first)
+    assert "query='y' (search 1)" in str(second)
+
+
+def test_the_cache_refuses_non_str_keys_and_equal_numbers_share_an_entry():
+    cache = CandidateCache()
+    cache.put("q", {"n": 1}, ["one"])
+
+    with pytest.raises(PlaceboragTypeError, match="1 is a key that is not a str"):
+        cache.put("q", {1: "admin"}, ["secret"])
+    assert cache.get("q", {"n": 1.0}) == ["one"]
+    assert cache.get("q", {"n": True}) is None
+    assert cache.puts == 1

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import math
+import pickle
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
@@ -1009,3 +1011,18 @@ def test_the_script_errors_live_in_the_errors_module_and_are_still_importable_fr
     assert ScriptError is _errors.ScriptError is _scoring.ScriptError
     assert ScriptExhausted is _errors.ScriptExhausted is _scoring.ScriptExhausted
     assert ScriptError.__module__ == "placeborag._errors"
+
+
+def test_a_repeated_response_keeps_its_metadata_whatever_a_reader_tries():
+    scorer = ScriptedScorer.responding(
+        ScoringResponse(scores=[0.5], metadata={"a": 1})
+    ).then_repeats()
+
+    first = scorer.score("q", ["d"])
+    with pytest.raises(TypeError):
+        first.metadata["a"] = 2  # type: ignore[index]
+    second = scorer.score("q", ["d"])
+
+    assert second.metadata == {"a": 1}
+    assert pickle.loads(pickle.dumps(second)) == second
+    assert copy.deepcopy(second).metadata == {"a": 1}

@@ -161,3 +161,32 @@ def test_a_one_point_report_has_no_numpy_warnings_and_no_empty_axes(texts):
         page = render_report(Scenario(documents=docs, query="refund"))
     assert "of variance" not in page
     assert page.count("A projection needs at least two documents with different vectors.") == 2
+
+
+@pytest.mark.parametrize(
+    ("out", "reason"),
+    [
+        ("adir", "it is a directory"),
+        ("missingdir/x.html", "the folder 'missingdir' does not exist"),
+    ],
+)
+def test_the_report_cli_names_the_path_it_cannot_write(tmp_path, monkeypatch, capsys, out, reason):
+    (tmp_path / "adir").mkdir()
+    monkeypatch.chdir(tmp_path)
+
+    assert main(["report", "--out", out]) == 1
+
+    assert (
+        capsys.readouterr().err == f"placeborag report: cannot write report to {out!r}: {reason}\n"
+    )
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["adir"]
+
+
+def test_python_dash_m_placeborag_runs_the_console_script():
+    done = subprocess.run(
+        [sys.executable, "-m", "placeborag", "--help"], capture_output=True, text=True, check=False
+    )
+
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage: placeborag ")
+    assert "report" in done.stdout
