@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -23,3 +26,13 @@ def _no_network() -> Iterator[None]:
         yield
     finally:
         pytest_socket.enable_socket()
+
+
+def _pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+@pytest.fixture(params=[copy.deepcopy, _pickled], ids=["deepcopy", "pickle"])
+def clone(request: pytest.FixtureRequest) -> Callable[[Any], Any]:
+    """A copy as a test framework or a worker pool makes one: deep-copied or pickled."""
+    return request.param  # type: ignore[no-any-return]

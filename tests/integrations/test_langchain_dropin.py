@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
-import pickle
 import warnings
 from typing import Any
 from unittest.mock import Mock
@@ -179,11 +177,6 @@ def test_scores_under_a_random_model_follow_the_returned_order() -> None:
     assert scores == sorted(scores, reverse=True)
 
 
-def pickled(value: Any) -> Any:
-    return pickle.loads(pickle.dumps(value))
-
-
-@pytest.mark.parametrize("clone", [copy.deepcopy, pickled], ids=["deepcopy", "pickle"])
 @pytest.mark.parametrize(
     "model", [lambda: DeterministicFakeEmbedding(size=8), CountingEmbeddings], ids=["fake", "ngram"]
 )

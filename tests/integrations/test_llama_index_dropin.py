@@ -7,7 +7,6 @@ ImageNode, query by embedding, MMR, get_nodes/delete_nodes by filter.
 
 from __future__ import annotations
 
-import copy
 import pickle
 import warnings
 from typing import Any
@@ -260,11 +259,6 @@ class NgramEmbedding(BaseEmbedding):
         return self._get_text_embedding(query)
 
 
-def pickled(value: Any) -> Any:
-    return pickle.loads(pickle.dumps(value))
-
-
-@pytest.mark.parametrize("clone", [copy.deepcopy, pickled], ids=["deepcopy", "pickle"])
 @pytest.mark.parametrize(
     "model", [lambda: MockEmbedding(embed_dim=8), NgramEmbedding], ids=["mock", "ngram"]
 )
