@@ -12,7 +12,11 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="placeborag", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="placeborag",
+        description="placeborag's command line: 'placeborag report --out report.html' writes "
+        "every explorer view of a scenario (the demo, or --scenario FILE) to one HTML page.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     report = commands.add_parser(
         "report", help="write every explorer view to one self-contained HTML page"

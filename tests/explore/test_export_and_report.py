@@ -190,3 +190,4 @@ def test_python_dash_m_placeborag_runs_the_console_script():
     assert done.returncode == 0
     assert done.stdout.startswith("usage: placeborag ")
     assert "report" in done.stdout
+    assert "``" not in done.stdout  # help text, not the module's reST docstring
