@@ -767,7 +767,11 @@ class FakeEmbedder:
         if n <= _CACHED_BATCH and floats.dtype == np.float64:  # queries, mostly
             # Bounded in bytes: a row costs 16 bytes per dimension (int64 and float64).
             room = max(_MEMBER_CACHE_BYTES // (16 * d) - len(self._member_cache), 0)
-            self._member_cache.update(zip(keys[:room], zip(members[:room], floats[:room])))
+            # Copies, read-only: the arrays computed here go back to the caller, whose edits
+            # must not reach the vectors this embedder gives later.
+            kept_ints, kept_floats = members[:room].copy(), floats[:room].copy()
+            kept_ints.flags.writeable = kept_floats.flags.writeable = False
+            self._member_cache.update(zip(keys[:room], zip(kept_ints, kept_floats)))
         return members, floats
 
     def _codes(self, r_packed: np.ndarray, which: np.ndarray, a_bits: np.ndarray) -> np.ndarray:

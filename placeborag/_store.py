@@ -375,15 +375,16 @@ class FakeVectorStore:
                 _check_id(value, f"reuse ids[{i}]")
             reuse = (other, id_list)
         twin = FakeVectorStore(embedder=embedder, **self._options)
+        # The other store's snapshot before this store's lock: holding ours while waiting for
+        # theirs deadlocked two stores re-embedded from each other on two threads.
+        other_records = reuse[0].records() if reuse is not None else None
         with self._lock:
             table = self._table
             embed_rows = np.flatnonzero(table.alive[: table.count])
             reused_rows = np.zeros(0, dtype=np.int64)  # rows of ours taken from ``other``
             reused_from = reused_rows  # ... and their positions in other.records()
-            if reuse is not None:
-                other, ids = reuse
-                other_records = other.records()
-                ids = list(ids)
+            if reuse is not None and other_records is not None:
+                ids = list(reuse[1])
                 ours = list(map(table.row_of.get, ids))
                 theirs = list(map(other_records._index.get, ids))
                 if None in ours or None in theirs:  # the first unknown id, named
@@ -399,7 +400,7 @@ class FakeVectorStore:
                 keep[reused_rows] = False
                 embed_rows = embed_rows[keep[embed_rows]]
             dims = twin._table.dimensions
-            if reused_rows.size:
+            if reused_rows.size and other_records is not None:
                 dims = other_records.dimensions
                 if twin._fake and embedder.dimensions != dims:
                     raise PlaceboragValueError(
@@ -436,10 +437,12 @@ class FakeVectorStore:
                     if embedded is not None:
                         vectors[embed_rows] = embedded
             # Reused rows are copied a block at a time (no temporary of the whole matrix).
-            for a in range(0, reused_rows.size, _BLOCK):
-                vectors[reused_rows[a : a + _BLOCK]] = other_records.vectors[
-                    reused_from[a : a + _BLOCK]
-                ]
+            if reused_rows.size:
+                assert other_records is not None  # reused rows come from the store of reuse
+                for a in range(0, reused_rows.size, _BLOCK):
+                    vectors[reused_rows[a : a + _BLOCK]] = other_records.vectors[
+                        reused_from[a : a + _BLOCK]
+                    ]
             twin._adopt(self, table.with_vectors(vectors))
             twin._pending = []
             for op in self._pending:

@@ -679,3 +679,17 @@ def test_every_large_batch_path_gives_the_bits_of_one_text_at_a_time():
         ) = saved
         _embedder._MEMBERSHIP.clear()
         _embedder._MEMBER_DRAWS.clear()
+
+
+@pytest.mark.parametrize("match", ["exact", "substring"])
+def test_an_array_the_embedder_returned_can_be_changed_without_changing_later_vectors(match):
+    # The member cache once kept views into the array embed_array returned: negating it in
+    # place negated every later embed() of the text, in every thread sharing the embedder.
+    clusters = {"refund": ["refund policy", "money back"]}
+    text = "money back" if match == "exact" else "I want my money back now"
+    embedder = FakeEmbedder(clusters=clusters, cluster_match=match)
+    fresh = FakeEmbedder(clusters=clusters, cluster_match=match)
+    given = embedder.embed_array([text])
+    given *= -1.0
+    assert embedder.embed(text) == fresh.embed(text)
+    assert np.array_equal(embedder.embed_array([text]), fresh.embed_array([text]))

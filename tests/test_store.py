@@ -529,3 +529,40 @@ def test_query_by_vector_of_a_texts_own_vector_returns_exactly_query_of_the_text
             differ.append(text)
     assert differ == []
     assert store.queries[-1].vector is not None  # logged as a vector query all the same
+
+
+def test_two_stores_re_embedded_from_each_other_on_two_threads_both_finish():
+    # reembedded() once held its own lock while taking the other store's snapshot: two
+    # threads doing it in opposite directions waited on each other for good.
+    import sys
+    import threading
+
+    clusters = {"refund": ["refund policy", "money back"]}
+    ids = [f"d{i}" for i in range(3000)]
+    texts = [f"doc {i} words" for i in range(3000)]
+    a = FakeVectorStore(embedder=FakeEmbedder(clusters=clusters))
+    b = FakeVectorStore(embedder=FakeEmbedder(clusters=clusters, cluster_spread=0.9))
+    a.upsert_many(ids, texts)
+    b.upsert_many(ids, texts)
+    new = FakeEmbedder(clusters=clusters, cluster_spread=0.7)
+    for _ in range(10):  # one after the other: each call is a few ms
+        a.reembedded(new, reuse=(b, ids[:2000]))
+        b.reembedded(new, reuse=(a, ids[:2000]))
+    done = []
+
+    def run(store, other):
+        for _ in range(50):
+            store.reembedded(new, reuse=(other, ids[:2000]))
+        done.append(store)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race shows at once
+    threads = [threading.Thread(target=run, args=pair, daemon=True) for pair in ((a, b), (b, a))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)  # a deadlock never ends; this takes well under a second
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(done) == 2
