@@ -1,6 +1,7 @@
 """ScriptedChatModel: scripts and rules, the tool set it honours, its record, sync and async."""
 
 import asyncio
+import sys
 import threading
 
 import pytest
@@ -386,3 +387,29 @@ def test_a_topic_with_symbols_at_its_ends_matches_as_a_whole_word(topic):
 
     assert asked.tool_calls[0].name == "search_knowledge"
     assert inside.tool_calls == ()
+
+
+def test_threads_sharing_one_model_each_get_their_own_step():
+    # The script's steps are handed out under one lock: 8 threads x 25 calls take the 200
+    # answers exactly once each, and every request keeps the index of its arrival.
+    model = ScriptedChatModel.answering("answer 0")
+    for n in range(1, 200):
+        model.then_answers(f"answer {n}")
+    answers: list[str] = []
+
+    def ask(worker: int) -> None:
+        for call in range(25):
+            answers.append(model.invoke(f"question {worker}.{call}").content)
+
+    threads = [threading.Thread(target=ask, args=(w,)) for w in range(8)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert sorted(answers) == sorted(f"answer {n}" for n in range(200))
+    assert [r.index for r in model.requests] == list(range(200))
