@@ -552,6 +552,7 @@ class Explorer:
         )
         self._views = views
         self.phases = self.state.phases
+        self._index_ids(views.projection.ids)
         # The point clouds first: the browser starts on their redraw, the longest part of a
         # change at scale, while the kernel makes the tables.
         self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
@@ -625,11 +626,15 @@ class Explorer:
         p = display.projection
         # Projection: a trace per category, then the top-k rings; ranking: one per status.
         self._trace_rows[name] = dict(enumerate(display.groups()))
-        if p.ids is not self._ids:  # a new snapshot of ids: index it once, not per click
-            self._ids = p.ids
-            self._id_set = frozenset(p.ids)
-            self._id_array = np.array(p.ids, dtype=object)
+        self._index_ids(p.ids)
         self._show_selection(name)
+
+    def _index_ids(self, ids: Any) -> None:
+        """Index the ids on screen, which :meth:`select` accepts (in every mode)."""
+        if ids is not self._ids:  # a new snapshot of ids: index it once, not per click
+            self._ids = ids
+            self._id_set = frozenset(ids)
+            self._id_array = np.array(ids, dtype=object)
 
     def _show_selection(self, name: str) -> None:
         """Highlight the selected documents still present in figure ``name`` (plotly dims the
@@ -874,8 +879,15 @@ class Explorer:
             elif raw.startswith("{"):
                 where = json.loads(raw)
                 s = self.scenario
+                if self._views is None:
+                    raise PlaceboragValueError(
+                        "nothing to select from: the app has not drawn a valid state"
+                    )
+                # The pre-filtering store on screen scores only the records the filter
+                # matches (with the screen's filter semantics): every other one is
+                # "filtered out" of its trace, or "unreachable" (unlinked by churn).
                 trace = self._views.stores["pre"].trace(s.query, 1, where)
-                ids = [i for i, st in zip(trace.ids, trace.status) if st not in _NOT_MATCHING]
+                ids = [i for i, st in zip(trace.ids, trace.stage) if st not in _NOT_MATCHING]
             else:
                 ids = [part.strip() for part in raw.split(",") if part.strip()]
             self.select(ids)
