@@ -448,12 +448,13 @@ class Explorer:
         if views is None:
             return f"<p>placeborag explorer: {html.escape(self.error or 'nothing drawn')}</p>"
         t = views.trace
-        top = "".join(f"<li>{html.escape(i)}</li>" for i in t.top_k)
+        # What the store returns (after a post-filter), not the top-k cut before it.
+        top = "".join(f"<li>{html.escape(m.id)}</li>" for m in t.matches)
         return (
             '<div class="placeborag-static"><h3>placeborag explorer (static snapshot)</h3>'
             f"<p>{len(t.ids)} documents · query {html.escape(repr(t.text))} · k={t.k}<br>"
             f"{html.escape(state_line(t))}</p>{projection_svg(views.projection)}"
-            f"<p>returned:</p><ol>{top}</ol>"
+            f"<p>returned:</p><ol>{top or '<i>nothing is returned</i>'}</ol>"
             f"{self.results_html.value}<p><i>Run the notebook with ipywidgets for the "
             "interactive views.</i></p></div>"
         )
