@@ -754,7 +754,9 @@ class RankingDisplay(_ProjectionBased):
             mask[rows] = True
             hover = (
                 {
-                    "hovertext": p.hover[rows],
+                    # A ranked point's hover starts with its rank, or its place at the cut:
+                    # past 15 ranks not every rank is written on the plot.
+                    "hovertext": _placed(t, rows, p.hover[rows]) if ranked else p.hover[rows],
                     "customdata": t.score[rows],
                     "hovertemplate": "%{hovertext}<br>score %{customdata:.6f}"
                     "<extra>%{fullData.name}</extra>",
@@ -887,6 +889,23 @@ def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]
     out = []
     for rank, show in zip(trace.rank[mask], labelled[mask]):
         out.append(str(int(rank)) if rank > 0 and show else "")
+    return out
+
+
+def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
+    """The hover texts of ranked points, each led by where the ranking put it: ``rank 6`` for
+    a returned document, ``place 2 at the top-5 cut, dropped by the post-filter`` for one the
+    filter dropped after the cut, ``tied at the top-5 cut`` for a tie the rule left out."""
+    out = np.empty(len(rows), dtype=object)
+    for n, (i, text) in enumerate(zip(rows.tolist(), hover.tolist())):
+        rank, cut, status = int(trace.rank[i]), int(trace.cut_rank[i]), trace.status[i]
+        if rank > 0:
+            place = f"rank {rank}"
+        elif status == DROPPED:
+            place = f"place {cut} at the top-{trace.k} cut, dropped by the post-filter"
+        else:
+            place = f"tied at the top-{trace.k} cut, left out by {trace.tie_rule} order"
+        out[n] = f"<b>{place}</b><br>{text}"
     return out
 
 
