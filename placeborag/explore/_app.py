@@ -448,12 +448,13 @@ class Explorer:
         if views is None:
             return f"<p>placeborag explorer: {html.escape(self.error or 'nothing drawn')}</p>"
         t = views.trace
-        top = "".join(f"<li>{html.escape(i)}</li>" for i in t.top_k)
+        # What the store returns (after a post-filter), not the top-k cut before it.
+        top = "".join(f"<li>{html.escape(m.id)}</li>" for m in t.matches)
         return (
             '<div class="placeborag-static"><h3>placeborag explorer (static snapshot)</h3>'
             f"<p>{len(t.ids)} documents · query {html.escape(repr(t.text))} · k={t.k}<br>"
             f"{html.escape(state_line(t))}</p>{projection_svg(views.projection)}"
-            f"<p>returned:</p><ol>{top}</ol>"
+            f"<p>returned:</p><ol>{top or '<i>nothing is returned</i>'}</ol>"
             f"{self.results_html.value}<p><i>Run the notebook with ipywidgets for the "
             "interactive views.</i></p></div>"
         )
@@ -552,6 +553,7 @@ class Explorer:
         )
         self._views = views
         self.phases = self.state.phases
+        self._index_ids(views.projection.ids)
         # The point clouds first: the browser starts on their redraw, the longest part of a
         # change at scale, while the kernel makes the tables.
         self._draw("projection", ProjectionDisplay(views.projection), views.projection_key)
@@ -625,11 +627,15 @@ class Explorer:
         p = display.projection
         # Projection: a trace per category, then the top-k rings; ranking: one per status.
         self._trace_rows[name] = dict(enumerate(display.groups()))
-        if p.ids is not self._ids:  # a new snapshot of ids: index it once, not per click
-            self._ids = p.ids
-            self._id_set = frozenset(p.ids)
-            self._id_array = np.array(p.ids, dtype=object)
+        self._index_ids(p.ids)
         self._show_selection(name)
+
+    def _index_ids(self, ids: Any) -> None:
+        """Index the ids on screen, which :meth:`select` accepts (in every mode)."""
+        if ids is not self._ids:  # a new snapshot of ids: index it once, not per click
+            self._ids = ids
+            self._id_set = frozenset(ids)
+            self._id_array = np.array(ids, dtype=object)
 
     def _show_selection(self, name: str) -> None:
         """Highlight the selected documents still present in figure ``name`` (plotly dims the
@@ -874,8 +880,15 @@ class Explorer:
             elif raw.startswith("{"):
                 where = json.loads(raw)
                 s = self.scenario
+                if self._views is None:
+                    raise PlaceboragValueError(
+                        "nothing to select from: the app has not drawn a valid state"
+                    )
+                # The pre-filtering store on screen scores only the records the filter
+                # matches (with the screen's filter semantics): every other one is
+                # "filtered out" of its trace, or "unreachable" (unlinked by churn).
                 trace = self._views.stores["pre"].trace(s.query, 1, where)
-                ids = [i for i, st in zip(trace.ids, trace.status) if st not in _NOT_MATCHING]
+                ids = [i for i, st in zip(trace.ids, trace.stage) if st not in _NOT_MATCHING]
             else:
                 ids = [part.strip() for part in raw.split(",") if part.strip()]
             self.select(ids)

@@ -504,7 +504,9 @@ class ProjectionDisplay(_ProjectionBased):
             traces.append(
                 {
                     "type": kind,
-                    "name": label,
+                    # User text (a category, a metadata key) goes through the one escaper:
+                    # the name is the legend entry and the hover's %{fullData.name}.
+                    "name": plotly_text(str(label)),
                     "mode": "markers",
                     **xyz(p.coords[rows]),
                     **(
@@ -522,7 +524,7 @@ class ProjectionDisplay(_ProjectionBased):
                         "line": {"width": 0},
                     },
                     "legendgroup": "docs",
-                    "legendgrouptitle": {"text": p.color_by},
+                    "legendgrouptitle": {"text": plotly_text(p.color_by)},
                 }
             )
         top = groups[-1]
@@ -554,7 +556,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "name": "cluster anchors",
                 "mode": "markers+text",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
-                "text": p.anchor_names,
+                "text": [plotly_text(str(name)) for name in p.anchor_names],
                 "textposition": "middle right" if not three else "bottom center",
                 "textfont": {"size": 12, "color": "#333333"},
                 "hovertemplate": "anchor of %{text}<extra></extra>",
@@ -752,7 +754,9 @@ class RankingDisplay(_ProjectionBased):
             mask[rows] = True
             hover = (
                 {
-                    "hovertext": p.hover[rows],
+                    # A ranked point's hover starts with its rank, or its place at the cut:
+                    # past 15 ranks not every rank is written on the plot.
+                    "hovertext": _placed(t, rows, p.hover[rows]) if ranked else p.hover[rows],
                     "customdata": t.score[rows],
                     "hovertemplate": "%{hovertext}<br>score %{customdata:.6f}"
                     "<extra>%{fullData.name}</extra>",
@@ -835,10 +839,10 @@ class RankingDisplay(_ProjectionBased):
                 "zeroline": False,
             },
             "yaxis": {
-                "title": {"text": p.color_by},
+                "title": {"text": plotly_text(p.color_by)},
                 "tickmode": "array",
                 "tickvals": list(range(len(p.label_order))),
-                "ticktext": p.label_order,
+                "ticktext": [plotly_text(str(label)) for label in p.label_order],
                 "range": [-0.6, len(p.label_order) - 0.4],
                 "zeroline": False,
             },
@@ -885,6 +889,23 @@ def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]
     out = []
     for rank, show in zip(trace.rank[mask], labelled[mask]):
         out.append(str(int(rank)) if rank > 0 and show else "")
+    return out
+
+
+def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
+    """The hover texts of ranked points, each led by where the ranking put it: ``rank 6`` for
+    a returned document, ``place 2 at the top-5 cut, dropped by the post-filter`` for one the
+    filter dropped after the cut, ``tied at the top-5 cut`` for a tie the rule left out."""
+    out = np.empty(len(rows), dtype=object)
+    for n, (i, text) in enumerate(zip(rows.tolist(), hover.tolist())):
+        rank, cut, status = int(trace.rank[i]), int(trace.cut_rank[i]), trace.status[i]
+        if rank > 0:
+            place = f"rank {rank}"
+        elif status == DROPPED:
+            place = f"place {cut} at the top-{trace.k} cut, dropped by the post-filter"
+        else:
+            place = f"tied at the top-{trace.k} cut, left out by {trace.tie_rule} order"
+        out[n] = f"<b>{place}</b><br>{text}"
     return out
 
 
@@ -1200,16 +1221,18 @@ class AnchorsDisplay(_Display):
             traces.append(
                 {
                     "type": "scatter",
-                    "name": c,
-                    "legendgroup": c,
+                    # A cluster's name and its members' texts are user text: escaped, and
+                    # never put into a template (plotly would read a "%{x}" in it).
+                    "name": plotly_text(str(c)),
+                    "legendgroup": plotly_text(str(c)),
                     "legendgrouptitle": {"text": "cluster"} if c == clusters[0] else None,
                     "mode": "markers",
                     "x": jitter[sel],
                     "y": cosine[sel],
-                    "hovertext": texts[sel],
+                    "hovertext": [plotly_text(str(text)) for text in texts[sel].tolist()],
                     "customdata": member_dims[sel],
                     "hovertemplate": "%{hovertext}<br>d=%{customdata}<br>m=%{x:.4f}"
-                    f"<br>cos=%{{y:.6f}}<extra>{html.escape(c)}</extra>",
+                    "<br>cos=%{y:.6f}<extra>%{fullData.name}</extra>",
                     "marker": {
                         "color": colour[c],
                         "symbol": symbols[j],
@@ -1258,12 +1281,12 @@ class AnchorsDisplay(_Display):
             for pair, points in lines.get(c, {}).items():
                 xs += [x for x, _ in points] + [None]
                 ys += [y for _, y in points] + [None]
-                names += [pair] * len(points) + [None]
+                names += [plotly_text(str(pair))] * len(points) + [None]
             traces.append(
                 {
                     "type": "scatter",
-                    "name": f"{c} pairs",
-                    "legendgroup": c,
+                    "name": f"{plotly_text(str(c))} pairs",
+                    "legendgroup": plotly_text(str(c)),
                     "showlegend": False,
                     "mode": "lines+markers",
                     "x": xs,
@@ -1297,7 +1320,7 @@ class AnchorsDisplay(_Display):
         ]
         notes += [
             {
-                "text": f"d={d}: {html.escape(err)[:110]}…",
+                "text": f"d={d}: {plotly_text(err[:110])}…",
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0,

@@ -122,8 +122,9 @@ def build_export(
     """A pytest module asserting the ranking of ``store``'s records for ``query``.
 
     ``selection`` (ids of ``store``) is the corpus to export; without it, the records of the
-    top-k window (the post-filter's window in post mode), every member of a tie the ranking met,
-    and the next ``k`` reachable records below the cut by score. The module rebuilds a store
+    top-k window (the post-filter's window in post mode), what the other filter mode returns
+    (so the test fails if the mode is flipped), every member of a tie the ranking met, and the
+    next ``k`` reachable records below the cut by score. The module rebuilds a store
     with every option of ``store`` over that corpus, and asserts the ids and scores it returns:
     :attr:`Export.preview`, which is computed here by the same code.
     """
@@ -144,7 +145,13 @@ def build_export(
         )
     records = store.records()
     trace = store.trace(query, k, where)  # checks k and where as a query does
-    chosen = _chosen_ids(records, trace, selection)
+    other: tuple[str, ...] = ()
+    if selection is None and where:
+        # What the other filter mode returns: the records that decide which mode the test
+        # asserts (in post mode, the filter's best matches that a pre-filter returns).
+        flipped = "pre" if store.filter_mode == "post" else "post"
+        other = store.with_options(filter_mode=flipped).trace(query, k, where).returned
+    chosen = _chosen_ids(records, trace, selection, other)
     positions = [records.position(i) for i in chosen]
     fake = type(store.embedder) is FakeEmbedder
     data: dict[str, Any] = {
@@ -191,8 +198,11 @@ def export_pytest(scenario: Scenario, *, selection: Sequence[str] | None = None)
 # -- the corpus ------------------------------------------------------------------------------
 
 
-def _chosen_ids(records: Any, trace: Any, selection: Sequence[str] | None) -> list[str]:
-    """The exported ids, in the store's insertion order."""
+def _chosen_ids(
+    records: Any, trace: Any, selection: Sequence[str] | None, other: Sequence[str] = ()
+) -> list[str]:
+    """The exported ids, in the store's insertion order (``other``: what the other filter
+    mode returns, kept with the default corpus)."""
     if selection is not None:
         if isinstance(selection, (str, bytes, Mapping)) or not isinstance(
             selection, (Sequence, set, frozenset)
@@ -216,6 +226,7 @@ def _chosen_ids(records: Any, trace: Any, selection: Sequence[str] | None) -> li
         keep = set(wanted)
         return [i for i in records.ids if i in keep]
     keep = set(trace.top_k)
+    keep.update(other)
     for tie in trace.ties:
         keep.update(tie.ids)
     order = sorted(

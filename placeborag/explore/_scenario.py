@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from placeborag import FakeEmbedder, FakeVectorStore, StoreRecords
+from placeborag import FakeEmbedder, FakeVectorStore, StoreRecords, get_profile
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._files import write_text
 from placeborag._validation import (
+    check_bool,
     check_int,
     check_mapping,
     check_path,
@@ -43,8 +44,26 @@ __all__ = [
 ]
 
 EMBEDDER_FIELDS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
-STORE_FIELDS = ("profile", "metric", "filter_mode", "filter_semantics", "recall", "visibility")
-_FORMAT = "placeborag.scenario/v1"
+#: Every option of a :class:`~placeborag.FakeVectorStore` (``store.options``), so a scenario
+#: rebuilds the store it was made from: the same ranking, ties and writes.
+STORE_FIELDS = (
+    "profile",
+    "metric",
+    "filter_mode",
+    "filter_semantics",
+    "recall",
+    "visibility",
+    "tie_order",
+    "seed",
+    "on_existing_id",
+    "pad_missing",
+    "orphans",
+    "churn",
+)
+# v2 holds every store option (tie_order, seed, on_existing_id, pad_missing, orphans, churn);
+# a v1 file has none of them and loads with their defaults (the profile's own, no orphans).
+_FORMAT = "placeborag.scenario/v2"
+_FORMATS = ("placeborag.scenario/v1", _FORMAT)
 #: The most documents :meth:`Scenario.scaled` makes: the largest store the explorer is measured
 #: with (docs/benchmarks.md), and the bound on ``k``.
 MAX_SCALED_DOCUMENTS = 1_000_000
@@ -262,6 +281,16 @@ def _check_number(value: object, name: str) -> None:
         raise PlaceboragTypeError(f"{name}={shown(value)} must be a number")
 
 
+def _check_optional_int(value: object, name: str) -> None:
+    if value is not None:
+        check_int(value, name)
+
+
+def _check_optional_bool(value: object, name: str) -> None:
+    if value is not None:
+        check_bool(value, name)
+
+
 def _check_k(value: object, name: str) -> None:
     check_int(value, name, minimum=1)
 
@@ -286,6 +315,12 @@ _FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
     "filter_semantics": _check_text,
     "recall": _check_number,
     "visibility": _check_text,
+    "tie_order": _check_optional_str,
+    "seed": _check_optional_int,
+    "on_existing_id": _check_optional_str,
+    "pad_missing": _check_optional_bool,
+    "orphans": _check_number,
+    "churn": _check_number,
     "name": _check_text,
 }
 
@@ -309,6 +344,12 @@ class Scenario:
     filter_semantics: str = "strict"
     recall: float = 1.0
     visibility: str = "immediate"
+    tie_order: str | None = None  # None: the profile's own (as metric, and the next three)
+    seed: int | None = None
+    on_existing_id: str | None = None
+    pad_missing: bool | None = None
+    orphans: float = 0.0
+    churn: float = 0.0
     name: str = "scenario"
 
     def __post_init__(self) -> None:
@@ -412,8 +453,10 @@ class Scenario:
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         data = dict(check_mapping(data, "data"))
         fmt = data.pop("format", _FORMAT)
-        if fmt != _FORMAT:
-            raise PlaceboragValueError(f"format={shown(fmt)} must be {shown(_FORMAT)}")
+        if fmt not in _FORMATS:
+            raise PlaceboragValueError(
+                f"format={shown(fmt)} must be one of {', '.join(map(shown, _FORMATS))}"
+            )
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -460,17 +503,20 @@ class Scenario:
 
     @classmethod
     def from_store(cls, store: FakeVectorStore, query: str, **changes: Any) -> Scenario:
-        """The scenario of an existing store: its visible records and its options."""
+        """The scenario of an existing store: its visible records and every one of its
+        options (``store.options``), so :meth:`store` ranks, ties and writes as it does.
+
+        A store built from a :class:`~placeborag.Profile` object is described by the
+        profile's name and the options that make it; one that no profile name and options
+        make (a profile of your own) is refused, naming it.
+        """
         if not isinstance(store, FakeVectorStore):
             raise PlaceboragTypeError(f"store={shown(store)} must be a FakeVectorStore")
         docs = StoreDocuments(store.records())
         options: dict[str, Any] = {
-            "profile": store.profile.name,
-            "metric": store.options["metric"],
+            **store.options,
+            **_profile_options(store),
             "filter_mode": store.filter_mode,
-            "filter_semantics": store.filter_semantics,
-            "recall": store.recall,
-            "visibility": store.visibility,
         }
         embedder = store.embedder
         if isinstance(embedder, FakeEmbedder):
@@ -482,6 +528,37 @@ class Scenario:
                 cluster_match=embedder.cluster_match,
             )
         return cls(documents=docs, query=query, **{**options, **changes})
+
+
+def _profile_options(store: FakeVectorStore) -> dict[str, Any]:
+    """The profile of ``store`` as a name and the options a scenario holds."""
+    given = store.options["profile"]
+    if isinstance(given, str):
+        return {"profile": given}
+    profile = store.profile
+    options = {
+        "profile": profile.name,
+        "metric": profile.metric,
+        "tie_order": profile.tie_order,
+        "seed": profile.seed,
+        "on_existing_id": profile.on_existing_id,
+        "pad_missing": profile.pad_missing,
+    }
+    try:
+        named = get_profile(profile.name).with_options(
+            **{k: v for k, v in options.items() if k != "profile"},
+            filter_mode=profile.filter_mode,
+        )
+    except (PlaceboragTypeError, PlaceboragValueError):
+        named = None
+    if named != profile:
+        raise PlaceboragValueError(
+            f"the store's profile={shown(given)} must be a profile name, or a named profile "
+            "changed only by store options: a scenario holds a profile by its name; build the "
+            "store with profile='<name>' and the options that change it (metric=, "
+            "tie_order=, ...)"
+        )
+    return options
 
 
 _VARIANT_WORDS = (

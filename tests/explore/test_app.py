@@ -311,3 +311,29 @@ def test_the_state_computes_every_view_without_a_widget(demo):
     ]
     assert views.anchors is not None  # the demo declares clusters
     assert state.views(demo, 3, "lang").trace is views.trace  # cached per configuration
+
+
+@pytest.mark.parametrize("mode", ["widget", "output"])
+def test_a_json_filter_in_the_select_box_selects_every_record_it_matches(mode):
+    from placeborag.explore import demo_scenario
+
+    scenario = demo_scenario()
+    explorer = Explorer(scenario, mode=mode)
+    where = {"lang": "hu", "tier": "internal"}
+    explorer.select_box.value = json.dumps(where)
+    expected = [
+        d.id for d in scenario.documents if all(d.metadata.get(k) == v for k, v in where.items())
+    ]
+    assert expected == ["hu-refund-5", "hu-ship-5", "hu-ship-7"]
+    assert explorer.selection == expected
+    assert "3 selected:" in explorer.selection_html.value
+    assert "Error" not in explorer.selection_html.value
+    # ids select too, and an empty box clears the selection
+    explorer.select_box.value = "en-refund-1, hu-ship-2"
+    assert explorer.selection == ["en-refund-1", "hu-ship-2"]
+    explorer.select_box.value = ""
+    assert explorer.selection == []
+    # a filter the store refuses is shown, not raised, and keeps the selection
+    explorer.select_box.value = '{"lang": {"$bogus": 1}}'
+    assert explorer.selection == []
+    assert "$bogus" in explorer.selection_html.value

@@ -156,3 +156,73 @@ def test_plot_draws_into_an_existing_figure_in_place(demo):
 def test_plot_rejects_something_that_is_not_a_figure(demo):
     with pytest.raises(TypeError, match="must be a plotly Figure"):
         RankingDisplay.from_scenario(demo).plot(figure="nope")
+
+
+_PAYLOAD = '<b>X</b>&amp;<br>"q"'
+
+
+def _strings(value):
+    """Every str in a figure's dict (keys too), however deep."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, np.ndarray)):
+            stack.extend(list(item))
+
+
+@pytest.mark.parametrize("color_by", ["cluster", _PAYLOAD, "lang"])
+def test_user_strings_are_escaped_in_every_label_of_every_figure(demo, color_by):
+    from placeborag.explore import Document
+
+    hostile = [
+        Document(f"p{i}", f"{_PAYLOAD} {i}" if i else _PAYLOAD, {_PAYLOAD: _PAYLOAD, "lang": "hu"})
+        for i in range(4)
+    ]
+    scenario = demo.replace(
+        documents=(*demo.documents, *hostile),
+        clusters={**demo.clusters, _PAYLOAD: [_PAYLOAD]},
+        query="refund policy",
+        where=None,
+    )
+    figures = [
+        ProjectionDisplay.from_scenario(scenario, color_by=color_by).plot().figure_,
+        RankingDisplay.from_scenario(scenario, color_by=color_by).plot().figure_,
+        AnchorsDisplay.from_scenario(scenario, dimensions=(64,)).plot().figure_,
+        FilterModesDisplay.from_scenario(scenario).plot().figure_,
+    ]
+    for figure in figures:
+        strings = list(_strings(figure.to_dict()))
+        raw = [s for s in strings if "<b>X" in s or "</b>&amp;<br>" in s]
+        assert raw == []
+    # The payload is still there, escaped once: the legend, the axis and the hover show it.
+    escaped = "&lt;b&gt;X&lt;/b&gt;&amp;amp;&lt;br&gt;"
+    assert any(escaped in s for f in figures[:3] for s in _strings(f.to_dict()))
+
+
+def test_every_ranked_point_has_its_rank_or_its_place_at_the_cut_in_its_hover():
+    import re
+
+    scenario = demo_scenario(300).replace(filter_mode="post", recall=0.5, k=20)
+    store = scenario.store()
+    trace = store.trace(scenario.query, scenario.k, scenario.where)
+    returned = [m.id for m in store.query(scenario.query, scenario.k, scenario.where)]
+    dropped = trace.ids_at("dropped by post-filter")
+    assert len(returned) > 5 and dropped  # ranks past the written ones, and crosses
+    figure = RankingDisplay.from_scenario(scenario).plot().figure_.to_dict()
+    places = {}
+    for data in figure["data"]:
+        if data.get("name") in ("returned", "dropped by post-filter"):
+            for hover in data["hovertext"]:
+                place, doc = re.match(r"<b>(.*?)</b><br><b>(.*?)</b>", hover).groups()
+                places[doc] = place
+    assert {places[i] for i in returned} == {f"rank {r}" for r in range(1, len(returned) + 1)}
+    assert all(places[i] == f"rank {r}" for r, i in enumerate(returned, 1))
+    for doc in dropped:
+        cut = int(trace.cut_rank[trace.ids.index(doc)])
+        assert places[doc] == f"place {cut} at the top-20 cut, dropped by the post-filter"
+    assert set(places) == set(returned) | set(dropped)

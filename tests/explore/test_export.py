@@ -477,3 +477,24 @@ def test_a_post_filter_that_returns_nothing_exports_a_test_of_nothing(tmp_path):
     assert _data(export.source)["embedder"] is None
     result = _run_pytest(tmp_path, export.source)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("mode", "where", "k"),
+    [("post", {"tier": "internal", "lang": "hu"}, 3), ("pre", {"lang": "hu"}, 5)],
+)
+def test_a_default_export_fails_when_its_filter_mode_is_flipped(tmp_path, demo, mode, where, k):
+    scenario = demo.replace(filter_mode=mode, where=where, k=k)
+    store = scenario.store()
+    flipped = "pre" if mode == "post" else "post"
+    other = [m.id for m in scenario.store(filter_mode=flipped).query(scenario.query, k, where)]
+    source = export_pytest(scenario)
+    assert set(other) <= set(_data(source)["ids"])  # what the other mode would return
+    assert _data(source)["expected_ids"] == [m.id for m in store.query(scenario.query, k, where)]
+    passed = _run_pytest(tmp_path, source)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    # The same module with the filter mode flipped must fail: it asserts what decided it.
+    flip = f'\nDATA["store"]["filter_mode"] = {flipped!r}\n'
+    failed = _run_pytest(tmp_path, source + flip)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "1 failed" in failed.stdout

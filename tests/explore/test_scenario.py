@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 pytest.importorskip("pandas")
@@ -99,3 +101,87 @@ def test_replace_checks_the_type_of_what_it_changes(demo):
     with pytest.raises(PlaceboragTypeError) as excinfo:
         demo.replace(name=5)
     assert excinfo.value.args == ("name=5 must be a str",)
+
+
+def _tied_store(**options):
+    from placeborag import FakeVectorStore
+
+    store = FakeVectorStore(**options)
+    store.upsert_many(["b", "a", "c", "d"], ["same text"] * 3 + ["other words"])
+    return store
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tie_order": "id"},
+        {"tie_order": "reverse"},
+        {"tie_order": "shuffle", "seed": 7},
+        {"profile": "faiss", "pad_missing": True, "on_existing_id": "duplicate"},
+        {"orphans": 0.5, "churn": 0.25},
+    ],
+    ids=["id", "reverse", "shuffle", "pad", "orphans"],
+)
+def test_a_scenario_carries_every_store_option_to_the_app_file_and_export(tmp_path, options):
+    pytest.importorskip("plotly")
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from placeborag.explore import app, build_export, export_pytest
+
+    store = _tied_store(**options)
+    expected = [m.id for m in store.query("same text", k=5)]
+    scenario = Scenario.from_store(store, "same text", k=5)
+    assert {k: v for k, v in scenario.store_options.items() if k in options} == options
+    path = tmp_path / "scenario.json"
+    scenario.save(path)
+    loaded = Scenario.load(path)
+    assert loaded == scenario
+    assert [m.id for m in loaded.store().query("same text", k=5)] == expected
+
+    explorer = app(store=store, query="same text")
+    explorer.controls["k"].value = 5
+    assert explorer.error == ""
+    assert [m.id for m in explorer.scenario.store().query("same text", k=5)] == expected
+    explorer.export()
+    assert [m.id for m in explorer.last_export.preview] == expected
+
+    export = build_export(loaded.store(), "same text", 5)
+    assert [m.id for m in export.preview] == expected
+    source = export_pytest(loaded)
+    assert f'"expected_ids":{json.dumps(expected)}'.replace(" ", "") in source.replace(
+        "'\n    '", ""
+    )
+
+
+def test_a_version_1_scenario_file_loads_with_the_profiles_own_options(tmp_path, demo):
+    data = demo.to_dict()
+    for key in ("tie_order", "seed", "on_existing_id", "pad_missing", "orphans", "churn"):
+        del data[key]
+    data["format"] = "placeborag.scenario/v1"
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert Scenario.load(path) == demo
+    assert demo.to_dict()["format"] == "placeborag.scenario/v2"
+
+
+def test_a_store_over_a_profile_no_name_makes_is_refused_by_name():
+    import dataclasses
+
+    from placeborag import get_profile
+
+    named = _tied_store(profile=get_profile("qdrant").with_options(tie_order="reverse"))
+    scenario = Scenario.from_store(named, "same text")
+    assert scenario.profile == "qdrant" and scenario.tie_order == "reverse"
+    assert [m.id for m in scenario.store().query("same text")] == [
+        m.id for m in named.query("same text")
+    ]
+    own = _tied_store(profile=dataclasses.replace(get_profile("qdrant"), name="mine"))
+    with pytest.raises(PlaceboragValueError, match=r"profile=Profile\(name='mine'.* must be a"):
+        Scenario.from_store(own, "same text")
+
+
+def test_scenario_fields_are_every_store_option():
+    from placeborag import FakeVectorStore
+
+    store = FakeVectorStore()
+    assert set(Scenario.from_store(store, "q").store_options) == set(store.options)

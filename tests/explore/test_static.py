@@ -64,3 +64,14 @@ def test_coordinates_all_equal_still_draw_inside_the_picture():
     root = parsed(projection_svg(explorer.shown.projection))
     xs = [float(c.get("cx")) for c in root.findall(f"{SVG}circle")]
     assert all(np.isfinite(xs)) and all(0 <= x <= float(root.get("width")) for x in xs)
+
+
+@pytest.mark.parametrize("mode", ["pre", "post"])
+def test_the_snapshot_lists_what_the_store_returns_not_the_cut(demo, mode):
+    scenario = demo.replace(filter_mode=mode)
+    page = Explorer(scenario, mode="output").static_html()
+    listed = re.search(r"<p>returned:</p><ol>(.*?)</ol>", page, re.S).group(1)
+    expected = [m.id for m in scenario.store().query(scenario.query, scenario.k, scenario.where)]
+    assert re.findall(r"<li>(.*?)</li>", listed) == expected
+    if mode == "post":
+        assert expected == ["hu-refund-1", "hu-refund-4"]  # the cut held three more
