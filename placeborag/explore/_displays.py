@@ -893,7 +893,8 @@ def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]
 
 
 def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
-    """The hover texts of ranked points, each led by where the ranking put it: ``rank 6`` for
+    """The hover texts of ranked points with where the ranking put them under the document's
+    bold id (which stays the first line: the id is what a hover names first): ``rank 6`` for
     a returned document, ``place 2 at the top-5 cut, dropped by the post-filter`` for one the
     filter dropped after the cut, ``tied at the top-5 cut`` for a tie the rule left out."""
     out = np.empty(len(rows), dtype=object)
@@ -905,7 +906,8 @@ def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
             place = f"place {cut} at the top-{trace.k} cut, dropped by the post-filter"
         else:
             place = f"tied at the top-{trace.k} cut, left out by {trace.tie_rule} order"
-        out[n] = f"<b>{place}</b><br>{text}"
+        head, sep, rest = text.partition("<br>")
+        out[n] = f"{head}<br>{place}{sep}{rest}"
     return out
 
 

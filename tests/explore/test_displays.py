@@ -218,7 +218,7 @@ def test_every_ranked_point_has_its_rank_or_its_place_at_the_cut_in_its_hover():
     for data in figure["data"]:
         if data.get("name") in ("returned", "dropped by post-filter"):
             for hover in data["hovertext"]:
-                place, doc = re.match(r"<b>(.*?)</b><br><b>(.*?)</b>", hover).groups()
+                doc, place = re.match(r"<b>(.*?)</b><br>(.*?)<br>", hover).groups()
                 places[doc] = place
     assert {places[i] for i in returned} == {f"rank {r}" for r in range(1, len(returned) + 1)}
     assert all(places[i] == f"rank {r}" for r, i in enumerate(returned, 1))
