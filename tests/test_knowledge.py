@@ -1,9 +1,9 @@
 """StubKnowledgeStore and CandidateCache: scripted and computed results, access, the record."""
 
 import asyncio
-import sys
 
 import pytest
+from _race import race
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -401,8 +401,6 @@ def test_the_cache_refuses_non_str_keys_and_equal_numbers_share_an_entry():
 
 
 def test_threads_sharing_one_knowledge_store_each_get_the_answer_they_would_get_alone():
-    import threading
-
     store = FakeVectorStore(embedder=FakeEmbedder(dimensions=32))
     store.upsert_many(
         [f"d{i}" for i in range(40)], [f"refund note {i} delivery {i % 7}" for i in range(40)]
@@ -416,15 +414,6 @@ def test_threads_sharing_one_knowledge_store_each_get_the_answer_they_would_get_
         for q in part:
             got.append((q, knowledge.search(q, identity=None, k=3)))
 
-    threads = [threading.Thread(target=ask, args=(queries[i::6],)) for i in range(6)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    assert race(ask, [(queries[i::6],) for i in range(6)]) == []
     assert len(got) == 120 and all(result == alone[q] for q, result in got)
     assert sorted(call.index for call in knowledge.calls) == list(range(120))

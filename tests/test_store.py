@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _race import race
 
 from placeborag import (
     FakeEmbedder,
@@ -534,9 +535,6 @@ def test_query_by_vector_of_a_texts_own_vector_returns_exactly_query_of_the_text
 def test_two_stores_re_embedded_from_each_other_on_two_threads_both_finish():
     # reembedded() once held its own lock while taking the other store's snapshot: two
     # threads doing it in opposite directions waited on each other for good.
-    import sys
-    import threading
-
     clusters = {"refund": ["refund policy", "money back"]}
     ids = [f"d{i}" for i in range(3000)]
     texts = [f"doc {i} words" for i in range(3000)]
@@ -555,14 +553,6 @@ def test_two_stores_re_embedded_from_each_other_on_two_threads_both_finish():
             store.reembedded(new, reuse=(other, ids[:2000]))
         done.append(store)
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race shows at once
-    threads = [threading.Thread(target=run, args=pair, daemon=True) for pair in ((a, b), (b, a))]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)  # a deadlock never ends; this takes well under a second
-    finally:
-        sys.setswitchinterval(interval)
+    # a deadlock never ends; this takes well under a second
+    assert race(run, [(a, b), (b, a)], timeout=60) == []
     assert len(done) == 2
