@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import numbers
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -51,6 +50,7 @@ from placeborag._validation import (
     check_texts,
     check_unicode,
     dump_json,
+    real_array,
     shown,
 )
 
@@ -136,33 +136,6 @@ def _check_vectors(matrix: np.ndarray, texts: Sequence[str], kind: str) -> None:
         )
 
 
-def _real_vector(row: object) -> np.ndarray | None:
-    """``row`` as a float64 array when it holds only real numbers, else None.
-
-    The rule of :func:`placeborag._validation.check_real`, for a whole row: an int or a float
-    (a numpy one too) is a number; a bool, a numeric str, a complex or a Decimal is not, though
-    numpy would cast each of them to a float without a word (a complex loses its imaginary
-    part).  Raises TypeError, ValueError or OverflowError where numpy cannot build the array.
-    """
-    if isinstance(row, (list, tuple)):
-        kinds = set(map(type, row))
-        if kinds <= {float, int}:  # what most models return: one pass, as numpy alone would
-            return np.asarray(row, dtype=np.float64)
-        if kinds & {bool, np.bool_}:
-            return None  # numpy would make [True, 0.5] a float row, and [True, 0] an int one
-    array = np.asarray(row)
-    if array.dtype.kind == "O":
-        # Python ints beyond int64, Fractions, or a mix: decided value by value.
-        if not all(
-            isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-            for value in array.flat
-        ):
-            return None
-    elif array.dtype.kind not in "iuf":
-        return None  # b (bool), c (complex), U/S (str, bytes), M/m (dates), V
-    return array.astype(np.float64)
-
-
 def _as_matrix(
     vectors: object, labels: Sequence[str], source: str, dimension: int | None
 ) -> np.ndarray:
@@ -184,7 +157,7 @@ def _as_matrix(
     out: list[np.ndarray] = []
     for label, row in zip(labels, rows, strict=True):
         try:
-            vector = _real_vector(row)
+            vector = real_array(row)
         except (TypeError, ValueError, OverflowError):
             raise PlaceboragTypeError(
                 f"{source} returned {shown(row)} for {label}; a vector must be"

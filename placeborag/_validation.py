@@ -31,6 +31,7 @@ __all__ = [
     "check_unicode",
     "check_vector",
     "dump_json",
+    "real_array",
     "shown",
 ]
 
@@ -158,6 +159,35 @@ def check_path(value: object, name: str, *, named: bool = False) -> Path:
     return path
 
 
+def real_array(row: object) -> Any:
+    """``row`` as a float64 array when it holds only real numbers, else None.
+
+    The rule of :func:`check_real`, for a whole row or vector: an int or a float
+    (a numpy one too) is a number; a bool, a numeric str, a complex or a Decimal is not, though
+    numpy would cast each of them to a float without a word (a complex loses its imaginary
+    part).  Raises TypeError, ValueError or OverflowError where numpy cannot build the array.
+    """
+    import numpy as np  # loaded when a vector is checked, not with the module
+
+    if isinstance(row, (list, tuple)):
+        kinds = set(map(type, row))
+        if kinds <= {float, int}:  # what most models return: one pass, as numpy alone would
+            return np.asarray(row, dtype=np.float64)
+        if kinds & {bool, np.bool_}:
+            return None  # numpy would make [True, 0.5] a float row, and [True, 0] an int one
+    array = np.asarray(row)
+    if array.dtype.kind == "O":
+        # Python ints beyond int64, Fractions, or a mix: decided value by value.
+        if not all(
+            isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+            for value in array.flat
+        ):
+            return None
+    elif array.dtype.kind not in "iuf":
+        return None  # b (bool), c (complex), U/S (str, bytes), M/m (dates), V
+    return array.astype(np.float64)
+
+
 def check_vector(value: object, name: str) -> Any:
     """``value`` as a one-dimensional float64 numpy array of finite numbers, at least one.
 
@@ -173,13 +203,15 @@ def check_vector(value: object, name: str) -> Any:
         raise PlaceboragTypeError(
             f"{name}={shown(value)} must be a sequence of numbers, not {type(value).__name__}"
         )
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "iuf":
-            raise PlaceboragTypeError(
-                f"{name} is an array of {value.dtype}; a vector must hold real numbers "
-                "(int or float)"
-            )
-    elif not set(map(type, value)) <= {float, int}:  # plain floats and ints: no loop needed
+    kind = value.dtype.kind if isinstance(value, np.ndarray) else None
+    if kind is not None and kind not in "iufO":
+        raise PlaceboragTypeError(
+            f"{name} is an array of {np.asarray(value).dtype}; a vector must hold real numbers "
+            "(int or float)"
+        )
+    # A numeric array, or plain floats and ints, need no loop.
+    if kind not in ("i", "u", "f") and not set(map(type, value)) <= {float, int}:
+        # What real_array refuses, named: the first nested, ragged or non-real entry.
         for i, item in enumerate(value):
             if isinstance(item, (Sequence, np.ndarray)) and not isinstance(item, (str, bytes)):
                 try:  # a regular nesting has a shape to name
@@ -196,11 +228,13 @@ def check_vector(value: object, name: str) -> Any:
                     f"not {type(item).__name__}"
                 )
     try:
-        array = np.asarray(value, dtype=np.float64)
+        array = real_array(value)
     except OverflowError:
         raise PlaceboragValueError(
             f"{name} holds a number too large for a float; all values must be finite floats"
         ) from None
+    if array is None:  # an object array holding something else (a multi-dimensional one)
+        raise PlaceboragTypeError(f"{name}={shown(value)} must hold real numbers (int or float)")
     if array.ndim != 1:
         raise PlaceboragValueError(f"{name} must be one-dimensional, not of shape {array.shape}")
     if array.size == 0:
