@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -50,8 +50,10 @@ from placeborag._validation import (
     check_texts,
     check_unicode,
     dump_json,
+    place_name,
     real_array,
     shown,
+    walk,
 )
 
 if TYPE_CHECKING:
@@ -222,59 +224,13 @@ def _entries(
     return entries
 
 
-_Place = tuple[Any, ...]  # (parent place, step): a path into a JSON value, built as it is walked
-
-
-def _walk(value: object) -> Iterator[tuple[_Place | None, object, bool]]:
-    """Every dict key (``True``) and every other value (``False``) inside ``value``, each with
-    its place (see :func:`_where`), in document order.  Iterative, and a place is spelled out
-    only when a message needs it, so a value nested thousands deep costs no more than a flat one.
-    A container met again (shared, or holding itself) is not walked twice: the walk ends, and
-    the JSON writer names the circular reference.
-    """
-    stack: list[tuple[_Place | None, object]] = [(None, value)]
-    walked: set[int] = set()  # ids of containers, all alive in value while it is walked
-    while stack:
-        place, item = stack.pop()
-        if isinstance(item, (Mapping, list, tuple)):
-            if id(item) in walked:
-                continue
-            walked.add(id(item))
-        if isinstance(item, Mapping):
-            children: list[tuple[_Place | None, object]] = []
-            for key, child in item.items():
-                yield place, key, True
-                children.append(((place, key), child))
-            stack.extend(reversed(children))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(((place, i), child) for i, child in reversed(list(enumerate(item))))
-        else:
-            yield place, item, False
-
-
-def _where(name: str, place: _Place | None) -> str:
-    """``name`` followed by the subscripts of ``place``: ``document_metadata[0]['a'][2]``."""
-    steps: list[object] = []
-    while place is not None:
-        place, step = place
-        steps.append(step)
-    steps.reverse()
-    if not name and steps and isinstance(steps[0], str):  # a manifest's own key: documents[0]
-        name = steps[0]
-        del steps[0]
-    subscripts = "".join(f"[{shown(step)}]" for step in steps)
-    if len(subscripts) > 200:  # thousands deep: both ends, like shown()
-        subscripts = f"{subscripts[:97]} ... {subscripts[-97:]}"
-    return name + subscripts
-
-
 def _check_keys(value: Mapping[Any, Any], name: str) -> None:
     """Refuse a key that is not a str at any depth: JSON would write 1, True and None as "1",
     "true" and "null", so the recording would not hold what it was given."""
-    for place, item, is_key in _walk(value):
+    for place, item, is_key in walk(value):
         if is_key and not isinstance(item, str):
             raise PlaceboragTypeError(
-                f"{_where(name, place)} has the key {shown(item)} ({type(item).__name__});"
+                f"{place_name(name, place)} has the key {shown(item)} ({type(item).__name__});"
                 " a key must be a str, as in a JSON object"
             )
 
@@ -529,9 +485,9 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
 def _check_no_surrogate(manifest: Mapping[str, Any], where: str) -> None:
     """Refuse a lone surrogate anywhere in a manifest: record_vectors never writes one (it
     cannot be UTF-8), so it was edited in, and a text holding one cannot even be hashed."""
-    for place, item, is_key in _walk(manifest):
+    for place, item, is_key in walk(manifest):
         if isinstance(item, str):
-            name = _where("", place)
+            name = place_name("", place)
             if is_key:
                 name = f"{name} key" if name else "key"
             try:

@@ -13,7 +13,7 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,13 @@ __all__ = [
     "check_str",
     "check_texts",
     "check_unicode",
+    "check_unicode_tree",
     "check_vector",
     "dump_json",
+    "place_name",
     "real_array",
     "shown",
+    "walk",
 ]
 
 _SHOWN_LIMIT = 200
@@ -71,6 +74,62 @@ def check_unicode(value: str, name: str) -> str:
             f" {exc.start}; text must be valid Unicode (encodable as UTF-8)"
         ) from None
     return value
+
+
+Place = tuple[Any, ...]  # (parent place, step): a path into a JSON value, built as it is walked
+
+
+def walk(value: object) -> Iterator[tuple[Place | None, object, bool]]:
+    """Every dict key (``True``) and every other value (``False``) inside ``value``, each with
+    its place (see :func:`place_name`), in document order.  Iterative, and a place is spelled out
+    only when a message needs it, so a value nested thousands deep costs no more than a flat one.
+    A container met again (shared, or holding itself) is not walked twice: the walk ends, and
+    the JSON writer names the circular reference.
+    """
+    stack: list[tuple[Place | None, object]] = [(None, value)]
+    walked: set[int] = set()  # ids of containers, all alive in value while it is walked
+    while stack:
+        place, item = stack.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in walked:
+                continue
+            walked.add(id(item))
+        if isinstance(item, Mapping):
+            children: list[tuple[Place | None, object]] = []
+            for key, child in item.items():
+                yield place, key, True
+                children.append(((place, key), child))
+            stack.extend(reversed(children))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(((place, i), child) for i, child in reversed(list(enumerate(item))))
+        else:
+            yield place, item, False
+
+
+def place_name(name: str, place: Place | None) -> str:
+    """``name`` followed by the subscripts of ``place``: ``document_metadata[0]['a'][2]``."""
+    steps: list[object] = []
+    while place is not None:
+        place, step = place
+        steps.append(step)
+    steps.reverse()
+    if not name and steps and isinstance(steps[0], str):  # a manifest's own key: documents[0]
+        name = steps[0]
+        del steps[0]
+    subscripts = "".join(f"[{shown(step)}]" for step in steps)
+    if len(subscripts) > 200:  # thousands deep: both ends, like shown()
+        subscripts = f"{subscripts[:97]} ... {subscripts[-97:]}"
+    return name + subscripts
+
+
+def check_unicode_tree(value: object, name: str) -> None:
+    """Every str in ``value`` (a str, or mappings, lists and tuples of them, keys included)
+    can be written as UTF-8; a lone surrogate is refused, naming where it is
+    (``where['lang']``, ``clusters['refund'][0]``, ``documents[4].metadata key``)."""
+    for place, item, is_key in walk(value):
+        if isinstance(item, str):
+            at = place_name(name, place)
+            check_unicode(item, f"{at} key" if is_key else at)
 
 
 def check_texts(texts: object, name: str) -> list[str]:

@@ -27,6 +27,7 @@ from placeborag._validation import (
     check_path,
     check_str,
     check_unicode,
+    check_unicode_tree,
     dump_json,
     shown,
 )
@@ -108,23 +109,6 @@ def _checked_document(document: object, name: str) -> Document:
     return document
 
 
-def _check_unicode_tree(value: object, name: str) -> None:
-    """Every str in ``value`` (a str, or mappings and lists of them, keys included) encodable
-    as UTF-8; a lone surrogate is refused, naming where it is (``where['lang']``)."""
-    stack: list[tuple[object, str]] = [(value, name)]
-    while stack:
-        item, at = stack.pop()
-        if isinstance(item, str):
-            check_unicode(item, at)
-        elif isinstance(item, Mapping):
-            for key, inner in item.items():
-                if isinstance(key, str):
-                    check_unicode(key, f"{at} key")
-                stack.append((inner, f"{at}[{shown(key)}]"))
-        elif isinstance(item, (list, tuple)):
-            stack.extend((inner, f"{at}[{i}]") for i, inner in enumerate(item))
-
-
 _CHUNK = 10_000  # documents encoded at once by the quick check below
 
 
@@ -152,10 +136,10 @@ def _check_documents_unicode(
             for i in range(start, min(stop, len(ids))):
                 check_unicode(ids[i], f"documents[{i}].id")
                 check_unicode(texts[i], f"documents[{i}].text")
-                _check_unicode_tree(dict(metadatas[i]), f"documents[{i}].metadata")
+                check_unicode_tree(dict(metadatas[i]), f"documents[{i}].metadata")
         except (ValueError, RecursionError):  # metadata JSON cannot hold: walk it
             for i in range(start, min(stop, len(ids))):
-                _check_unicode_tree(dict(metadatas[i]), f"documents[{i}].metadata")
+                check_unicode_tree(dict(metadatas[i]), f"documents[{i}].metadata")
 
 
 class StoreDocuments(Sequence[Document]):
@@ -263,13 +247,13 @@ def checked_clusters(clusters: object) -> dict[str, list[str]]:
         checked[key] = [
             check_str(member, f"clusters[{shown(key)}][{i}]") for i, member in enumerate(members)
         ]
-    _check_unicode_tree(checked, "clusters")
+    check_unicode_tree(checked, "clusters")
     return checked
 
 
 def _check_where(value: object, name: str) -> None:
     if value is not None:
-        _check_unicode_tree(check_mapping(value, name), name)
+        check_unicode_tree(check_mapping(value, name), name)
 
 
 def _check_text(value: object, name: str) -> None:
