@@ -209,6 +209,29 @@ def test_typing_a_filter_changes_the_results(page):
     assert page.evaluate(ROWS, "pre")
 
 
+def test_a_json_filter_typed_in_the_select_box_selects_every_record_it_matches(page):
+    # Once an AttributeError shown in the box: the filter selected nothing.
+    clear(page)
+    box = page.locator(".placeborag-select-box input")
+    box.fill('{"lang": "hu", "tier": "internal"}')
+    box.press("Enter")
+    page.wait_for_function(
+        "() => !document.querySelector('.placeborag-selection').innerText.includes('no selection')",
+        timeout=60_000,
+    )
+    expected = json.loads(
+        kernel(
+            page,
+            "import json; print(json.dumps(sorted(d.id for d in explorer.scenario.documents "
+            "if d.metadata.get('lang') == 'hu' and d.metadata.get('tier') == 'internal')))",
+        )
+    )
+    assert expected  # the demo has such records
+    assert sorted(selection(page)) == expected
+    assert_no_app_error(page)
+    clear(page)
+
+
 def test_an_invalid_filter_shows_the_error_inline_dims_the_views_and_the_app_survives(page):
     where = page.locator(".placeborag-where input")
     where.fill('{"lang": {"$regex": "h"}}')
