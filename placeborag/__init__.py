@@ -25,6 +25,11 @@ _LAZY = {
     "PlaceboragValueError": "placeborag._errors",
     "RetrievalError": "placeborag._errors",
     "RetrievalTimeout": "placeborag._errors",
+    "WriteError": "placeborag._errors",
+    "StoreOptions": "placeborag._options",
+    "Embedder": "placeborag._embedding",
+    "ExactEmbedder": "placeborag._embedding",
+    "MAX_K": "placeborag._validation",
     "PROFILES": "placeborag._profiles",
     "Profile": "placeborag._profiles",
     "get_profile": "placeborag._profiles",
@@ -125,6 +130,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._conversation import conversation as conversation
     from placeborag._embedder import FakeEmbedder as FakeEmbedder
     from placeborag._embedder import cosine_similarity as cosine_similarity
+    from placeborag._embedding import Embedder as Embedder
+    from placeborag._embedding import ExactEmbedder as ExactEmbedder
     from placeborag._errors import FilterError as FilterError
     from placeborag._errors import FilterTypeError as FilterTypeError
     from placeborag._errors import PlaceboragError as PlaceboragError
@@ -137,6 +144,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._errors import ScriptError as ScriptError
     from placeborag._errors import ScriptExhausted as ScriptExhausted
     from placeborag._errors import UnrecordedText as UnrecordedText
+    from placeborag._errors import WriteError as WriteError
     from placeborag._fusion import FusedMatch as FusedMatch
     from placeborag._fusion import HybridExplanation as HybridExplanation
     from placeborag._fusion import HybridRetriever as HybridRetriever
@@ -150,6 +158,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._knowledge import StubKnowledgeStore as StubKnowledgeStore
     from placeborag._knowledge import UnscriptedQuery as UnscriptedQuery
     from placeborag._knowledge import WithheldRecord as WithheldRecord
+    from placeborag._options import StoreOptions as StoreOptions
     from placeborag._profiles import PROFILES as PROFILES
     from placeborag._profiles import MetricScore as MetricScore
     from placeborag._profiles import Profile as Profile
@@ -171,3 +180,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._store import StoreRecords as StoreRecords
     from placeborag._store import TieInfo as TieInfo
     from placeborag._trace import STAGES as STAGES
+    from placeborag._validation import MAX_K as MAX_K

@@ -75,6 +75,21 @@ def _check_texts(texts: object, name: str = "texts") -> list[str]:
     return out
 
 
+def _text_list(texts: object) -> list[str]:
+    """``texts`` itself when it is a list of str (a store's batch: not copied), else checked."""
+    if type(texts) is list and set(map(type, texts)) <= {str}:
+        return texts
+    return _check_texts(texts)
+
+
+def _plain_texts(texts: object) -> Sequence[str]:
+    """``texts`` as given when it is a list or tuple of str (a store's own column: a batch
+    memo key, not copied), else checked into a list."""
+    if isinstance(texts, (list, tuple)) and set(map(type, texts)) <= {str}:
+        return texts
+    return _check_texts(texts)
+
+
 # Per-member draws of large batches (sign rows per model, dimension and geometry attempt;
 # jitter draws per model), which a new spread reuses.
 # Their weights count the texts their keys hold (a 100,000-text corpus: about 8 MB of them).
@@ -286,6 +301,30 @@ class FakeEmbedder:
         Python lists are built. Row ``i`` holds the same values as ``embed(texts[i])``.
         """
         return self._embed_floats(_check_texts(texts))
+
+    # -- the exact extension (placeborag.ExactEmbedder) -------------------------------------
+    # What a store needs to rank exactly (docs/embedder.md, "The embedder contract"). A store
+    # chooses its strategy from these methods, never from the class, so a subclass keeps them.
+
+    def exact_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int] | None]:
+        """The exact integer forms (int64 rows) of ``texts``' vectors, and their exact squared
+        norms when known without more work (else None): each vector is its form, normalised."""
+        return self._embed_ints(_text_list(texts))
+
+    def exact_query(self, text: str) -> tuple[np.ndarray, np.ndarray, int | None]:
+        """A query's unit float64 vector, its exact integer form and, when known, that form's
+        exact squared norm (else None)."""
+        return self._embed_query(_check_text(text))
+
+    def embed_rows(self, texts: Sequence[str], dtype: Any = np.float32) -> np.ndarray:
+        """:meth:`embed_array` rounded once to ``dtype`` (a store's float32 matrix: the same
+        bits as casting the float64 rows), for a batch a store will rank again."""
+        return self._embed_floats(_text_list(texts), dtype=dtype, keep=True)
+
+    def embed_into(self, texts: Sequence[str], out: np.ndarray, rows: np.ndarray) -> None:
+        """Write the unit vector of ``texts[i]`` (rounded to ``out.dtype``) into
+        ``out[rows[i]]``: a store's matrix filled in place, with no batch beside it."""
+        self._embed_into(_plain_texts(texts), out, rows)
 
     def cluster_of(self, text: str) -> str | None:
         """The cluster a text belongs to under ``cluster_match``, or None."""
@@ -745,34 +784,53 @@ class FakeEmbedder:
         if dtype != np.float64:
             float_values = float_values.astype(dtype)
         if not exact:  # in blocks of rows: the transient arrays stay small at any n
-            floats = np.empty((n, d), dtype=float_values.dtype) if into is None else into[0]
-
-            def fill(a: int) -> None:
-                rows = slice(a, a + _ROW_BLOCK)
-                block = np.take_along_axis(
-                    float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
-                )
-                if into is None:
-                    floats[rows] = block
-                else:
-                    floats[into[1][rows]] = block
-
-            # two blocks at a time (numpy's copies and gathers run without the GIL); each block
-            # writes its own rows, so the bits are those of one block after another
-            each(fill, range(0, n, _ROW_BLOCK))
-            return None, floats
+            return None, self._member_floats(float_values, (r_packed, which, a_bits), into)
         code = self._codes(r_packed, which, a_bits)
         floats = np.take_along_axis(float_values, code, axis=1)
         members = np.take_along_axis(values, code, axis=1)
         if n <= _CACHED_BATCH and floats.dtype == np.float64:  # queries, mostly
-            # Bounded in bytes: a row costs 16 bytes per dimension (int64 and float64).
-            room = max(_MEMBER_CACHE_BYTES // (16 * d) - len(self._member_cache), 0)
-            # Copies, read-only: the arrays computed here go back to the caller, whose edits
-            # must not reach the vectors this embedder gives later.
-            kept_ints, kept_floats = members[:room].copy(), floats[:room].copy()
-            kept_ints.flags.writeable = kept_floats.flags.writeable = False
-            self._member_cache.update(zip(keys[:room], zip(kept_ints, kept_floats)))
+            self._cache_members(keys, members, floats)
         return members, floats
+
+    def _member_floats(
+        self,
+        float_values: np.ndarray,
+        draws: tuple[np.ndarray, np.ndarray, np.ndarray],
+        into: tuple[np.ndarray, np.ndarray] | None,
+    ) -> np.ndarray:
+        """The float rows of :meth:`_compute_members` spread from each row's four values
+        (``draws``: the packed sign rows, the cluster of each member, the anchors' sign bits),
+        a block of rows at a time, into a new array or ``into=(out, at)``."""
+        r_packed, which, a_bits = draws
+        n = len(which)
+        floats = np.empty((n, self._dimensions), float_values.dtype) if into is None else into[0]
+
+        def fill(a: int) -> None:
+            rows = slice(a, a + _ROW_BLOCK)
+            block = np.take_along_axis(
+                float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
+            )
+            if into is None:
+                floats[rows] = block
+            else:
+                floats[into[1][rows]] = block
+
+        # two blocks at a time (numpy's copies and gathers run without the GIL); each block
+        # writes its own rows, so the bits are those of one block after another
+        each(fill, range(0, n, _ROW_BLOCK))
+        return floats
+
+    def _cache_members(
+        self, keys: Sequence[tuple[str, str]], members: np.ndarray, floats: np.ndarray
+    ) -> None:
+        """Keep the vectors of a small batch of members, bounded in bytes (a row costs 16
+        bytes per dimension, int64 and float64)."""
+        room = max(_MEMBER_CACHE_BYTES // (16 * self._dimensions) - len(self._member_cache), 0)
+        # Copies, read-only: the arrays computed here go back to the caller, whose edits must
+        # not reach the vectors this embedder gives later.
+        kept_ints, kept_floats = members[:room].copy(), floats[:room].copy()
+        kept_ints.flags.writeable = kept_floats.flags.writeable = False
+        self._member_cache.update(zip(keys[:room], zip(kept_ints, kept_floats)))
 
     def _codes(self, r_packed: np.ndarray, which: np.ndarray, a_bits: np.ndarray) -> np.ndarray:
         """Per entry of each member, which of its row's four values it takes: 0 for A=+1 S=+1,
@@ -939,14 +997,10 @@ class FakeEmbedder:
             for a in range(0, n, _ROW_BLOCK):
                 vectors = self._compute_members(keys[a : a + _ROW_BLOCK], exact=False)[1]
                 bad, near = anchor_check(vectors, a)
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    j = int(near[i])
+                for i in np.flatnonzero(bad)[:1].tolist():
+                    own, other = anchors[label[a + i]], anchors[near[i]]
                     return anchor_violation(
-                        a + i,
-                        float(vectors[i] @ anchors[label[a + i]]),
-                        j,
-                        float(vectors[i] @ anchors[j]),
+                        a + i, float(vectors[i] @ own), int(near[i]), float(vectors[i] @ other)
                     )
             return None
         # Small declarations keep their members' vectors for the queries that follow.
@@ -983,21 +1037,31 @@ class FakeEmbedder:
                         j,
                         float(vectors[i] @ anchors[j]),
                     )
-                a, b = int(starts[i]), int(ends[i])
-                row = vectors[i] @ vectors.T  # exactly as the float64 check always was
-                mates = np.r_[a:i, i + 1 : b]
-                strangers = np.r_[0:a, b:n]
-                mate = mates[np.argmin(row[mates])]
-                stranger = strangers[np.argmax(row[strangers])]
-                if row[stranger] >= row[mate] - _MARGIN:
-                    return (
-                        f"{shown(texts[i])} (cluster {shown(cluster_names[own_cluster])}) is as "
-                        "close to "
-                        f"{shown(texts[stranger])} (cluster {shown(names[stranger])}, cosine "
-                        f"{row[stranger]:.3f}) as to its cluster-mate {shown(texts[mate])} "
-                        f"(cosine {row[mate]:.3f})"
-                    )
+                found = _pair_violation(vectors, i, (int(starts[i]), int(ends[i])), keys)
+                if found is not None:
+                    return found
         return None
+
+
+def _pair_violation(
+    vectors: np.ndarray, i: int, mates_at: tuple[int, int], keys: Sequence[tuple[str, str]]
+) -> str | None:
+    """Whether member ``i`` (its cluster's members at rows ``mates_at``) is as close to a
+    stranger as to its least close mate, checked exactly in float64; the message if so."""
+    a, b = mates_at
+    row = vectors[i] @ vectors.T  # exactly as the float64 check always was
+    mates = np.r_[a:i, i + 1 : b]
+    strangers = np.r_[0:a, b : len(keys)]
+    mate = mates[np.argmin(row[mates])]
+    stranger = strangers[np.argmax(row[strangers])]
+    if row[stranger] < row[mate] - _MARGIN:
+        return None
+    (name, text), (other, other_text) = keys[i], keys[stranger]
+    return (
+        f"{shown(text)} (cluster {shown(name)}) is as close to {shown(other_text)} (cluster "
+        f"{shown(other)}, cosine {row[stranger]:.3f}) as to its cluster-mate "
+        f"{shown(keys[mate][1])} (cosine {row[mate]:.3f})"
+    )
 
 
 def _validate_clusters(

@@ -21,6 +21,7 @@ __all__ = [
     "ScriptError",
     "ScriptExhausted",
     "UnrecordedText",
+    "WriteError",
 ]
 
 
@@ -63,6 +64,11 @@ class RetrievalError(PlaceboragError, RuntimeError):
 
 class RetrievalTimeout(RetrievalError, TimeoutError):
     """The default injected failure: the read path timed out."""
+
+
+class WriteError(PlaceboragError, RuntimeError):
+    """A write the store refused: by default what :meth:`FakeVectorStore.fail_next_write`
+    injects (the store is left exactly as it was)."""
 
 
 class ScriptExhausted(PlaceboragError, RuntimeError):

@@ -641,3 +641,16 @@ def compile_filter(
     if negations_match_missing or semantics != "strict":
         _set_semantics(node, negations_match_missing, semantics == "strict")
     return node
+
+
+def failing_clause(root: Filter, metadata: Mapping[str, Any] | None) -> object:
+    """The part of a compiled filter's ``where`` that rules out a record with ``metadata``: the
+    first failing condition under an ``$and`` (however deep), the whole ``$or`` that no branch
+    of passes, or the condition itself. For a record that passes, the whole clause."""
+    node = root
+    while isinstance(node, _Logical) and node.op == "$and":
+        failing = next((c for c in node.children if not c.matches(metadata)), None)
+        if failing is None:
+            break
+        node = failing
+    return node.clause

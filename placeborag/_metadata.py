@@ -19,13 +19,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._validation import shown
+from placeborag._validation import check_column, shown
 
 __all__ = [
     "MAX_DEPTH",
     "check_id",
     "check_metadata",
     "check_metadatas",
+    "check_records",
     "copy_filter",
     "copy_metadata",
 ]
@@ -226,3 +227,48 @@ def copy_filter(where: Any) -> Any:
         else:
             out.append(values)
     return out[0]
+
+
+def check_records(
+    ids: object, texts: object, metadatas: object
+) -> tuple[list[str], list[str], list[dict[str, Any] | None]]:
+    """Columns of records, every one checked (before anything is written)."""
+    id_list = check_column(ids, "ids")
+    text_list = check_column(texts, "texts")
+    _same_length(text_list, "texts", id_list)
+    # Whole columns first (C loops); a column that fails is walked again, one value at a
+    # time, for the message naming the first bad one.
+    distinct = set(id_list) if set(map(type, id_list)) <= {str} else None
+    if distinct is None or "" in distinct:
+        for i, value in enumerate(id_list):
+            check_id(value, f"ids[{i}]")
+    if not set(map(type, text_list)) <= {str}:
+        for i, value in enumerate(text_list):
+            if not isinstance(value, str):
+                raise PlaceboragTypeError(
+                    f"texts[{i}]={shown(value)} must be a str, not {type(value).__name__}"
+                )
+    meta_list: list[dict[str, Any] | None] = [None] * len(id_list)
+    if metadatas is not None:
+        raw = check_column(metadatas, "metadatas")
+        _same_length(raw, "metadatas", id_list)
+        meta_list = check_metadatas(raw, "metadatas")
+    if distinct is None or len(distinct) != len(id_list):
+        seen: dict[str, int] = {}
+        for i, value in enumerate(id_list):
+            if value in seen:
+                from placeborag._errors import PlaceboragValueError
+
+                raise PlaceboragValueError(
+                    f"ids[{i}]={shown(value)} repeats ids[{seen[value]}]; "
+                    "an id may appear once per call"
+                )
+            seen[value] = i
+    return id_list, text_list, meta_list
+
+
+def _same_length(column: list[Any], name: str, ids: list[Any]) -> None:
+    if len(column) != len(ids):
+        raise PlaceboragValueError(
+            f"{name} has {len(column)} items and ids has {len(ids)}; they must have the same length"
+        )

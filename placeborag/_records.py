@@ -169,6 +169,19 @@ class RecordTable:
         rows.sort()  # row order is insertion order
         return rows
 
+    def stored_rows(self) -> np.ndarray:
+        """The rows of every stored record, in insertion order: each visible id's newest and,
+        under ``on_existing_id="duplicate"``, its older copies (every row a query can return
+        but the orphans of deleted ids)."""
+        if not self.shadows:
+            return self.visible_rows()
+        older = [row for rows in self.shadows.values() for row in rows]
+        rows = np.fromiter(
+            [*self.row_of.values(), *older], dtype=np.int64, count=len(self.row_of) + len(older)
+        )
+        rows.sort()
+        return rows
+
     def reachable(self) -> np.ndarray:
         """Rows a query can reach: alive, and not unlinked by churn."""
         mask = self.alive[: self.count]

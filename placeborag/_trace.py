@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
@@ -22,9 +22,8 @@ from placeborag._validation import shown
 
 if TYPE_CHECKING:
     from placeborag._filters import Filter
+    from placeborag._pipeline import QueryResult
     from placeborag._profiles import Profile
-    from placeborag._ranking import ExactScores, Ranking
-    from placeborag._records import RecordTable
 
 __all__ = [
     "BELOW",
@@ -150,6 +149,12 @@ class StoreRecords:
     array); ``sequence[i]`` its insertion number (later writes have larger ones); ``reachable[i]``
     is False for a record ``churn`` unlinked from queries; ``pending`` counts writes not yet
     visible (``visibility="manual"``).
+
+    Every stored record is here, so an id written again under ``on_existing_id="duplicate"``
+    appears once per record, as queries return it: ``occurrence[i]`` tells them apart (0 for
+    the first record of an id, 1 for the next...), and ``keys[i]`` is ``(ids[i],
+    occurrence[i])``. :meth:`position` of such an id is its newest record (the one :meth:`get
+    <placeborag.FakeVectorStore.get>` returns); :meth:`positions` lists them all.
     """
 
     ids: tuple[str, ...]
@@ -160,9 +165,24 @@ class StoreRecords:
     reachable: tuple[bool, ...] = field(repr=False)
     pending: int = 0
     version: tuple[int, int] = field(default=(0, 0), repr=False)
+    occurrence: tuple[int, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.occurrence) != len(self.ids):  # no duplicates: every record the first
+            object.__setattr__(self, "occurrence", _zeros(len(self.ids)))
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def keys(self) -> tuple[tuple[str, int], ...]:
+        """``(id, occurrence)`` of every record: unique even where ids repeat."""
+        return tuple(zip(self.ids, self.occurrence))
+
+    def positions(self, id: str) -> tuple[int, ...]:
+        """Every index of ``id`` (several for a duplicated id), oldest first."""
+        self.position(id)
+        return tuple(i for i, value in enumerate(self.ids) if value == id)
 
     @property
     def dimensions(self) -> int:
@@ -172,13 +192,9 @@ class StoreRecords:
         """The index of ``id`` in these records; an unknown id raises, naming the nearest."""
         index = self._index
         if id not in index:
-            import difflib
+            from placeborag._validation import unknown_id
 
-            from placeborag._errors import PlaceboragValueError
-
-            close = difflib.get_close_matches(str(id), list(index), n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise PlaceboragValueError(f"unknown id {shown(id)}{hint}")
+            raise unknown_id(id, index)
         return index[id]
 
     @property
@@ -240,9 +256,39 @@ class QueryTrace:
     matches: tuple[Match, ...]
     counts: dict[str, int]
     query_vector: np.ndarray = field(repr=False)
+    window: int = 0
+    edges: tuple[float | None, float | None] = field(default=(None, None), repr=False)
+    records: StoreRecords | None = field(default=None, repr=False)
+    restricted: bool = field(default=False, repr=False)
+    pending: tuple[str, ...] = field(default=(), repr=False)
+    predicate: Filter | None = field(default=None, repr=False)
 
     def stage_of(self, id: str) -> str:
+        """The stage of ``id`` (of its newest record, for an id stored more than once)."""
         return str(self.stage[self._position(id)])
+
+    @property
+    def cut_score(self) -> float | None:
+        """The reported score of the last record returned (None when nothing was)."""
+        return self.edges[0]
+
+    @property
+    def window_score(self) -> float | None:
+        """The reported score at the edge of the window the index took: the ``window``-th
+        best candidate (the k-th under pre-filtering; the post-filter window's last)."""
+        return self.edges[1]
+
+    def why(self, id: str) -> str:
+        """Where the query left ``id`` and why, in the terms of the stage that stopped it: the
+        filter clause it fails, the recall loss, the top-k cut or the post-filter window (its
+        size and the score at its edge), the tie rule, visibility. An id written but not yet
+        visible is explained too; any other unknown id raises."""
+        if id in self.pending and id not in self._index:
+            return (
+                "not visible yet: it was written under visibility='manual' and the store has "
+                "not been refreshed (refresh() makes it visible)"
+            )
+        return _why(self, self._position(id))
 
     def ids_at(self, stage: str) -> tuple[str, ...]:
         """The ids at ``stage``, in rank order where they have one, else insertion order."""
@@ -289,6 +335,60 @@ class QueryTrace:
         return _position_index(self, self.ids)
 
 
+_BETTER = {True: "higher", False: "lower"}
+
+
+def _why(trace: QueryTrace, i: int) -> str:
+    """The sentence of :meth:`QueryTrace.why` for the record at position ``i``."""
+    stage, k, better = str(trace.stage[i]), trace.k, _BETTER[trace.higher_is_better]
+    score = f"{float(trace.score[i]):.4f}"
+    if stage == RETURNED:
+        return f"returned at rank {int(trace.rank[i])} of k={k} (score {score})"
+    if stage == FILTERED:
+        return f"fails the where filter at {_failing(trace, i)}, so it is never scored"
+    if stage == UNREACHABLE:
+        if trace.records is not None and not trace.records.reachable[i]:
+            return "churn unlinked it from the index: get() finds it, no query reaches it"
+        return "outside the ids the query was restricted to (ids=...)"
+    if stage == LOST:
+        ideal = int(trace.ideal_rank[i])
+        where = f"would rank {ideal} with a perfect index" if ideal else "passes the filter"
+        return f"{where}; the approximate index (recall {trace.recall:g}) lost it"
+    if stage == DROPPED:
+        return (
+            f"inside the post-filter window of {trace.window} candidates at place "
+            f"{int(trace.cut_rank[i])}, then dropped: it fails the where filter at "
+            f"{_failing(trace, i)}"
+        )
+    tie = next((t for t in trace.ties if trace.ids[i] in t.ids), None)
+    if stage == TIED and tie is not None:
+        kept = ", ".join(map(shown, tie.kept)) or "none of them"
+        return (
+            f"ties exactly with {len(tie.ids) - 1} other record(s) at score {tie.score:.4f}; "
+            f"the tie rule ({tie.rule}) kept {kept}"
+        )
+    if trace.filter_mode == "post" and trace.predicate is not None:
+        edge = trace.window_score  # the index cut before filtering: that is where it stopped
+        cut = (
+            f"the post-filter window of the {trace.window} best candidates"
+            if trace.window > k
+            else f"the top-{k} cut, taken before the post-filter"
+        )
+    else:
+        edge, cut = trace.cut_score, f"the top-{k} cut"
+    at = f"; the edge is at {edge:.4f}" if edge is not None else ""
+    return f"scores {score}, not good enough for {cut} ({better} is better{at})"
+
+
+def _failing(trace: QueryTrace, i: int) -> str:
+    """The clause of the where filter that the record at ``i`` fails, shown."""
+    from placeborag._filters import failing_clause
+
+    if trace.predicate is None or trace.records is None:
+        return shown(trace.where)
+    return shown(failing_clause(trace.predicate, trace.records.metadata[i]))
+
+
 def _position_index(owner: object, ids: tuple[str, ...]) -> dict[str, int]:
     """id -> position in ``ids``, built once and kept on the frozen ``owner``."""
     cached: dict[str, int] | None = owner.__dict__.get("_index_cache")
@@ -296,6 +396,24 @@ def _position_index(owner: object, ids: tuple[str, ...]) -> dict[str, int]:
         cached = {doc_id: i for i, doc_id in enumerate(ids)}
         object.__setattr__(owner, "_index_cache", cached)
     return cached
+
+
+_REPEATED: dict[object, tuple[object, ...]] = {}
+
+
+def repeated(value: object, n: int) -> tuple[Any, ...]:
+    """``(value,) * n``: the longest one made so far per value is kept (sliced for shorter
+    ones), up to 2**21 entries (16 MB of pointers); a longer one is made each time."""
+    longest = _REPEATED.get(value, ())
+    if len(longest) < n:
+        if n > 1 << 21:
+            return (value,) * n
+        longest = _REPEATED[value] = (value,) * n
+    return longest if len(longest) == n else longest[:n]
+
+
+def _zeros(n: int) -> tuple[int, ...]:
+    return repeated(0, n)
 
 
 def _ids_by(rank: np.ndarray, ids: tuple[str, ...]) -> tuple[str, ...]:
@@ -329,137 +447,61 @@ class QueryExplanation:
     trace: QueryTrace | None = field(default=None, repr=False, compare=False)
 
 
-# -- the pass ------------------------------------------------------------------------------
+# -- building a trace from a finished query ------------------------------------------------
 
 
-@dataclass(eq=False)
-class QueryPass:
-    """One query on its way through a store: the inputs, then every stage's rows."""
-
-    store: Any
-    text: str
-    k: int
-    where: dict[str, Any] | None
-    predicate: Filter | None
-    ids: tuple[str, ...] | None
-    qfloat: np.ndarray | None
-    qexact: np.ndarray | None
-    salt: int
-    vector_given: tuple[float, ...] | None
-    qnorm: int | None = None  # the exact squared norm of qexact, when the embedder knew it
-    # Filled by the run:
-    table: RecordTable | None = None
-    profile: Profile | None = None
-    filter_mode: str = "pre"
-    recall: float = 1.0
-    post: bool = False
-    reachable: np.ndarray | None = None
-    filter_mask: np.ndarray | None = None
-    passing: np.ndarray | None = None
-    survivors: np.ndarray | None = None
-    ranking: Ranking | None = None
-    exact: ExactScores | None = None
-    window: list[int] = field(default_factory=list)
-    final: list[int] = field(default_factory=list)
-    matches: tuple[Match, ...] = ()
-
-    def rerun(self) -> QueryPass:
-        """The same inputs, ready for another run."""
-        return replace(self, ranking=None, exact=None, window=[], final=[], matches=())
-
-
-def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
-    """The trace of a finished pass over the visible records ``records``."""
-    table, profile = qpass.table, qpass.profile
-    assert table is not None and profile is not None
-    rows = table.visible_rows()
+def build_trace(
+    result: QueryResult, records: StoreRecords, pending: tuple[str, ...] = ()
+) -> QueryTrace:
+    """The trace of a finished query over the store's records ``records`` (the same table
+    version: both are made under the store's lock). ``pending`` are ids written but not yet
+    visible (``visibility="manual"``)."""
+    table, profile = result.table, result.settings.profile
+    rows = table.stored_rows()
     n = rows.size
-    code = np.full(n, _CODE[BELOW], dtype=np.intp)
-    reachable = qpass.reachable[rows] if qpass.reachable is not None else np.ones(n, bool)
-    code[~reachable] = _CODE[UNREACHABLE]
-    if qpass.filter_mask is not None and not qpass.post:
-        code[reachable & ~qpass.filter_mask[rows]] = _CODE[FILTERED]
-    if qpass.survivors is not None and qpass.passing is not None:
-        lost = qpass.passing[rows] & ~qpass.survivors[rows]
-        code[lost] = _CODE[LOST]
     index = np.full(table.count, -1, dtype=np.int64)
     index[rows] = np.arange(n)
 
-    def ranks(selected: list[int]) -> np.ndarray:
+    def ranks(selected: Sequence[int]) -> np.ndarray:
         out = np.zeros(n, dtype=np.int64)
         pos = index[np.asarray(selected, dtype=np.int64)] if selected else np.zeros(0, np.int64)
-        keep = pos >= 0  # orphans and shadows are in the index but not visible records
+        keep = pos >= 0  # orphans are in the index but not stored records
         out[pos[keep]] = np.arange(1, len(selected) + 1)[keep]
         return out
 
-    cut_rank = ranks(qpass.window)
-    rank = ranks(qpass.final)
-    if qpass.post and qpass.filter_mask is not None:
-        code[(cut_rank > 0) & ~qpass.filter_mask[rows]] = _CODE[DROPPED]
+    code = _stage_codes(result, rows)
+    cut_rank, rank = ranks(result.window), ranks(result.final)
+    if result.post and result.filter_mask is not None:
+        code[(cut_rank > 0) & ~result.filter_mask[rows]] = _CODE[DROPPED]
     code[rank > 0] = _CODE[RETURNED]
-    # Scores: the float32 screen for every record, the exact number where the ranking has it.
-    qfloat = qpass.qfloat
-    if qfloat is None:
-        qfloat = np.zeros(table.dimensions or 0)
-        if n:
-            qfloat, qpass.qexact, qpass.qnorm = qpass.store._query_vector(qpass.text)
-    # The float32 screen the ranking itself starts from (one matrix-vector product, no
-    # float64 copy of the matrix); every record the ranking looked at gets its exact cosine.
-    # (the table's own screen of this query, kept: the ranking just took it)
-    screen = table.screen(np.asarray(qfloat))[rows] if n else np.zeros(0, np.float32)
-    cosine = screen.astype(np.float64).clip(-1.0, 1.0)
-    exact = np.zeros(n, dtype=bool)
-    ties: list[TieInfo] = []
-    if qpass.ranking is not None:
-        known = [(index[r], c) for r, c in qpass.ranking.cosines.items() if index[r] >= 0]
-        if known:
-            pos, values = zip(*known)
-            cosine[list(pos)] = values
-            exact[list(pos)] = True
-        returned = set(qpass.final)
-        for group in qpass.ranking.ties:
-            assert qpass.exact is not None
-            visible = [r for r in group.rows if index[r] >= 0]
-            group_cos = qpass.exact.cosines(list(group.rows))
-            for r in visible:
-                cosine[index[r]] = group_cos[r]
-                exact[index[r]] = True
-                if code[index[r]] == _CODE[BELOW]:
-                    code[index[r]] = _CODE[TIED]
-            ties.append(
-                TieInfo(
-                    ids=tuple(table.ids[r] for r in group.rows),
-                    score=float(profile.score(group_cos[group.rows[0]])),
-                    kept=tuple(table.ids[r] for r in group.rows if r in returned),
-                    rule=profile.tie_order,
-                )
-            )
+    cosine, exact, ties = _cosines(result, rows, index, code)
     score = _profile_scores(profile, cosine)
     for i in np.flatnonzero(exact).tolist():  # the reported number, bit for bit
         score[i] = profile.score(float(cosine[i]))
-    ideal_rank = ranks(qpass.store._ideal(qpass)) if qpass.recall < 1.0 else rank
-    passing = int(np.count_nonzero(qpass.passing[rows])) if qpass.passing is not None else n
-    survivors = int(np.count_nonzero(qpass.survivors[rows])) if qpass.survivors is not None else n
+    ideal_rank = ranks(result.ideal) if result.ideal is not None else rank
     counts = {
         "candidates": n,
-        "pass filter": passing,
-        "survive recall": survivors,
-        "top-k cut": len(qpass.window),
-        "returned": len(qpass.final),
+        "pass filter": int(np.count_nonzero(result.passing[rows])) if n else 0,
+        "survive recall": int(np.count_nonzero(result.survivors[rows])) if n else 0,
+        "top-k cut": len(result.window),
+        "returned": len(result.final),
     }
-    qvec = np.array(qfloat, dtype=np.float64)
-    qvec.flags.writeable = False
+    qvec = np.array(
+        result.query_vector if result.query_vector is not None else np.zeros(table.dimensions or 0),
+        dtype=np.float64,
+    )
     stage = _STAGE_NAMES[code]
-    for array in (stage, score, cosine, rank, cut_rank, ideal_rank, exact):
+    for array in (stage, score, cosine, rank, cut_rank, ideal_rank, exact, qvec):
         array.flags.writeable = False
+    plan = result.plan
     return QueryTrace(
-        text=qpass.text,
-        k=qpass.k,
-        where=copy_filter(qpass.where),
+        text=plan.text,
+        k=plan.k,
+        where=copy_filter(plan.where),
         profile=profile.name,
         metric=profile.metric,
-        filter_mode=qpass.filter_mode,
-        recall=qpass.recall,
+        filter_mode=profile.filter_mode,
+        recall=float(result.settings.options.recall),
         higher_is_better=profile.higher_is_better,
         tie_rule=profile.tie_order,
         ids=records.ids,
@@ -471,10 +513,83 @@ def build_trace(qpass: QueryPass, records: StoreRecords) -> QueryTrace:
         ideal_rank=ideal_rank,
         exact=exact,
         ties=tuple(ties),
-        matches=qpass.matches,
+        matches=result.matches,
         counts=counts,
         query_vector=qvec,
+        window=result.window_size if result.post else plan.k,
+        edges=_edges(result),
+        records=records,
+        restricted=plan.ids is not None,
+        pending=pending,
+        predicate=plan.predicate,
     )
+
+
+def _stage_codes(result: QueryResult, rows: np.ndarray) -> np.ndarray:
+    """Every stored record's stage before the ranking (unreachable, filtered, lost, below)."""
+    n = rows.size
+    code = np.full(n, _CODE[BELOW], dtype=np.intp)
+    if not n:
+        return code
+    reachable = result.reachable[rows]
+    code[~reachable] = _CODE[UNREACHABLE]
+    if result.filter_mask is not None and not result.post:
+        code[reachable & ~result.filter_mask[rows]] = _CODE[FILTERED]
+    code[result.passing[rows] & ~result.survivors[rows]] = _CODE[LOST]
+    return code
+
+
+def _cosines(
+    result: QueryResult, rows: np.ndarray, index: np.ndarray, code: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[TieInfo]]:
+    """Every record's cosine (the float32 screen, exact wherever the ranking computed it), which
+    ones are exact, and the tie groups the ranking met (their records marked tied)."""
+    table, profile, n = result.table, result.settings.profile, rows.size
+    qfloat = result.query_vector
+    # The float32 screen the ranking itself starts from (kept by the table: no second product).
+    screen = table.screen(np.asarray(qfloat))[rows] if n and qfloat is not None else None
+    cosine = np.zeros(n) if screen is None else screen.astype(np.float64).clip(-1.0, 1.0)
+    exact = np.zeros(n, dtype=bool)
+    ties: list[TieInfo] = []
+    ranking = result.ranking
+    if ranking is None:
+        return cosine, exact, ties
+    known = [(index[r], c) for r, c in ranking.cosines.items() if index[r] >= 0]
+    if known:
+        pos, values = zip(*known)
+        cosine[list(pos)] = values
+        exact[list(pos)] = True
+    returned = set(result.final)
+    for group in ranking.ties:
+        assert result.exact is not None
+        group_cos = result.exact.cosines(list(group.rows))
+        for r in group.rows:
+            if index[r] >= 0:
+                cosine[index[r]] = group_cos[r]
+                exact[index[r]] = True
+                if code[index[r]] == _CODE[BELOW]:
+                    code[index[r]] = _CODE[TIED]
+        ties.append(
+            TieInfo(
+                ids=tuple(table.ids[r] for r in group.rows),
+                score=float(profile.score(group_cos[group.rows[0]])),
+                kept=tuple(table.ids[r] for r in group.rows if r in returned),
+                rule=profile.tie_order,
+            )
+        )
+    return cosine, exact, ties
+
+
+def _edges(result: QueryResult) -> tuple[float | None, float | None]:
+    """The reported scores at the top-k cut (the last returned) and at the edge of the window
+    the index took (the post-filter window), where there is one."""
+    ranking = result.ranking
+    if ranking is None:
+        return None, None
+    score = result.settings.profile.score
+    cut = score(ranking.cosines[result.final[-1]]) if result.final else None
+    edge = score(ranking.cosines[result.window[-1]]) if result.window else None
+    return cut, edge
 
 
 def _profile_scores(profile: Profile, cosines: np.ndarray) -> np.ndarray:
@@ -490,39 +605,40 @@ def _profile_scores(profile: Profile, cosines: np.ndarray) -> np.ndarray:
     return np.array([profile.score(float(c)) for c in cosines], dtype=np.float64)
 
 
-def build_explanation(qpass: QueryPass, trace: QueryTrace) -> QueryExplanation:
-    """The full explanation of a pass run with every survivor ranked."""
-    table = qpass.table
-    assert table is not None
+def build_explanation(
+    result: QueryResult, trace: QueryTrace, unreachable: tuple[str, ...]
+) -> QueryExplanation:
+    """The full explanation of a query run with every survivor ranked."""
+    table = result.table
     ids = table.ids
-    reachable = qpass.reachable if qpass.reachable is not None else np.zeros(0, bool)
-    alive = np.flatnonzero(reachable)
-    passing = alive if qpass.passing is None else np.flatnonzero(qpass.passing)
-    survivors = passing if qpass.survivors is None else np.flatnonzero(qpass.survivors)
+    alive = np.flatnonzero(result.reachable)
+    passing = np.flatnonzero(result.passing)
+    survivors = np.flatnonzero(result.survivors)
     passing_set = set(passing.tolist())
     survivor_set = set(survivors.tolist())
-    ranking = qpass.ranking
+    ranking = result.ranking
     ranked = ranking.order if ranking is not None else []
-    filter_mask = qpass.filter_mask
+    filter_mask = result.filter_mask
+    plan = result.plan
     return QueryExplanation(
-        text=qpass.text,
-        k=qpass.k,
-        where=copy_filter(qpass.where),
-        filter_mode=qpass.filter_mode,
-        recall=qpass.recall,
+        text=plan.text,
+        k=plan.k,
+        where=copy_filter(plan.where),
+        filter_mode=result.settings.profile.filter_mode,
+        recall=float(result.settings.options.recall),
         candidates=tuple(ids[r] for r in alive.tolist()),
         filtered_out=tuple(ids[r] for r in alive.tolist() if r not in passing_set),
         recall_lost=tuple(ids[r] for r in passing.tolist() if r not in survivor_set),
         ranked=tuple(ids[r] for r in ranked),
-        top_k=tuple(ids[r] for r in qpass.window),
+        top_k=tuple(ids[r] for r in result.window),
         post_filter_dropped=tuple(
             ids[r]
-            for r in qpass.window
-            if qpass.post and filter_mask is not None and not filter_mask[r]
+            for r in result.window
+            if result.post and filter_mask is not None and not filter_mask[r]
         ),
-        matches=qpass.matches,
+        matches=result.matches,
         cosines={ids[r]: c for r, c in (ranking.cosines.items() if ranking else ())},
-        unreachable=qpass.store.unreachable_ids,
+        unreachable=unreachable,
         orphans=tuple(table.orphan_of),
         trace=trace,
     )

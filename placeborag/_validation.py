@@ -338,3 +338,113 @@ def dump_json(value: object, what: str, **options: Any) -> str:
             f" dict with str keys): {exc}"
         ) from None
     return text
+
+
+# -- names, columns, shares, k ---------------------------------------------------------------
+
+
+def nearest(value: object, known: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` names of ``known`` nearest to ``value`` (difflib's ratio), best first: the
+    one "did you mean" rule of every message that names an unknown name or id."""
+    import difflib
+
+    return difflib.get_close_matches(str(value), list(known), n=n, cutoff=cutoff)
+
+
+def did_you_mean(value: object, known: Iterable[str], n: int = 3) -> str:
+    """``"; did you mean 'a', 'b'?"`` for the nearest names, or ``""`` when none is near."""
+    close = nearest(value, known, n)
+    return f"; did you mean {', '.join(map(shown, close))}?" if close else ""
+
+
+def unknown_id(value: object, known: Iterable[str]) -> PlaceboragValueError:
+    """The error for an id a store does not hold, naming the nearest stored ids."""
+    return PlaceboragValueError(f"unknown id {shown(value)}{did_you_mean(value, known)}")
+
+
+def check_column(values: object, name: str) -> list[Any]:
+    """``values`` as a list: a str or bytes is refused (not split), and so is a non-iterable."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise PlaceboragTypeError(
+            f"{name}={shown(values)} must be a list, not {type(values).__name__}"
+        )
+    return list(values)
+
+
+#: The largest ``k`` one query takes (padding profiles allocate one match per slot).
+MAX_K = 1_000_000
+
+
+def check_k(value: object, name: str = "k") -> int:
+    """A result count: an int (a numpy integer too; not a bool) from 1 to :data:`MAX_K`."""
+    import numpy as np  # loaded when a k is checked, not with the module
+
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be an int, not {type(value).__name__}"
+        )
+    if value < 1:
+        raise PlaceboragValueError(f"{name}={shown(value)} must be >= 1")
+    if value > MAX_K:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} must be <= {MAX_K:,} (engines cap the results of one "
+            "query; a FAISS-style profile would build that many padding matches)"
+        )
+    return int(value)
+
+
+def check_share(value: object, name: str) -> Any:
+    """A share between 0 and 1 as the user wrote it, a :class:`~fractions.Fraction` (0.7 is
+    7/10 and 1/3 is 1/3: see :func:`as_written`)."""
+    import numpy as np
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be a number, not {type(value).__name__}"
+        )
+    # Compared as given (an int of any size, never converted to a float first).
+    if isinstance(value, (int, np.integer)):
+        if not 0 <= int(value) <= 1:
+            raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
+    elif not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise PlaceboragValueError(f"{name}={shown(value)} must be between 0.0 and 1.0")
+    return as_written(float(value))
+
+
+def _simplest_between(lo: Any, hi: Any) -> Any:
+    """The fraction with the smallest denominator in ``[lo, hi]`` (``0 <= lo <= hi``): the
+    continued-fraction walk down the Stern-Brocot tree (a loop: a subnormal float's walk is
+    about a thousand steps long)."""
+    from fractions import Fraction
+
+    terms: list[int] = []
+    while True:
+        whole = math.floor(lo)
+        if whole == lo or whole + 1 <= hi:
+            terms.append(whole if whole == lo else whole + 1)
+            break
+        terms.append(whole)
+        lo, hi = 1 / (hi - whole), 1 / (lo - whole)
+    value = Fraction(terms[-1])
+    for term in reversed(terms[:-1]):
+        value = term + 1 / value
+    return value
+
+
+def as_written(number: float) -> Any:
+    """The share a user meant by ``number``: the simplest fraction that rounds to the same float.
+
+    ``0.7`` is 7/10 and ``1/3`` is 1/3, where the float's exact binary value (0.6999... and
+    0.3333...) would keep one document too few of 10 and of 3. A decimal of up to 7 places is
+    always read exactly as typed: no simpler fraction lies within half a float step of it.
+    """
+    from fractions import Fraction
+
+    if number in (0.0, 1.0):
+        return Fraction(number)
+    exact = Fraction(number)
+    lo = (Fraction(math.nextafter(number, -math.inf)) + exact) / 2
+    hi = (exact + Fraction(math.nextafter(number, math.inf))) / 2
+    simplest = _simplest_between(lo, hi)
+    # On the very boundary the float may round the other way (half to even): keep the decimal.
+    return simplest if float(simplest) == number else Fraction(repr(number))

@@ -173,7 +173,7 @@ def test_a_malformed_filter_raises_before_any_record_is_read():
 
     store = FakeVectorStore()
     store.upsert("a", "refund", {"lang": "en"})
-    store._table.metas[0] = Exploding(lang="en")
+    store._storage.table.metas[0] = Exploding(lang="en")
     with pytest.raises(FilterError):
         store.query("refund", where={"lang": {"$in": "en"}})
 

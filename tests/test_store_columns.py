@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from placeborag import FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
-from placeborag import _store as store_module
+from placeborag import _storage as store_module
 from placeborag._records import id_hashes, text_hash
 
 N = 300

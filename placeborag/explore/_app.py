@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import (
+    MAX_K,
     PROFILES,
     FakeEmbedder,
     FakeVectorStore,
@@ -27,7 +28,6 @@ from placeborag import (
     PlaceboragValueError,
     get_profile,
 )
-from placeborag._store import _MAX_K as MAX_K
 from placeborag._validation import check_choice, check_int, check_str, shown
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread

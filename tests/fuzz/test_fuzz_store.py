@@ -39,7 +39,7 @@ from hypothesis.stateful import (
 )
 
 from placeborag import FakeEmbedder, FakeVectorStore, FilterTypeError, PlaceboragError
-from placeborag._store import _as_written
+from placeborag._validation import as_written as _as_written
 
 DOCS = {
     "a": ("refund policy for returns", {"lang": "en", "year": 2024, "n": 1}),
