@@ -371,8 +371,9 @@ def check_column(values: object, name: str) -> list[Any]:
     return list(values)
 
 
-#: The largest ``k`` one query takes (padding profiles allocate one match per slot).
 MAX_K = 1_000_000
+"""The largest ``k`` one query takes, on every surface (engines cap one query's results far
+below it; a padding profile would allocate one match per slot)."""
 
 
 def check_k(value: object, name: str = "k") -> int:

@@ -388,11 +388,21 @@ class Scenario:
         """A store over ``embedder`` (default: this scenario's) holding every document."""
         options = {**self.store_options, **store_changes}
         store = FakeVectorStore(embedder=embedder or self.embedder(), **options)
-        store.upsert_many(
-            [d.id for d in self.documents],
-            [d.text for d in self.documents],
-            [d.metadata or None for d in self.documents],
-        )
+        docs = list(self.documents)
+        # An id held more than once (on_existing_id="duplicate") is written again in a later
+        # call, as it was first written: a call takes each id once.
+        start, seen = 0, set()
+        for end, doc in enumerate([*docs, None]):
+            if doc is None or doc.id in seen:
+                batch = docs[start:end]
+                store.upsert_many(
+                    [d.id for d in batch],
+                    [d.text for d in batch],
+                    [d.metadata or None for d in batch],
+                )
+                start, seen = end, set()
+            if doc is not None:
+                seen.add(doc.id)
         store.refresh()
         return store
 
