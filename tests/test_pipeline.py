@@ -472,3 +472,15 @@ def test_a_copied_store_keeps_its_records_failures_and_strategy():
             twin.upsert("h", "x")
         twin.upsert("h", "x")
         assert "h" not in store
+
+
+def test_a_scenario_of_a_store_with_duplicates_holds_and_rebuilds_every_record():
+    pytest.importorskip("pandas")
+    from placeborag.explore import Scenario
+
+    store = _duplicated()
+    scenario = Scenario.from_store(store, "refund policy")
+    assert [d.id for d in scenario.documents] == ["f", "g", "f"]
+    rebuilt = scenario.store()
+    assert rebuilt.records().keys == store.records().keys
+    assert rebuilt.query("refund policy", k=3) == store.query("refund policy", k=3)
