@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from placeborag import FakeEmbedder, FakeVectorStore, StoreRecords, get_profile
+from placeborag import FakeEmbedder, FakeVectorStore, StoreOptions, StoreRecords, get_profile
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._files import write_text
 from placeborag._validation import (
@@ -45,22 +45,9 @@ __all__ = [
 ]
 
 EMBEDDER_FIELDS = ("model_name", "dimensions", "clusters", "cluster_spread", "cluster_match")
-#: Every option of a :class:`~placeborag.FakeVectorStore` (``store.options``), so a scenario
-#: rebuilds the store it was made from: the same ranking, ties and writes.
-STORE_FIELDS = (
-    "profile",
-    "metric",
-    "filter_mode",
-    "filter_semantics",
-    "recall",
-    "visibility",
-    "tie_order",
-    "seed",
-    "on_existing_id",
-    "pad_missing",
-    "orphans",
-    "churn",
-)
+#: Every option of a :class:`~placeborag.FakeVectorStore` (:class:`placeborag.StoreOptions`, the
+#: one list), so a scenario rebuilds the store it was made from: the same ranking, ties, writes.
+STORE_FIELDS = tuple(StoreOptions())
 # v2 holds every store option (tie_order, seed, on_existing_id, pad_missing, orphans, churn);
 # a v1 file has none of them and loads with their defaults (the profile's own, no orphans).
 _FORMAT = "placeborag.scenario/v2"
