@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from _engines import ENGINES, Engine, EngineError, Record, VectorTable
 
-from placeborag import FakeVectorStore, PlaceboragError
+from placeborag import FakeVectorStore, PlaceboragError, get_profile
 
 pytestmark = pytest.mark.engines
 
@@ -311,6 +311,47 @@ def test_filter_results(engine: Engine, check: Any, name: str, semantics: str) -
     store = fake_store(engine, FILTERED, filter_semantics=semantics)
     label = f"filter {name}" + (" (filter_semantics='engine')" if semantics == "engine" else "")
     check(engine, label, ids(engine_hits(handle, 10, where)), ids(fake_hits(store, 10, where)))
+
+
+# TEMPORARY, remove with the #23 store change: FakeVectorStore still compiles its filters with
+# negations_match_missing=/semantics=, not with filter_rules(profile, filter_semantics), so it
+# refuses an empty list under every profile. Strict, so the first run after the change fails
+# here until the marker goes.
+STORE_IGNORES_EMPTY_IN = pytest.mark.xfail(
+    strict=True, reason="the store does not pass filter_rules() to compile_filter yet"
+)
+EMPTY_LISTS = {
+    "$in, empty list": {"color": {"$in": []}},
+    "$nin, empty list": {"color": {"$nin": []}},
+}
+
+
+@pytest.mark.parametrize(
+    ("engine", "name", "semantics"),
+    cases(
+        *(
+            (key, name, semantics)
+            for key, cls in ENGINES.items()
+            if cls.filters
+            for name in EMPTY_LISTS
+            for semantics in ("strict", "engine")
+        )
+    ),
+    indirect=["engine"],
+)
+def test_an_empty_in_or_nin_list(
+    engine: Engine, check: Any, name: str, semantics: str, request: pytest.FixtureRequest
+) -> None:
+    # Which records match, or "error": $nin [] matches all seven, two of them tied at cos 0,
+    # and the engine's order of those two is not the point here.
+    if semantics == "engine" and get_profile(engine.profile).empty_in == "empty_set":
+        request.applymarker(STORE_IGNORES_EMPTY_IN)
+    where = EMPTY_LISTS[name]
+    handle = engine.build(FILTERED)
+    store = fake_store(engine, FILTERED, filter_semantics=semantics)
+    label = f"filter {name}" + (" (filter_semantics='engine')" if semantics == "engine" else "")
+    engine_ids, fake_ids = ids(engine_hits(handle, 10, where)), ids(fake_hits(store, 10, where))
+    check(engine, label, engine_ids, fake_ids, same=as_multiset, how="as a set")
 
 
 def test_filtered_top_k_under_return(engine: Engine, check: Any) -> None:
