@@ -77,7 +77,7 @@ class FilterRules:
 
     ``semantics="strict"`` (placeborag's own rules) raises on a range bound against a stored
     value of another kind; ``"engine"`` skips such a record. ``negations_match_missing`` lets
-    ``$ne``/``$nin`` match a record without the key. ``empty_lists`` is what an empty
+    ``$ne``/``$nin`` match a record without the key. ``empty_in`` is what an empty
     ``$in``/``$nin`` list does: ``"error"`` refuses it, ``"empty_set"`` reads it as the empty set
     (``$in: []`` matches no record, ``$nin: []`` every record). :func:`filter_rules` gives a
     profile's rules; :data:`STRICT` is placeborag's own.
@@ -85,7 +85,7 @@ class FilterRules:
 
     semantics: str = "strict"
     negations_match_missing: bool = False
-    empty_lists: str = "error"
+    empty_in: str = "error"
 
     def __post_init__(self) -> None:
         if self.semantics not in _SEMANTICS:
@@ -96,9 +96,9 @@ class FilterRules:
             raise FilterTypeError(
                 f"negations_match_missing={shown(self.negations_match_missing)} must be a bool"
             )
-        if self.empty_lists not in EMPTY_IN:
+        if self.empty_in not in EMPTY_IN:
             raise FilterError(
-                f"empty_lists={shown(self.empty_lists)} must be one of 'error', 'empty_set'"
+                f"empty_in={shown(self.empty_in)} must be one of 'error', 'empty_set'"
             )
 
     @classmethod
@@ -574,7 +574,7 @@ def _compile_operator(
         if not isinstance(value, (list, tuple)):
             raise _fail_type(f"{op} needs a non-empty list, got {shown(value)}", clause)
         if not value:
-            if rules.empty_lists == "empty_set":
+            if rules.empty_in == "empty_set":
                 return _EmptyList(clause, key, op, ())
             raise _fail(f"{op} needs a non-empty list, got an empty one", clause)
         types = set(map(type, value))

@@ -9,7 +9,6 @@ more than 4,300 digits).
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import numbers
@@ -78,8 +77,12 @@ def nearest(
     """
     import difflib  # loaded on a miss, not with the module
 
-    scanned = list(itertools.islice(dict.fromkeys(map(str, candidates)), NEAREST_SCANNED))
-    return tuple(difflib.get_close_matches(str(value), scanned, n=n, cutoff=cutoff))
+    scanned: dict[str, None] = {}  # distinct, in the order given; the scan stops at the cap
+    for candidate in candidates:
+        scanned.setdefault(str(candidate), None)
+        if len(scanned) == NEAREST_SCANNED:
+            break
+    return tuple(difflib.get_close_matches(str(value), list(scanned), n=n, cutoff=cutoff))
 
 
 def did_you_mean(value: object, candidates: Iterable[object], *, n: int = 3) -> str:

@@ -638,7 +638,7 @@ def test_filter_rules_refuses_unknown_semantics():
     ("fields", "message"),
     [
         ({"semantics": "loose"}, "semantics='loose' must be one of 'strict', 'engine'"),
-        ({"empty_lists": "none"}, "empty_lists='none' must be one of 'error', 'empty_set'"),
+        ({"empty_in": "none"}, "empty_in='none' must be one of 'error', 'empty_set'"),
         ({"negations_match_missing": 1}, "negations_match_missing=1 must be a bool"),
     ],
 )

@@ -79,3 +79,14 @@ MODULES = [
 @pytest.mark.parametrize("path", MODULES)
 def test_only_the_validation_module_picks_nearest_names(path):
     assert not calls_difflib(path)
+
+
+def test_nearest_stops_reading_candidates_at_the_cap():
+    def endless():
+        i = 0
+        while True:
+            yield f"id-{i}"
+            i += 1
+
+    # Equal ratios (id-97, id-87, id-70 ...) are ordered by the text, the largest first.
+    assert nearest("id-7", endless()) == ("id-7", "id-97", "id-87")
