@@ -1,14 +1,24 @@
 """placeborag: deterministic test doubles for the retrieval half of a RAG pipeline.
 
 ``import placeborag`` imports nothing heavy; the first use of a double loads numpy, and nothing
-heavier. The explorer lives in
-``placeborag.explore`` and the framework adapters in ``placeborag.integrations``; each imports
-its own libraries when it is used.
+heavier. Beside the retrieval doubles here, the public namespaces are:
+
+* ``placeborag.query_engine``: doubles for the seams of a query engine (a scripted chat model, a
+  stub knowledge store, a candidate cache, conversations and window budgets);
+* ``placeborag.toolkit``: the checks, file writes and names the explorer and the adapters build
+  on, for anyone writing a layer of their own;
+* ``placeborag.explore``: the geometry explorer;
+* ``placeborag.integrations.langchain`` and ``placeborag.integrations.llama_index``: the
+  framework adapters.
+
+Each imports its own libraries when it is used.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from placeborag._lazy import lazy_namespace
 
 __version__ = "0.5.0.dev0"
 
@@ -18,6 +28,7 @@ _LAZY = {
     "FakeEmbedder": "placeborag._embedder",
     "cosine_similarity": "placeborag._embedder",
     "FilterError": "placeborag._errors",
+    "MissingExtra": "placeborag._errors",
     "FilterTypeError": "placeborag._errors",
     "PlaceboragWarning": "placeborag._errors",
     "PlaceboragError": "placeborag._errors",
@@ -29,7 +40,8 @@ _LAZY = {
     "StoreOptions": "placeborag._options",
     "Embedder": "placeborag._embedding",
     "ExactEmbedder": "placeborag._embedding",
-    "MAX_K": "placeborag._validation",
+    "MAX_DIMENSIONS": "placeborag._limits",
+    "MAX_K": "placeborag._limits",
     "PROFILES": "placeborag._profiles",
     "Profile": "placeborag._profiles",
     "get_profile": "placeborag._profiles",
@@ -61,79 +73,25 @@ _LAZY = {
     "load_demo_recording": "placeborag._replay",
     "UnrecordedText": "placeborag._errors",
     "RecordingNotFound": "placeborag._errors",
-    "ScriptedChatModel": "placeborag._chat",
-    "ChatMessage": "placeborag._chat",
-    "ChatReply": "placeborag._chat",
-    "ChatRequest": "placeborag._chat",
-    "ToolCall": "placeborag._chat",
-    "ToolNotOffered": "placeborag._chat",
-    "tool_call": "placeborag._chat",
-    "count_tokens": "placeborag._chat",
-    "stream_tokens": "placeborag._chat",
-    "search_on_topics": "placeborag._chat",
-    "answer_from_results": "placeborag._chat",
-    "StubKnowledgeStore": "placeborag._knowledge",
-    "KnowledgeResult": "placeborag._knowledge",
-    "KnowledgeCall": "placeborag._knowledge",
-    "WithheldRecord": "placeborag._knowledge",
-    "UnscriptedQuery": "placeborag._knowledge",
-    "CandidateCache": "placeborag._knowledge",
-    "CacheEvent": "placeborag._knowledge",
-    "Conversation": "placeborag._conversation",
-    "Turn": "placeborag._conversation",
-    "conversation": "placeborag._conversation",
-    "Session": "placeborag._conversation",
-    "Sessions": "placeborag._conversation",
-    "WindowBudget": "placeborag._conversation",
-    "Packing": "placeborag._conversation",
-    "BudgetExceeded": "placeborag._conversation",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'placeborag' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# A name read from here that lives in another namespace (the query-engine doubles moved out of
+# the top level) gets an error naming that namespace.
+__getattr__, __dir__ = lazy_namespace(globals(), _LAZY, ("placeborag.query_engine",))
 
 
 if TYPE_CHECKING:  # pragma: no cover
     # `name as name` marks a re-export for type checkers (mypy --strict, pyright).
-    from placeborag._chat import ChatMessage as ChatMessage
-    from placeborag._chat import ChatReply as ChatReply
-    from placeborag._chat import ChatRequest as ChatRequest
-    from placeborag._chat import ScriptedChatModel as ScriptedChatModel
-    from placeborag._chat import ToolCall as ToolCall
-    from placeborag._chat import ToolNotOffered as ToolNotOffered
-    from placeborag._chat import answer_from_results as answer_from_results
-    from placeborag._chat import count_tokens as count_tokens
-    from placeborag._chat import search_on_topics as search_on_topics
-    from placeborag._chat import stream_tokens as stream_tokens
-    from placeborag._chat import tool_call as tool_call
-    from placeborag._conversation import BudgetExceeded as BudgetExceeded
-    from placeborag._conversation import Conversation as Conversation
-    from placeborag._conversation import Packing as Packing
-    from placeborag._conversation import Session as Session
-    from placeborag._conversation import Sessions as Sessions
-    from placeborag._conversation import Turn as Turn
-    from placeborag._conversation import WindowBudget as WindowBudget
-    from placeborag._conversation import conversation as conversation
     from placeborag._embedder import FakeEmbedder as FakeEmbedder
     from placeborag._embedder import cosine_similarity as cosine_similarity
     from placeborag._embedding import Embedder as Embedder
     from placeborag._embedding import ExactEmbedder as ExactEmbedder
     from placeborag._errors import FilterError as FilterError
     from placeborag._errors import FilterTypeError as FilterTypeError
+    from placeborag._errors import MissingExtra as MissingExtra
     from placeborag._errors import PlaceboragError as PlaceboragError
     from placeborag._errors import PlaceboragTypeError as PlaceboragTypeError
     from placeborag._errors import PlaceboragValueError as PlaceboragValueError
@@ -151,13 +109,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._fusion import KeywordIndex as KeywordIndex
     from placeborag._fusion import keyword_scores as keyword_scores
     from placeborag._fusion import reciprocal_rank_fusion as reciprocal_rank_fusion
-    from placeborag._knowledge import CacheEvent as CacheEvent
-    from placeborag._knowledge import CandidateCache as CandidateCache
-    from placeborag._knowledge import KnowledgeCall as KnowledgeCall
-    from placeborag._knowledge import KnowledgeResult as KnowledgeResult
-    from placeborag._knowledge import StubKnowledgeStore as StubKnowledgeStore
-    from placeborag._knowledge import UnscriptedQuery as UnscriptedQuery
-    from placeborag._knowledge import WithheldRecord as WithheldRecord
+    from placeborag._limits import MAX_DIMENSIONS as MAX_DIMENSIONS
+    from placeborag._limits import MAX_K as MAX_K
     from placeborag._options import StoreOptions as StoreOptions
     from placeborag._profiles import PROFILES as PROFILES
     from placeborag._profiles import MetricScore as MetricScore
@@ -180,4 +133,3 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._store import StoreRecords as StoreRecords
     from placeborag._store import TieInfo as TieInfo
     from placeborag._trace import STAGES as STAGES
-    from placeborag._validation import MAX_K as MAX_K

@@ -7,7 +7,9 @@ uses). Compiling, evaluating and copying a filter walk it with an explicit stack
 nested to any depth works (Python's recursion limit plays no part). The rules:
 
 * a key the record does not carry never matches, whatever the operator (``$ne``/``$nin``
-  included: "absent" is not a value to compare against); a key holding ``None`` counts as absent;
+  included: "absent" is not a value to compare against), unless the engine's rules say
+  otherwise (:func:`filter_rules`, the one place that decides it); a key holding ``None``
+  counts as absent;
 * values have kinds: bool, number (int or float), str, datetime, date, list and dict; equality
   needs the same kind (``5 == 5.0`` matches, ``True`` does not equal ``1``, ``"7"`` does not
   equal ``7``); a dict or list given as a value is compared as a literal, item by item;
@@ -20,6 +22,9 @@ nested to any depth works (Python's recursion limit plays no part). The rules:
   not to match. Under ``semantics="engine"`` such a record does not match, as in Chroma and
   Qdrant;
 * ``{}`` has no conditions and matches every record;
+* an empty ``$in``/``$nin`` list is refused, unless the engine's rules take it
+  (:class:`FilterRules`): Qdrant's ``MatchAny([])`` and the pgvector clients read it as the
+  empty set, so ``$in: []`` matches no record and ``$nin: []`` every record;
 * a malformed clause raises :class:`~placeborag.FilterError` naming the clause (a
   :class:`~placeborag._errors.FilterTypeError`, also a ``TypeError``, where a list or a dict was
   expected and something else was given).
@@ -30,23 +35,31 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from placeborag._errors import FilterError, FilterTypeError
 from placeborag._metadata import MAX_DEPTH as MAX_LITERAL_DEPTH
 from placeborag._metadata import copy_filter
+from placeborag._profiles import EMPTY_IN
 from placeborag._validation import shown
+
+if TYPE_CHECKING:
+    from placeborag._profiles import Profile
 
 __all__ = [
     "MAX_CLAUSES",
     "MAX_LITERAL_DEPTH",
     "OPERATORS",
+    "STRICT",
     "Columns",
     "Filter",
+    "FilterRules",
     "compile_filter",
     "copy_filter",
+    "filter_rules",
 ]
 
 _COMPARISON = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$contains")
@@ -56,6 +69,65 @@ _RANGE_OPS = ("$gt", "$gte", "$lt", "$lte")
 _EXACT_INT = 2**53
 MAX_CLAUSES = 100_000  # keeps a cyclic filter (a list that holds itself) from compiling forever
 _SEMANTICS = ("strict", "engine")
+
+
+@dataclass(frozen=True)
+class FilterRules:
+    """The rules a compiled filter follows where engines disagree.
+
+    ``semantics="strict"`` (placeborag's own rules) raises on a range bound against a stored
+    value of another kind; ``"engine"`` skips such a record. ``negations_match_missing`` lets
+    ``$ne``/``$nin`` match a record without the key. ``empty_in`` is what an empty
+    ``$in``/``$nin`` list does: ``"error"`` refuses it, ``"empty_set"`` reads it as the empty set
+    (``$in: []`` matches no record, ``$nin: []`` every record). :func:`filter_rules` gives a
+    profile's rules; :data:`STRICT` is placeborag's own.
+    """
+
+    semantics: str = "strict"
+    negations_match_missing: bool = False
+    empty_in: str = "error"
+
+    def __post_init__(self) -> None:
+        if self.semantics not in _SEMANTICS:
+            raise FilterError(
+                f"semantics={shown(self.semantics)} must be one of 'strict', 'engine'"
+            )
+        if not isinstance(self.negations_match_missing, bool):
+            raise FilterTypeError(
+                f"negations_match_missing={shown(self.negations_match_missing)} must be a bool"
+            )
+        if self.empty_in not in EMPTY_IN:
+            raise FilterError(
+                f"empty_in={shown(self.empty_in)} must be one of 'error', 'empty_set'"
+            )
+
+    @classmethod
+    def of(cls, negations_match_missing: bool = False, semantics: str | None = None) -> FilterRules:
+        """The rules the older two keywords spell: ``semantics`` defaults to ``"engine"`` when
+        ``negations_match_missing`` is set (only engine semantics set it), else ``"strict"``."""
+        if semantics is None:
+            semantics = "engine" if negations_match_missing else "strict"
+        return cls(semantics, negations_match_missing)
+
+
+#: placeborag's own rules, the default of every store (``filter_semantics="strict"``).
+STRICT = FilterRules()
+
+
+def filter_rules(profile: Profile, semantics: str) -> FilterRules:
+    """The rules a store with ``profile`` and ``filter_semantics=semantics`` filters by.
+
+    The one place that decides them: under ``"strict"`` placeborag's own (:data:`STRICT`);
+    under ``"engine"`` the profile's engine's, from its ``negation_matches_missing`` (how
+    ``$ne``/``$nin`` treat a record without the key) and its ``empty_in`` (what an empty
+    ``$in``/``$nin`` list does).
+    """
+    if semantics not in _SEMANTICS:
+        raise FilterError(f"filter_semantics={shown(semantics)} must be one of 'strict', 'engine'")
+    if semantics == "strict":
+        return STRICT
+    return FilterRules("engine", profile.negation_matches_missing, profile.empty_in)
+
 
 # kind codes used in the columns
 _MISSING, _BOOL, _NUMBER, _STR, _DATETIME, _DATE, _LIST, _DICT, _OTHER = range(9)
@@ -399,6 +471,19 @@ class _Compare(Filter):
         return hit
 
 
+class _EmptyList(_Compare):
+    """``$in: []`` or ``$nin: []`` read as the empty set: no value is in it, so ``$in`` matches
+    no record and ``$nin`` every record, whether it carries the key or not."""
+
+    __slots__ = ()
+
+    def _leaf_matches(self, metadata: Mapping[str, Any] | None) -> bool:
+        return self.op == "$nin"
+
+    def _leaf_mask(self, columns: Columns) -> np.ndarray:
+        return np.full(len(columns), self.op == "$nin", dtype=bool)
+
+
 class _Logical(Filter):
     __slots__ = ("children", "op")
 
@@ -469,7 +554,9 @@ def _check_scalar(op: str, value: object, clause: object) -> int:
     return k
 
 
-def _compile_operator(key: str, op: str, value: object, clause: object) -> Filter:
+def _compile_operator(
+    key: str, op: str, value: object, clause: object, rules: FilterRules
+) -> Filter:
     if op in ("$eq", "$ne"):
         _check_literal(op, value, clause)
     elif op == "$contains":
@@ -487,6 +574,8 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
         if not isinstance(value, (list, tuple)):
             raise _fail_type(f"{op} needs a non-empty list, got {shown(value)}", clause)
         if not value:
+            if rules.empty_in == "empty_set":
+                return _EmptyList(clause, key, op, ())
             raise _fail(f"{op} needs a non-empty list, got an empty one", clause)
         types = set(map(type, value))
         if types == {str} or types == {int} or types == {bool}:
@@ -508,7 +597,7 @@ def _compile_operator(key: str, op: str, value: object, clause: object) -> Filte
     return _Compare(clause, key, op, value)
 
 
-def _compile_key(key: object, condition: object, clause: object) -> Filter:
+def _compile_key(key: object, condition: object, clause: object, rules: FilterRules) -> Filter:
     if not isinstance(key, str):
         raise _fail_type(f"metadata key {shown(key)} must be a str", clause)
     if not key:
@@ -527,7 +616,9 @@ def _compile_key(key: object, condition: object, clause: object) -> Filter:
                 "to compare a dict value",
                 clause,
             )
-        nodes = [_compile_operator(key, op, value, clause) for op, value in condition.items()]
+        nodes = [
+            _compile_operator(key, op, value, clause, rules) for op, value in condition.items()
+        ]
         return nodes[0] if len(nodes) == 1 else _Logical(clause, "$and", nodes)
     if isinstance(condition, (list, tuple)):
         raise _fail(
@@ -539,7 +630,7 @@ def _compile_key(key: object, condition: object, clause: object) -> Filter:
     return _Compare(clause, key, "$eq", condition)
 
 
-def _compile(where: Mapping[str, Any]) -> Filter:
+def _compile(where: Mapping[str, Any], rules: FilterRules) -> Filter:
     """Compile a non-empty filter dict, walking nested ``$and``/``$or`` with a stack."""
     root: list[Filter] = []
     # (filter dict, the list its node goes into)
@@ -592,43 +683,49 @@ def _compile(where: Mapping[str, Any]) -> Filter:
                 # Children are compiled later, in order (the stack is last in, first out).
                 pending.extend((child, node.children) for child in condition)
             else:
-                target.append(_compile_key(key, condition, current))
+                target.append(_compile_key(key, condition, current, rules))
         stack.extend(reversed(pending))
     return root[0]
 
 
-def _set_semantics(root: Filter, negations_match_missing: bool, strict: bool) -> Filter:
+def _set_semantics(root: Filter, rules: FilterRules) -> Filter:
     stack = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, _Logical):
             stack.extend(node.children)
         elif isinstance(node, _Compare):
-            node.strict = strict
-            if negations_match_missing and node.op in ("$ne", "$nin"):
-                node.missing = True
+            node.strict = rules.semantics == "strict"
+            # What a record without the key gives $ne/$nin: decided here, read by both paths.
+            node.missing = rules.negations_match_missing and node.op in ("$ne", "$nin")
     return root
 
 
 def compile_filter(
     where: Mapping[str, Any] | None,
+    rules: FilterRules | None = None,
     *,
-    negations_match_missing: bool = False,
+    negations_match_missing: bool | None = None,
     semantics: str | None = None,
 ) -> Filter | None:
     """Validate and compile a ``where`` filter; None (no filter) for None and for ``{}``.
 
-    ``negations_match_missing=True`` gives the engine semantics of Chroma and Qdrant, where
-    ``$ne``/``$nin`` also match a record that lacks the key (placeborag's own rule says no).
-    ``semantics="engine"`` skips a record whose value cannot be compared with a range bound,
-    where ``"strict"`` raises ``FilterTypeError`` naming it. None (the default) means
-    ``"engine"`` when ``negations_match_missing`` is set (only engine semantics set it) and
-    ``"strict"`` otherwise; a store should pass its ``filter_semantics``.
+    ``rules`` are the rules to follow where engines disagree (:data:`STRICT`, placeborag's own,
+    by default; :func:`filter_rules` gives a store's). The compiled filter answers
+    ``matches(metadata)`` for one record's metadata.
+
+    ``negations_match_missing`` and ``semantics`` are the older spelling of the first two
+    rules (``semantics`` is ``"engine"`` when only ``negations_match_missing=True`` is given);
+    they cannot be combined with ``rules``.
     """
-    if semantics is None:
-        semantics = "engine" if negations_match_missing else "strict"
-    if semantics not in _SEMANTICS:
-        raise FilterError(f"semantics={shown(semantics)} must be one of 'strict', 'engine'")
+    if rules is None:
+        rules = FilterRules.of(bool(negations_match_missing), semantics)
+    elif negations_match_missing is not None or semantics is not None:
+        raise FilterTypeError(
+            "give rules= or the older negations_match_missing=/semantics=, not both"
+        )
+    elif not isinstance(rules, FilterRules):
+        raise FilterTypeError(f"rules={shown(rules)} must be a FilterRules, such as STRICT")
     if where is None:
         return None
     if not isinstance(where, Mapping):
@@ -637,9 +734,9 @@ def compile_filter(
         )
     if not where:
         return None  # no conditions: every record matches, as in 0.4.0
-    node = _compile(where)
-    if negations_match_missing or semantics != "strict":
-        _set_semantics(node, negations_match_missing, semantics == "strict")
+    node = _compile(where, rules)
+    if rules != STRICT:
+        _set_semantics(node, rules)
     return node
 
 

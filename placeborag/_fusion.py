@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._filters import compile_filter, copy_filter
+from placeborag._filters import compile_filter, copy_filter, filter_rules
 from placeborag._validation import shown
 
 __all__ = [
@@ -463,10 +463,7 @@ class HybridRetriever:
         ]
         # The keyword half filters with the store's own rules, engine semantics included.
         predicate = compile_filter(
-            where,
-            negations_match_missing=self._store.filter_semantics == "engine"
-            and self._store.profile.negation_matches_missing,
-            semantics=self._store.filter_semantics,
+            where, filter_rules(self._store.profile, self._store.filter_semantics)
         )
         keyword = self._keyword_index()._search(text, self._candidates, predicate)
         fused = reciprocal_rank_fusion(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import difflib
 import json
 import math
 import threading
@@ -33,7 +32,7 @@ from placeborag._errors import (
 )
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
-from placeborag._validation import check_real, shown
+from placeborag._validation import check_real, nearest, shown
 
 __all__ = [
     "CacheEvent",
@@ -427,7 +426,7 @@ class StubKnowledgeStore:
 
     def _unscripted_message(self, query: str, index: int) -> str:
         known = list(self._scripted)
-        close = difflib.get_close_matches(query, known, n=3, cutoff=0.4)
+        close = nearest(query, known, cutoff=0.4)
         listed = ", ".join(map(repr, close or known[:5])) or "none"
         label = "nearest scripted queries" if close else "scripted queries"
         return (

@@ -23,7 +23,7 @@ import numpy as np
 
 from placeborag._embedding import ModelVectors
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._filters import Filter, compile_filter, copy_filter
+from placeborag._filters import Filter, FilterRules, compile_filter, copy_filter, filter_rules
 from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id, copy_metadata
 from placeborag._options import StoreOptions
@@ -48,7 +48,7 @@ class Settings:
     recall: Fraction
     orphans: Fraction
     churn: Fraction
-    negations_match_missing: bool
+    rules: FilterRules  # how the filter treats what engines disagree on
 
     @classmethod
     def of(cls, options: StoreOptions) -> Settings:
@@ -61,7 +61,7 @@ class Settings:
         }
         profile = get_profile(options.profile).with_options(**overrides)
         recall = check_share(options.recall, "recall")
-        check_choice(options.filter_semantics, "filter_semantics", ("strict", "engine"))
+        rules = filter_rules(profile, options.filter_semantics)
         orphans = check_share(options.orphans, "orphans")
         churn = check_share(options.churn, "churn")
         check_choice(options.visibility, "visibility", ("immediate", "manual"))
@@ -71,8 +71,7 @@ class Settings:
             recall=recall,
             orphans=orphans,
             churn=churn,
-            negations_match_missing=options.filter_semantics == "engine"
-            and profile.negation_matches_missing,
+            rules=rules,
         )
 
     @property
@@ -140,11 +139,7 @@ def plan_query(
             f"text={shown(text)} must be a str or None, not {type(text).__name__}"
         )
     checked_k = check_k(settings.profile.default_k if k is None else k)
-    predicate = compile_filter(
-        where,  # type: ignore[arg-type]
-        negations_match_missing=settings.negations_match_missing,
-        semantics=settings.options.filter_semantics,
-    )
+    predicate = compile_filter(where, settings.rules)  # type: ignore[arg-type]
     id_tuple = check_ids(ids)
     unit = exact = given = None
     if vector is not None:

@@ -6,7 +6,8 @@ unit-normalised, so each supported metric is a monotone function of the cosine (
 ``2 - 2 cos``, ``ip`` is ``cos``) and only the reported number and its direction change. A profile
 decides that number, the order of exact ties, the default ``k``, what writing an existing id
 does, whether ``where`` applies before or after the top-k cut, whether missing results are padded,
-and how ``$ne``/``$nin`` treat a record without the key when engine filter semantics are asked for.
+and, when engine filter semantics are asked for, how ``$ne``/``$nin`` treat a record without the
+key and what an empty ``$in``/``$nin`` list does.
 
 ``docs/profiles.md`` lists every profile with the engine version it was measured against, and
 every difference from that engine.
@@ -24,6 +25,7 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._validation import shown
 
 __all__ = [
+    "EMPTY_IN",
     "FILTER_MODES",
     "METRICS",
     "ON_EXISTING_ID",
@@ -38,6 +40,8 @@ TIE_ORDERS = ("insertion", "reverse", "id", "shuffle")
 METRICS = ("cosine", "l2", "ip")
 ON_EXISTING_ID = ("replace", "ignore", "duplicate", "move_to_end", "error")
 FILTER_MODES = ("pre", "post")
+# What an empty $in/$nin list does under engine semantics: refused, or read as the empty set.
+EMPTY_IN = ("error", "empty_set")
 FLOAT32_MAX = 3.4028234663852886e38  # what FAISS reports for a padded slot
 
 
@@ -103,7 +107,9 @@ class Profile:
     ``post_filter_candidates`` say when ``where`` applies: before the top-k cut, or after the
     best ``max(k, post_filter_candidates)`` were taken. ``pad_missing`` fills a short answer up to
     ``k`` with id ``"-1"``. ``negation_matches_missing`` is whether the engine's ``$ne``/``$nin``
-    match a record without the key (used under ``filter_semantics="engine"``).
+    match a record without the key, and ``empty_in`` what an empty ``$in``/``$nin`` list does:
+    ``"error"`` (refused) or ``"empty_set"`` (``$in: []`` matches no record, ``$nin: []`` every
+    record); both are used under ``filter_semantics="engine"`` only.
     """
 
     name: str
@@ -119,6 +125,7 @@ class Profile:
     post_filter_candidates: int = 0
     pad_missing: bool = False
     negation_matches_missing: bool = False
+    empty_in: str = "error"
     seed: int = 0
     engine: str = field(default="", repr=False, compare=False)
 
@@ -126,6 +133,7 @@ class Profile:
         _check_choice("tie_order", self.tie_order, TIE_ORDERS)
         _check_choice("on_existing_id", self.on_existing_id, ON_EXISTING_ID)
         _check_choice("filter_mode", self.filter_mode, FILTER_MODES)
+        _check_choice("empty_in", self.empty_in, EMPTY_IN)
         for name in ("default_k", "post_filter_candidates", "seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -221,6 +229,7 @@ PROFILES: dict[str, Profile] = {
         tie_order="id",
         default_k=10,
         negation_matches_missing=True,
+        empty_in="empty_set",
     ),
     "faiss": _profile(
         "faiss",
@@ -260,6 +269,7 @@ PROFILES: dict[str, Profile] = {
         on_existing_id="move_to_end",
         filter_mode="post",
         post_filter_candidates=40,
+        empty_in="empty_set",
     ),
     "langchain": _profile(
         "langchain",
@@ -268,6 +278,7 @@ PROFILES: dict[str, Profile] = {
         tie_order="shuffle",
         default_k=4,
         negation_matches_missing=True,
+        empty_in="empty_set",
     ),
     "weaviate": _profile(
         "weaviate",

@@ -18,7 +18,6 @@ uses no placeborag fixture, or overrides the one its options are for) gives a
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
@@ -93,7 +92,9 @@ def _options(node: pytest.Item | pytest.Collector) -> dict[str, Any]:
     known = EMBEDDER_OPTIONS + STORE_OPTIONS
     for name in merged:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
+            from placeborag._validation import nearest
+
+            close = nearest(name, known, n=1)
             hint = f" (did you mean {shown(close[0])}?)" if close else ""
             raise pytest.UsageError(
                 f"{node.nodeid}: unknown @pytest.mark.{_MARKER} option {shown(name)}{hint}; "

@@ -23,7 +23,6 @@ invented and no neighbour's vector is handed out in its place.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -50,6 +49,7 @@ from placeborag._validation import (
     check_texts,
     check_unicode,
     dump_json,
+    nearest,
     place_name,
     real_array,
     shown,
@@ -754,16 +754,15 @@ def _miss(
         reason = f"{subject} was not recorded: it is recorded as a {other}, not as a {kind}"
     else:
         reason = f"{subject} was not recorded"
-    # cutoff=0 so a miss always shows the closest texts there are; get_close_matches breaks
-    # score ties by the text itself, so the list is deterministic.
-    candidates = tuple(difflib.get_close_matches(text, list(exposed), n=3, cutoff=0.0))
+    # cutoff=0 so a miss always shows the closest texts there are.
+    candidates = nearest(text, exposed, cutoff=0.0)
     plural = _PLURAL[kind]
     if candidates:
-        nearest = f"nearest recorded {plural}: {', '.join(_quote(c) for c in candidates)}"
+        listed = f"nearest recorded {plural}: {', '.join(_quote(c) for c in candidates)}"
     else:
-        nearest = f"no {plural} are available"
+        listed = f"no {plural} are available"
     message = (
-        f"{reason}; {nearest}. Replay matches text byte for byte and never calls a model "
+        f"{reason}; {listed}. Replay matches text byte for byte and never calls a model "
         f"({shown(recording.model)}): record the text to use it"
     )
     return UnrecordedText(message, text=text, kind=kind, candidates=candidates)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._limits import MAX_K
 
 __all__ = [
     "check_bool",
@@ -31,7 +32,9 @@ __all__ = [
     "check_unicode",
     "check_unicode_tree",
     "check_vector",
+    "did_you_mean",
     "dump_json",
+    "nearest",
     "place_name",
     "real_array",
     "shown",
@@ -58,7 +61,40 @@ def shown(value: object, limit: int = _SHOWN_LIMIT) -> str:
     return f"{text[:keep]} ... {text[-keep:]}"
 
 
+# "Did you mean": at most this many candidates are compared (difflib costs one ratio each), so
+# a miss among a million ids answers at once; the first ones, in the order given, are kept.
+NEAREST_SCANNED = 100_000
+
+
+def nearest(
+    value: object, candidates: Iterable[object], *, n: int = 3, cutoff: float = 0.6
+) -> tuple[str, ...]:
+    """The candidates closest to ``value``: the one "did you mean" rule of every message.
+
+    Up to ``n`` of them, best first, among the first :data:`NEAREST_SCANNED` distinct
+    candidates (each compared as its ``str``), by :func:`difflib.get_close_matches` ratio, which
+    must reach ``cutoff`` (``0.0``: always the closest there are). Equal ratios are ordered by the
+    text itself, so the answer is the same on every run.
+    """
+    import difflib  # loaded on a miss, not with the module
+
+    scanned: dict[str, None] = {}  # distinct, in the order given; the scan stops at the cap
+    for candidate in candidates:
+        scanned.setdefault(str(candidate), None)
+        if len(scanned) == NEAREST_SCANNED:
+            break
+    return tuple(difflib.get_close_matches(str(value), list(scanned), n=n, cutoff=cutoff))
+
+
+def did_you_mean(value: object, candidates: Iterable[object], *, n: int = 3) -> str:
+    """``"; did you mean 'a', 'b'?"`` for the :func:`nearest` candidates, or ``""`` for none:
+    the tail of an "unknown id 'x'" message."""
+    close = nearest(value, candidates, n=n)
+    return f"; did you mean {', '.join(map(shown, close))}?" if close else ""
+
+
 def check_str(value: object, name: str) -> str:
+    """``value`` if it is a str, else ``name=value must be a str``."""
     if not isinstance(value, str):
         raise PlaceboragTypeError(f"{name}={shown(value)} must be a str")
     return value
@@ -169,6 +205,7 @@ def check_real(
 
 
 def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
+    """``value`` as an int (a numpy integer too; a bool is refused), at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         bound = f" >= {minimum}" if minimum is not None else ""
         raise PlaceboragTypeError(f"{name}={shown(value)} must be an int{bound}")
@@ -179,12 +216,14 @@ def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
 
 
 def check_bool(value: object, name: str) -> bool:
+    """``value`` if it is True or False (``1`` and ``"yes"`` are refused)."""
     if not isinstance(value, bool):
         raise PlaceboragTypeError(f"{name}={shown(value)} must be True or False")
     return value
 
 
 def check_choice(value: object, name: str, allowed: Iterable[str]) -> str:
+    """``value`` if it is one of the str in ``allowed``; the message lists them all."""
     choices = tuple(allowed)
     if not isinstance(value, str) or value not in choices:
         error = PlaceboragValueError if isinstance(value, str) else PlaceboragTypeError
@@ -193,6 +232,7 @@ def check_choice(value: object, name: str, allowed: Iterable[str]) -> str:
 
 
 def check_mapping(value: object, name: str) -> Mapping[Any, Any]:
+    """``value`` if it is a mapping (a dict or any ``collections.abc.Mapping``)."""
     if not isinstance(value, Mapping):
         raise PlaceboragTypeError(f"{name}={shown(value)} must be a mapping")
     return value
@@ -343,20 +383,6 @@ def dump_json(value: object, what: str, **options: Any) -> str:
 # -- names, columns, shares, k ---------------------------------------------------------------
 
 
-def nearest(value: object, known: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
-    """Up to ``n`` names of ``known`` nearest to ``value`` (difflib's ratio), best first: the
-    one "did you mean" rule of every message that names an unknown name or id."""
-    import difflib
-
-    return difflib.get_close_matches(str(value), list(known), n=n, cutoff=cutoff)
-
-
-def did_you_mean(value: object, known: Iterable[str], n: int = 3) -> str:
-    """``"; did you mean 'a', 'b'?"`` for the nearest names, or ``""`` when none is near."""
-    close = nearest(value, known, n)
-    return f"; did you mean {', '.join(map(shown, close))}?" if close else ""
-
-
 def unknown_id(value: object, known: Iterable[str]) -> PlaceboragValueError:
     """The error for an id a store does not hold, naming the nearest stored ids."""
     return PlaceboragValueError(f"unknown id {shown(value)}{did_you_mean(value, known)}")
@@ -369,11 +395,6 @@ def check_column(values: object, name: str) -> list[Any]:
             f"{name}={shown(values)} must be a list, not {type(values).__name__}"
         )
     return list(values)
-
-
-MAX_K = 1_000_000
-"""The largest ``k`` one query takes, on every surface (engines cap one query's results far
-below it; a padding profile would allocate one match per slot)."""
 
 
 def check_k(value: object, name: str = "k") -> int:

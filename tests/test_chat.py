@@ -6,14 +6,11 @@ import threading
 import pytest
 from _race import race
 
-from placeborag import (
+from placeborag import PlaceboragTypeError, PlaceboragValueError, ScriptError, ScriptExhausted
+from placeborag.query_engine import (
     ChatMessage,
     ChatReply,
-    PlaceboragTypeError,
-    PlaceboragValueError,
     ScriptedChatModel,
-    ScriptError,
-    ScriptExhausted,
     ToolCall,
     ToolNotOffered,
     count_tokens,

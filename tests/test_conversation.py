@@ -4,11 +4,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from placeborag import (
+from placeborag import PlaceboragTypeError, PlaceboragValueError
+from placeborag.query_engine import (
     BudgetExceeded,
     Conversation,
-    PlaceboragTypeError,
-    PlaceboragValueError,
     Sessions,
     Turn,
     WindowBudget,

@@ -13,9 +13,11 @@ import numpy  # noqa: F401
 import pytest
 
 import placeborag
+import placeborag.query_engine
 
-for _name in placeborag.__all__:
-    getattr(placeborag, _name)
+for _namespace in (placeborag, placeborag.query_engine):
+    for _name in _namespace.__all__:
+        getattr(_namespace, _name)
 
 ROOT = Path(__file__).parent.parent
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -9,9 +9,10 @@ from fuzz._reference import Clash, reference
 from hypothesis import given
 from hypothesis import strategies as st
 
-from placeborag import FakeVectorStore, FilterError
+from placeborag import PROFILES, FakeVectorStore, FilterError, get_profile
 from placeborag._errors import FilterTypeError
 from placeborag._filters import OPERATORS, Columns, compile_filter, copy_filter
+from placeborag.toolkit import STRICT, FilterRules, filter_rules
 
 RECORDS = {
     "f1": {"color": "red", "n": 1},
@@ -562,3 +563,147 @@ def test_in_and_nin_pass_over_a_stored_dict_or_a_list_inside_a_list(profile, fil
     assert ids({"source": {"$nin": ["a.pdf"]}}) == ["dict", "flat"]
     assert ids({"tags": {"$in": ["y"]}}) == ["dict", "flat"]  # ["y"] inside a list is not "y"
     assert ids({"tags": {"$nin": ["y"]}}) == ["nested"]
+
+
+# -- issue 23: an empty $in/$nin list, per engine -------------------------------------------
+
+EMPTY_SET_PROFILES = sorted(n for n, p in PROFILES.items() if p.empty_in == "empty_set")
+REFUSING_PROFILES = sorted(n for n, p in PROFILES.items() if p.empty_in == "error")
+ROWS = list(RECORDS.values())
+
+
+def both_paths(where, rules):
+    """Which records match, by the plain and the vectorised path (asserted to agree)."""
+    node = compile_filter(where, rules)
+    plain = [node.matches(m) for m in ROWS]
+    assert node.mask(Columns(ROWS)).tolist() == plain
+    return sorted(i for i, hit in zip(RECORDS, plain) if hit)
+
+
+def test_the_engines_that_read_an_empty_list_as_the_empty_set():
+    # Measured by tests/conformance (test_an_empty_in_or_nin_list): Qdrant's MatchAny([]),
+    # SQLAlchemy's in_([]) as langchain-postgres builds it, a LangChain filter callable.
+    assert EMPTY_SET_PROFILES == ["langchain", "pgvector", "qdrant"]
+    assert REFUSING_PROFILES == ["chroma", "faiss", "lancedb", "weaviate"]
+
+
+@pytest.mark.parametrize("name", EMPTY_SET_PROFILES)
+def test_under_engine_semantics_an_empty_in_matches_nothing_and_an_empty_nin_everything(name):
+    rules = filter_rules(get_profile(name), "engine")
+    assert both_paths({"color": {"$in": []}}, rules) == []
+    # every record, those without the key or without metadata (f4, f5, f7) included
+    assert both_paths({"color": {"$nin": []}}, rules) == sorted(RECORDS)
+    assert both_paths({"$or": [{"color": {"$in": []}}, {"n": 1}]}, rules) == ["f1"]
+    assert both_paths({"color": {"$nin": []}, "n": {"$gt": 4}}, rules) == ["f2", "f3", "f4", "f8"]
+
+
+@pytest.mark.parametrize("name", REFUSING_PROFILES)
+@pytest.mark.parametrize("op", ["$in", "$nin"])
+def test_under_engine_semantics_a_refusing_engine_refuses_an_empty_list(name, op):
+    with pytest.raises(FilterError) as excinfo:
+        compile_filter({"color": {op: []}}, filter_rules(get_profile(name), "engine"))
+    assert excinfo.value.args == (
+        f"{op} needs a non-empty list, got an empty one in clause {{'color': {{{op!r}: []}}}}",
+    )
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("op", ["$in", "$nin"])
+def test_strict_semantics_refuse_an_empty_list_under_every_profile(name, op):
+    rules = filter_rules(get_profile(name), "strict")
+    assert rules is STRICT
+    with pytest.raises(FilterError, match="needs a non-empty list, got an empty one"):
+        compile_filter({"color": {op: []}}, rules)
+
+
+def test_the_missing_key_rule_of_ne_and_nin_comes_from_filter_rules_alone():
+    for name, profile in PROFILES.items():
+        engine = filter_rules(profile, "engine")
+        assert engine == FilterRules("engine", profile.negation_matches_missing, profile.empty_in)
+        lacking = {"color": {"$nin": ["red"]}}
+        expected = (
+            ["f2", "f4", "f5", "f7", "f8"] if engine.negations_match_missing else ["f2", "f5"]
+        )
+        assert both_paths(lacking, engine) == expected, name
+        assert both_paths(lacking, filter_rules(profile, "strict")) == ["f2", "f5"], name
+
+
+def test_filter_rules_refuses_unknown_semantics():
+    with pytest.raises(FilterError) as excinfo:
+        filter_rules(get_profile("qdrant"), "loose")
+    assert excinfo.value.args == ("filter_semantics='loose' must be one of 'strict', 'engine'",)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"semantics": "loose"}, "semantics='loose' must be one of 'strict', 'engine'"),
+        ({"empty_in": "none"}, "empty_in='none' must be one of 'error', 'empty_set'"),
+        ({"negations_match_missing": 1}, "negations_match_missing=1 must be a bool"),
+    ],
+)
+def test_filter_rules_are_checked_when_made(fields, message):
+    with pytest.raises(FilterError) as excinfo:
+        FilterRules(**fields)
+    assert excinfo.value.args == (message,)
+
+
+def test_rules_and_the_older_keywords_cannot_be_combined():
+    with pytest.raises(FilterTypeError, match="not both"):
+        compile_filter({"a": 1}, STRICT, semantics="engine")
+    with pytest.raises(FilterTypeError) as excinfo:
+        compile_filter({"a": 1}, "engine")
+    assert excinfo.value.args == ("rules='engine' must be a FilterRules, such as STRICT",)
+
+
+def test_the_older_keywords_spell_the_same_rules():
+    assert FilterRules.of() == STRICT
+    assert FilterRules.of(True) == FilterRules("engine", True)
+    assert FilterRules.of(False, "engine") == FilterRules("engine", False)
+    older = compile_filter({"color": {"$ne": "red"}}, negations_match_missing=True)
+    assert [older.matches(m) for m in ROWS] == [
+        i in ("f2", "f4", "f5", "f7", "f8") for i in RECORDS
+    ]
+
+
+@given(
+    rows=st.lists(
+        st.one_of(
+            st.none(),
+            st.dictionaries(
+                st.sampled_from(["color", "n"]),
+                st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["red", "blue"])),
+            ),
+        ),
+        max_size=20,
+    ),
+    op=st.sampled_from(["$in", "$nin"]),
+    negations=st.booleans(),
+)
+def test_an_empty_list_read_as_the_empty_set_is_all_or_nothing_on_both_paths(rows, op, negations):
+    node = compile_filter({"color": {op: []}}, FilterRules("engine", negations, "empty_set"))
+    expected = [op == "$nin"] * len(rows)
+    assert [node.matches(m) for m in rows] == expected
+    assert node.mask(Columns(rows)).tolist() == expected
+    assert node.keys() == {"color"}
+
+
+@pytest.mark.parametrize("name", EMPTY_SET_PROFILES)
+def test_a_store_with_engine_semantics_answers_an_empty_in_as_its_engine(name):
+    # Issue 23: an app's "no tenant may see anything" filter became a 500 in tests.
+    store = FakeVectorStore(profile=name, filter_semantics="engine")
+    store.upsert("a", "refund policy", {"tenant": "acme"})
+    store.upsert("b", "refund window")
+    assert store.query("refund", k=5, where={"tenant": {"$in": []}}) == []
+    assert sorted(m.id for m in store.query("refund", k=5, where={"tenant": {"$nin": []}})) == [
+        "a",
+        "b",
+    ]
+
+
+@pytest.mark.parametrize("semantics", ["strict", "engine"])
+def test_a_store_whose_engine_refuses_an_empty_in_refuses_it(semantics):
+    store = FakeVectorStore(profile="chroma", filter_semantics=semantics)
+    store.upsert("a", "refund policy", {"tenant": "acme"})
+    with pytest.raises(FilterError, match=r"\$in needs a non-empty list, got an empty one"):
+        store.query("refund", k=5, where={"tenant": {"$in": []}})

@@ -8,8 +8,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from placeborag import (
-    CacheEvent,
-    CandidateCache,
     FakeVectorStore,
     FilterError,
     HybridRetriever,
@@ -17,6 +15,10 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
     RetrievalTimeout,
+)
+from placeborag.query_engine import (
+    CacheEvent,
+    CandidateCache,
     StubKnowledgeStore,
     UnscriptedQuery,
     WithheldRecord,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -65,14 +67,15 @@ SCORES = {  # profile -> metric -> (higher is better, score at cos = 0.6)
     "langchain": {"cosine": (True, 0.6)},
     "weaviate": {"cosine": (False, 0.4), "l2": (False, 0.8), "ip": (False, -0.6)},
 }
-BEHAVIOUR = {  # profile -> (tie order, default k, existing id, filter mode, pads, $ne matches missing)
-    "chroma": ("insertion", 10, "replace", "pre", False, True),
-    "qdrant": ("id", 10, "replace", "pre", False, True),
-    "faiss": ("reverse", 10, "duplicate", "pre", True, False),
-    "lancedb": ("insertion", 10, "move_to_end", "pre", False, False),
-    "pgvector": ("insertion", 10, "move_to_end", "post", False, False),
-    "langchain": ("shuffle", 4, "replace", "pre", False, True),
-    "weaviate": ("id", 10, "replace", "pre", False, True),
+# profile -> (tie order, default k, existing id, filter mode, pads, $ne matches missing, empty $in)
+BEHAVIOUR = {
+    "chroma": ("insertion", 10, "replace", "pre", False, True, "error"),
+    "qdrant": ("id", 10, "replace", "pre", False, True, "empty_set"),
+    "faiss": ("reverse", 10, "duplicate", "pre", True, False, "error"),
+    "lancedb": ("insertion", 10, "move_to_end", "pre", False, False, "error"),
+    "pgvector": ("insertion", 10, "move_to_end", "post", False, False, "empty_set"),
+    "langchain": ("shuffle", 4, "replace", "pre", False, True, "empty_set"),
+    "weaviate": ("id", 10, "replace", "pre", False, True, "error"),
 }
 
 
@@ -90,6 +93,7 @@ def test_each_profile_declares_its_behaviour(name: str) -> None:
         profile.filter_mode,
         profile.pad_missing,
         profile.negation_matches_missing,
+        profile.empty_in,
     )
     assert declared == BEHAVIOUR[name]
     assert profile.metric == "cosine"
@@ -430,3 +434,17 @@ def test_explain_shows_orphans_and_padding() -> None:
     assert explained.orphans == ("a",)
     assert "a" in explained.candidates
     assert [m.id for m in explained.matches] == ["a", "b", "-1"]
+
+
+def test_the_empty_in_rule_of_each_profile_is_the_one_docs_profiles_lists():
+    # The table under "An empty `$in` or `$nin` list": | `name` | `"rule"` | ...
+    doc = (Path(__file__).parent.parent / "docs" / "profiles.md").read_text(encoding="utf-8")
+    section = doc.split("### An empty `$in` or `$nin` list", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r'^\| `(\w+)` \| `"(\w+)"` \|', section, re.M)
+    assert dict(rows) == {name: profile.empty_in for name, profile in PROFILES.items()}
+
+
+def test_an_unknown_empty_in_rule_is_refused_listing_the_rules():
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        get_profile("qdrant").with_options(empty_in="nothing")
+    assert excinfo.value.args == ("empty_in='nothing' must be one of 'error', 'empty_set'",)

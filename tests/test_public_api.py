@@ -1,85 +1,341 @@
-"""The public surface: a tested __all__, and an import that stays light."""
+"""The public surface: an exact __all__ for every public namespace, each name importable and on
+an API reference page, and imports that stay light."""
 
+import ast
+import functools
+import importlib
+import inspect
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import placeborag
 
-EXPECTED = {
-    "FakeEmbedder",
-    "FakeVectorStore",
-    "Match",
-    "QueryRecord",
-    "QueryExplanation",
-    "cosine_similarity",
-    "Profile",
-    "PROFILES",
-    "get_profile",
-    "PlaceboragError",
-    "PlaceboragTypeError",
-    "PlaceboragValueError",
-    "FilterError",
-    "FilterTypeError",
-    "PlaceboragWarning",
-    "RetrievalError",
-    "RetrievalTimeout",
-    "ScriptedScorer",
-    "GeometryScorer",
-    "ScoringRequest",
-    "ScoringResponse",
-    "ScoringListener",
-    "ScriptExhausted",
-    "ScriptError",
-    "ReplayEmbedder",
-    "Recording",
-    "record_vectors",
-    "load_demo_recording",
-    "UnrecordedText",
-    "RecordingNotFound",
-    "__version__",
-    "ScriptedChatModel",
-    "ChatMessage",
-    "ChatReply",
-    "ChatRequest",
-    "ToolCall",
-    "ToolNotOffered",
-    "tool_call",
-    "count_tokens",
-    "stream_tokens",
-    "search_on_topics",
-    "answer_from_results",
-    "StubKnowledgeStore",
-    "KnowledgeResult",
-    "KnowledgeCall",
-    "WithheldRecord",
-    "UnscriptedQuery",
-    "CandidateCache",
-    "CacheEvent",
-    "Conversation",
-    "Turn",
-    "conversation",
-    "Session",
-    "Sessions",
-    "WindowBudget",
-    "Packing",
-    "BudgetExceeded",
+ROOT = Path(__file__).parent.parent
+API_PAGES = ROOT / "docs" / "api"
+
+PUBLIC = {
+    "placeborag": {
+        "__version__",
+        # embedding, and the contract a store asks of an embedder
+        "FakeEmbedder",
+        "cosine_similarity",
+        "Embedder",
+        "ExactEmbedder",
+        # the store and what it answers
+        "FakeVectorStore",
+        "StoreOptions",
+        "Match",
+        "QueryRecord",
+        "QueryExplanation",
+        "QueryTrace",
+        "StoreRecords",
+        "TieInfo",
+        "STAGES",
+        # hybrid retrieval
+        "HybridRetriever",
+        "KeywordIndex",
+        "keyword_scores",
+        "reciprocal_rank_fusion",
+        "FusedMatch",
+        "HybridExplanation",
+        # profiles and limits
+        "Profile",
+        "PROFILES",
+        "get_profile",
+        "MetricScore",
+        "MAX_K",
+        "MAX_DIMENSIONS",
+        # scoring doubles
+        "ScriptedScorer",
+        "GeometryScorer",
+        "ScoringRequest",
+        "ScoringResponse",
+        "ScoringListener",
+        # recorded vectors
+        "ReplayEmbedder",
+        "Recording",
+        "record_vectors",
+        "load_demo_recording",
+        # errors
+        "PlaceboragError",
+        "PlaceboragTypeError",
+        "PlaceboragValueError",
+        "FilterError",
+        "FilterTypeError",
+        "MissingExtra",
+        "PlaceboragWarning",
+        "RetrievalError",
+        "RetrievalTimeout",
+        "WriteError",
+        "ScriptExhausted",
+        "ScriptError",
+        "UnrecordedText",
+        "RecordingNotFound",
+    },
+    "placeborag.query_engine": {
+        "ScriptedChatModel",
+        "ChatMessage",
+        "ChatReply",
+        "ChatRequest",
+        "ToolCall",
+        "ToolNotOffered",
+        "tool_call",
+        "count_tokens",
+        "stream_tokens",
+        "search_on_topics",
+        "answer_from_results",
+        "StubKnowledgeStore",
+        "KnowledgeResult",
+        "KnowledgeCall",
+        "WithheldRecord",
+        "UnscriptedQuery",
+        "CandidateCache",
+        "CacheEvent",
+        "Conversation",
+        "Turn",
+        "conversation",
+        "Session",
+        "Sessions",
+        "WindowBudget",
+        "Packing",
+        "BudgetExceeded",
+    },
+    "placeborag.toolkit": {
+        "check_bool",
+        "check_choice",
+        "check_int",
+        "check_mapping",
+        "check_path",
+        "check_real",
+        "check_str",
+        "check_texts",
+        "check_unicode",
+        "check_unicode_tree",
+        "check_vector",
+        "checked_model",
+        "shown",
+        "nearest",
+        "did_you_mean",
+        "dump_json",
+        "write_text",
+        "compile_filter",
+        "FilterRules",
+        "filter_rules",
+        "STRICT",
+        "RETURNED",
+        "DROPPED",
+        "TIED",
+        "BELOW",
+        "LOST",
+        "FILTERED",
+        "UNREACHABLE",
+        "splitmix64",
+        "beside",
+    },
+    "placeborag.explore": {
+        "CSS_CLASSES",
+        "FIGURE_IDS",
+        "STATUSES",
+        "AnchorGeometry",
+        "AnchorsDisplay",
+        "Document",
+        "Explorer",
+        "Export",
+        "FilterModesDisplay",
+        "Projection",
+        "ProjectionDisplay",
+        "Projector",
+        "QueryTrace",
+        "RankingDisplay",
+        "Scenario",
+        "StoreRows",
+        "VectorTable",
+        "anchor_geometry",
+        "app",
+        "build_export",
+        "demo_scenario",
+        "export_pytest",
+        "filter_mode_table",
+        "fit_projector",
+        "funnel_counts",
+        "project",
+        "render_report",
+        "store_from_vectors",
+        "store_rows",
+        "trace_query",
+        "write_report",
+    },
+    "placeborag.integrations": set(),
+    "placeborag.integrations.langchain": {
+        "PlaceboChatModel",
+        "PlaceboEmbeddings",
+        "PlaceboKnowledgeRetriever",
+        "PlaceboReranker",
+        "PlaceboRetriever",
+        "PlaceboVectorStore",
+    },
+    "placeborag.integrations.llama_index": {
+        "PlaceboEmbedding",
+        "PlaceboFunctionCallingLLM",
+        "PlaceboLlamaKnowledgeRetriever",
+        "PlaceboLlamaVectorStore",
+        "PlaceboNodePostprocessor",
+        "metadata_filter_function",
+        "metadata_filters_to_where",
+    },
 }
+# The namespaces whose import needs an optional extra, and the module that stands for it.
+NEEDS = {
+    "placeborag.explore": "pandas",
+    "placeborag.integrations.langchain": "langchain_core",
+    "placeborag.integrations.llama_index": "llama_index.core",
+}
+NAMES = [(ns, name) for ns, names in PUBLIC.items() for name in sorted(names)]
 
 
-def test_all_lists_the_public_names():
-    assert set(placeborag.__all__) >= EXPECTED
+def namespace(ns):
+    if ns in NEEDS:
+        pytest.importorskip(NEEDS[ns])
+    return importlib.import_module(ns)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_every_public_name_resolves(name):
-    assert getattr(placeborag, name) is not None
+@pytest.mark.parametrize("ns", sorted(PUBLIC))
+def test_all_is_exactly_the_public_names(ns):
+    exported = namespace(ns).__all__
+    assert sorted(exported) == sorted(PUBLIC[ns])
+    assert len(exported) == len(set(exported))
 
 
-def test_an_unknown_name_is_an_attribute_error():
-    with pytest.raises(AttributeError, match="has no attribute 'FakeEmbeder'"):
+@pytest.mark.parametrize(("ns", "name"), NAMES)
+def test_every_public_name_resolves(ns, name):
+    assert getattr(namespace(ns), name) is not None
+
+
+def directives(page):
+    """The ``::: target`` directives of an API page, each with the options written under it."""
+    out = []
+    for block in re.split(r"^(?=::: )", page.read_text(encoding="utf-8"), flags=re.M)[1:]:
+        target, _, rest = block.partition("\n")
+        options = rest.split("\n\n", 1)[0]
+        out.append((target.removeprefix("::: ").strip(), options))
+    return out
+
+
+def own_docstring(value):
+    """What mkdocstrings renders for a name of a whole-namespace directive: a class or a function
+    with a docstring of its own (a constant needs a directive of its own)."""
+    if inspect.isclass(value):
+        return bool(value.__dict__.get("__doc__"))
+    return inspect.isroutine(value) and bool(value.__doc__)
+
+
+@functools.cache
+def documented():
+    """Every ``namespace.name`` an API page documents: its own directive, or a directive for the
+    whole namespace (mkdocstrings then renders each name of its ``__all__`` that has a
+    docstring); a dunder counts when the page's text names it."""
+    out = set()
+    for page in sorted(API_PAGES.glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for target, options in directives(page):
+            if target in PUBLIC and "members: false" not in options:
+                module = namespace(target)
+                out |= {
+                    f"{target}.{name}"
+                    for name in module.__all__
+                    if own_docstring(getattr(module, name))
+                }
+            out.add(target)
+        out |= {f"{ns}.{dunder}" for ns in PUBLIC for dunder in re.findall(r"__\w+__", text)}
+    return out
+
+
+@pytest.mark.parametrize(("ns", "name"), NAMES)
+def test_every_public_name_is_on_an_api_reference_page(ns, name):
+    assert f"{ns}.{name}" in documented(), f"no page of docs/api documents {ns}.{name}"
+
+
+def test_every_api_reference_directive_names_a_public_name():
+    public = set(PUBLIC) | {f"{ns}.{name}" for ns, name in NAMES}
+    targets = [t for page in API_PAGES.glob("*.md") for t, _ in directives(page)]
+    assert sorted(set(targets) - public) == []
+    assert len(targets) == len(set(targets)), "a name is documented twice"
+
+
+def test_every_api_reference_page_is_in_the_navigation():
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert sorted(p.name for p in API_PAGES.glob("*.md")) == sorted(
+        re.findall(r"api/(\w+\.md)", nav)
+    )
+
+
+@pytest.mark.slow
+def test_the_api_reference_renders_every_public_name(tmp_path):
+    # The pages alone, with the site's mkdocstrings options: each public name gets an anchor.
+    pytest.importorskip("mkdocstrings")
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    plugin = next(p for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p)
+    plugin["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
+    docs = tmp_path / "docs"
+    (docs / "api").mkdir(parents=True)
+    (docs / "index.md").write_text("# API\n", encoding="utf-8")
+    for page in API_PAGES.glob("*.md"):
+        # Links out of the reference point at pages this small site does not have.
+        text = re.sub(r"\]\(\.\./[^)]*\)", "](index.md)", page.read_text(encoding="utf-8"))
+        (docs / "api" / page.name).write_text(text, encoding="utf-8")
+    site = {"site_name": "api", "docs_dir": str(docs), "plugins": [plugin]}
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(site), encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(tmp_path / "mkdocs.yml")],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    )
+    anchors = set()
+    for html in (tmp_path / "site").rglob("*.html"):
+        anchors |= set(re.findall(r'id="(placeborag[\w.]*)"', html.read_text(encoding="utf-8")))
+    missing = [
+        f"{ns}.{name}"
+        for ns, name in NAMES
+        if not name.startswith("__") and f"{ns}.{name}" not in anchors
+    ]
+    assert missing == []
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_the_nearest():
+    with pytest.raises(AttributeError) as excinfo:
         placeborag.FakeEmbeder
+    assert excinfo.value.args == (
+        "module 'placeborag' has no attribute 'FakeEmbeder'; "
+        "did you mean 'FakeEmbedder', 'Embedder', 'ExactEmbedder'?",
+    )
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC["placeborag.query_engine"]))
+def test_a_query_engine_name_read_from_the_top_level_says_where_it_lives(name):
+    with pytest.raises(AttributeError) as excinfo:
+        getattr(placeborag, name)
+    assert excinfo.value.args == (
+        f"module 'placeborag' has no attribute {name!r}; it is in placeborag.query_engine",
+    )
+
+
+def test_a_probe_for_a_dunder_gets_a_plain_attribute_error():
+    assert not hasattr(placeborag, "__wrapped__")
+    with pytest.raises(AttributeError) as excinfo:
+        placeborag.toolkit.__wrapped__
+    assert excinfo.value.args == ("module 'placeborag.toolkit' has no attribute '__wrapped__'",)
 
 
 def test_errors_are_also_the_builtins_a_caller_catches():
@@ -87,9 +343,93 @@ def test_errors_are_also_the_builtins_a_caller_catches():
     assert issubclass(placeborag.PlaceboragValueError, ValueError)
     assert issubclass(placeborag.FilterError, ValueError)
     assert issubclass(placeborag.RetrievalTimeout, TimeoutError)
-    for name in ("PlaceboragTypeError", "FilterError", "RetrievalError", "RetrievalTimeout"):
+    assert issubclass(placeborag.MissingExtra, ImportError)
+    for name in ("PlaceboragTypeError", "FilterError", "RetrievalError", "MissingExtra"):
         assert issubclass(getattr(placeborag, name), placeborag.PlaceboragError)
 
+
+# -- the limits ---------------------------------------------------------------------------------
+
+
+def test_max_k_is_the_largest_k_a_query_takes():
+    store = placeborag.FakeVectorStore()
+    store.upsert("a", "refund policy")
+    assert [m.id for m in store.query("refund", k=placeborag.MAX_K)] == ["a"]
+    with pytest.raises(placeborag.PlaceboragValueError, match=f"must be <= {placeborag.MAX_K:,}"):
+        store.query("refund", k=placeborag.MAX_K + 1)
+
+
+def test_max_dimensions_is_the_most_an_embedder_takes():
+    top = placeborag.FakeEmbedder(dimensions=placeborag.MAX_DIMENSIONS)
+    assert len(top.embed("refund")) == placeborag.MAX_DIMENSIONS
+    with pytest.raises(placeborag.PlaceboragValueError) as excinfo:
+        placeborag.FakeEmbedder(dimensions=placeborag.MAX_DIMENSIONS + 1)
+    assert excinfo.value.args == (
+        f"dimensions={placeborag.MAX_DIMENSIONS + 1} must be between 2 and "
+        f"{placeborag.MAX_DIMENSIONS}",
+    )
+
+
+# -- what the layers import ---------------------------------------------------------------------
+
+LAYERS = sorted((ROOT / "placeborag" / "explore").glob("*.py")) + sorted(
+    (ROOT / "placeborag" / "integrations").glob("*.py")
+)
+
+
+PRIVATE_PATH = r"placeborag\._\w+(\.\w+)*"
+
+
+def private_core_names(source):
+    """(line, name) of every private name of the core a module reads: ``from placeborag._x``,
+    ``import placeborag._x``, ``from placeborag import _x``, ``placeborag._x`` and a string naming
+    ``placeborag._x`` (for importlib). The layers' own private modules are theirs to use."""
+
+    def private(dotted):
+        return dotted.startswith("placeborag._")
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if private(node.module):
+                found.append((node.lineno, node.module))
+            elif node.module == "placeborag":
+                found += [(node.lineno, a.name) for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if private(a.name)]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            if isinstance(node.value, ast.Name) and node.value.id == "placeborag":
+                found.append((node.lineno, f"placeborag.{node.attr}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [(node.lineno, node.value)] if re.fullmatch(PRIVATE_PATH, node.value) else []
+    return found
+
+
+def test_the_check_finds_each_form_of_a_private_import():
+    source = (
+        "from placeborag._store import _MAX_K\n"
+        "import placeborag._trace\n"
+        "from placeborag import _files, FakeEmbedder\n"
+        "x = placeborag._validation\n"
+        "importlib.import_module('placeborag._chat')\n"
+        "from placeborag.explore._access import trace_query\n"
+        "from placeborag import MAX_K\n"
+    )
+    assert private_core_names(source) == [
+        (1, "placeborag._store"),
+        (2, "placeborag._trace"),
+        (3, "_files"),
+        (4, "placeborag._validation"),
+        (5, "placeborag._chat"),
+    ]
+
+
+@pytest.mark.parametrize("path", LAYERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_explorer_and_the_adapters_import_no_private_name_of_the_core(path):
+    assert private_core_names(path.read_text(encoding="utf-8")) == []
+
+
+# -- import cost --------------------------------------------------------------------------------
 
 HEAVY = ("pandas", "plotly", "sklearn", "ipywidgets", "langchain_core", "llama_index", "scipy")
 
@@ -107,13 +447,19 @@ def test_import_placeborag_loads_nothing_heavy():
     assert loaded_after("import placeborag") == []
 
 
+def test_importing_the_query_engine_and_toolkit_namespaces_loads_nothing_heavy():
+    assert loaded_after("import placeborag.query_engine, placeborag.toolkit") == []
+
+
 def test_using_every_core_double_loads_numpy_at_most():
     code = (
         "import placeborag as p\n"
+        "import placeborag.query_engine as qe\n"
         "s = p.FakeVectorStore(); s.upsert('a', 'refund'); s.query('refund', where={'x': 1})\n"
         "p.ScriptedScorer.scoring(0.5).score('q', ['d'])\n"
         "p.GeometryScorer().score('q', ['d'])\n"
         "p.ReplayEmbedder, p.record_vectors\n"
         "p.reciprocal_rank_fusion([['a', 'b'], ['b']])\n"
+        "qe.ScriptedChatModel.answering('ok'), qe.StubKnowledgeStore(), qe.Sessions()\n"
     )
     assert loaded_after(code) == ["numpy"]

@@ -15,19 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import STAGES, FakeVectorStore
+from placeborag import STAGES, FakeVectorStore, PlaceboragTypeError
 from placeborag import QueryTrace as StoreTrace
-from placeborag._errors import PlaceboragTypeError
-from placeborag._trace import (
-    BELOW,
-    DROPPED,
-    FILTERED,
-    LOST,
-    RETURNED,
-    TIED,
-    UNREACHABLE,
-)
-from placeborag._validation import shown
+from placeborag.toolkit import BELOW, DROPPED, FILTERED, LOST, RETURNED, TIED, UNREACHABLE, shown
 
 __all__ = [
     "BELOW",

@@ -28,7 +28,6 @@ from placeborag import (
     PlaceboragValueError,
     get_profile,
 )
-from placeborag._validation import check_choice, check_int, check_str, shown
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
@@ -47,6 +46,7 @@ from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
+from placeborag.toolkit import check_choice, check_int, check_str, did_you_mean, shown
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -699,10 +699,7 @@ class Explorer:
             raise PlaceboragValueError("nothing to explain: the app has not drawn a valid state")
         position = views.rows.position
         if doc_id not in position:
-            import difflib
-
-            close = difflib.get_close_matches(str(doc_id), list(position)[:100_000], n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            hint = did_you_mean(doc_id, position)
             raise PlaceboragValueError(f"unknown id {doc_id!r}{hint}")
         i = position[doc_id]
         t = views.trace
@@ -842,10 +839,7 @@ class Explorer:
         chosen = list(dict.fromkeys(ids))
         unknown = [i for i in chosen if i not in known]
         if unknown:
-            import difflib
-
-            close = difflib.get_close_matches(str(unknown[0]), list(known), n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            hint = did_you_mean(unknown[0], known)
             raise PlaceboragValueError(f"unknown id {unknown[0]!r}{hint}")
         self.selection = chosen
         shown = ", ".join(html.escape(i) for i in self.selection[:12])

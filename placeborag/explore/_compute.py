@@ -18,10 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from placeborag import MAX_DIMENSIONS as _MAX_DIMENSIONS
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
-from placeborag._embedder import _MAX_DIMENSIONS
-from placeborag._hashing import splitmix64
-from placeborag._validation import check_int, check_real, check_str, check_texts, shown
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -38,6 +36,7 @@ from placeborag.explore._access import (
 from placeborag.explore._deps import optional
 from placeborag.explore._scenario import checked_clusters
 from placeborag.explore._umap import check_projection, place, umap_coords
+from placeborag.toolkit import check_int, check_real, check_str, check_texts, shown, splitmix64
 
 __all__ = [
     "AnchorGeometry",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from placeborag._validation import shown
+from placeborag.toolkit import shown
 
 __all__ = ["EXTRA_HINT", "optional"]
 

@@ -35,8 +35,8 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
 )
-from placeborag._validation import shown
 from placeborag.explore._scenario import Scenario
+from placeborag.toolkit import shown
 
 __all__ = ["Export", "build_export", "export_pytest"]
 

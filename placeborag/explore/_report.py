@@ -6,9 +6,7 @@ import html
 import os
 from typing import Any
 
-from placeborag._errors import PlaceboragTypeError
-from placeborag._files import write_text
-from placeborag._validation import check_path, shown
+from placeborag import PlaceboragTypeError
 from placeborag.explore._access import store_rows
 from placeborag.explore._displays import (
     AnchorsDisplay,
@@ -19,6 +17,7 @@ from placeborag.explore._displays import (
 from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._umap import check_projection
+from placeborag.toolkit import check_path, shown, write_text
 
 __all__ = ["FIGURE_IDS", "render_report", "write_report"]
 

@@ -17,10 +17,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from placeborag import FakeEmbedder, FakeVectorStore, StoreOptions, StoreRecords, get_profile
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._files import write_text
-from placeborag._validation import (
+from placeborag import (
+    FakeEmbedder,
+    FakeVectorStore,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    StoreOptions,
+    StoreRecords,
+    get_profile,
+)
+from placeborag.toolkit import (
     check_bool,
     check_int,
     check_mapping,
@@ -30,6 +36,7 @@ from placeborag._validation import (
     check_unicode_tree,
     dump_json,
     shown,
+    write_text,
 )
 
 __all__ = [

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from placeborag._errors import MissingExtra, PlaceboragValueError
-from placeborag._validation import shown
+from placeborag import MissingExtra, PlaceboragValueError
+from placeborag.toolkit import shown
 
 __all__ = [
     "PROJECTIONS",

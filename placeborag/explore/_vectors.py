@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from placeborag import FakeVectorStore
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._validation import check_mapping, check_str, check_texts, shown
+from placeborag import FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
+from placeborag.toolkit import check_mapping, check_str, check_texts, nearest, shown
 
 __all__ = ["VectorTable", "store_from_vectors"]
 
@@ -74,7 +72,7 @@ class VectorTable:
         for text in wanted:
             row = self._row(text, few)
             if row is None:
-                close = difflib.get_close_matches(text, list(dict.fromkeys(self._texts)), n=3)
+                close = nearest(text, self._texts)
                 hint = f"; nearest known texts: {', '.join(map(repr, close))}" if close else ""
                 raise PlaceboragValueError(
                     f"text={shown(text)} has no precomputed vector{hint}; pass its vector in"

@@ -9,3 +9,6 @@ framework and says which extra to install when the framework is missing:
   ``PlaceboEmbedding``, ``PlaceboLlamaVectorStore``, ``PlaceboNodePostprocessor``,
   ``metadata_filters_to_where``, ``metadata_filter_function``.
 """
+
+# The adapters are the submodules above; the package itself exports no name.
+__all__: list[str] = []

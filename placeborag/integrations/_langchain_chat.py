@@ -20,11 +20,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, cast
 
-from placeborag._chat import ChatMessage, ChatReply, ScriptedChatModel, ToolCall, checked_model
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._knowledge import KnowledgeResult, StubKnowledgeStore
-from placeborag._validation import shown
+from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag.integrations import _shared
+from placeborag.query_engine import (
+    ChatMessage,
+    ChatReply,
+    KnowledgeResult,
+    ScriptedChatModel,
+    StubKnowledgeStore,
+    ToolCall,
+)
+from placeborag.toolkit import checked_model, shown
 
 try:
     from langchain_core.callbacks import (
@@ -191,7 +197,7 @@ class PlaceboChatModel(BaseChatModel):
         return self._result(await self.model.ainvoke(core, tools=tools))
 
     def _chunks(self, reply: ChatReply) -> Iterator[ChatGenerationChunk]:
-        from placeborag._chat import stream_tokens
+        from placeborag.query_engine import stream_tokens
 
         if reply.tool_calls:
             chunk = AIMessageChunk(

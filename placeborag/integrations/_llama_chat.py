@@ -19,18 +19,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from placeborag._chat import (
+from placeborag import PlaceboragError, PlaceboragTypeError
+from placeborag.integrations import _shared
+from placeborag.query_engine import (
     ChatMessage,
     ChatReply,
+    KnowledgeResult,
     ScriptedChatModel,
+    StubKnowledgeStore,
     ToolCall,
-    checked_model,
     stream_tokens,
 )
-from placeborag._errors import PlaceboragError, PlaceboragTypeError
-from placeborag._knowledge import KnowledgeResult, StubKnowledgeStore
-from placeborag._validation import shown
-from placeborag.integrations import _shared
+from placeborag.toolkit import checked_model, shown
 
 try:
     from llama_index.core.base.base_retriever import BaseRetriever

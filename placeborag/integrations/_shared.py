@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._validation import shown
+from placeborag import PlaceboragTypeError, PlaceboragValueError
+from placeborag.toolkit import shown
 
 __all__ = [
     "VectorFunctions",
@@ -47,7 +47,7 @@ def framework_missing(adapter: str, package: str, extra: str) -> ImportError:
 def resolve_embedder(embedder: Any) -> Any:
     """A placeborag embedder: ``embedder`` itself, or a ``FakeEmbedder()`` for None."""
     if embedder is None:
-        from placeborag._embedder import FakeEmbedder
+        from placeborag import FakeEmbedder
 
         return FakeEmbedder()
     if not callable(getattr(embedder, "embed_batch", None)):

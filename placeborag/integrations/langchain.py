@@ -29,10 +29,15 @@ from typing import Any, cast
 
 import numpy as np
 
-from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
-from placeborag._files import write_text
-from placeborag._store import FakeVectorStore, Match
+from placeborag import (
+    FakeVectorStore,
+    FilterError,
+    Match,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+)
 from placeborag.integrations import _shared
+from placeborag.toolkit import write_text
 
 try:
     from langchain_core.callbacks import (
@@ -49,8 +54,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-from placeborag._validation import check_real, check_vector, shown
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
+from placeborag.toolkit import check_real, check_vector, shown
 
 __all__ = [
     "PlaceboChatModel",

@@ -22,15 +22,16 @@ from typing import Any, cast
 
 import numpy as np
 
-from placeborag._errors import (
+from placeborag import (
+    FakeVectorStore,
     FilterError,
+    Match,
     PlaceboragError,
     PlaceboragTypeError,
     PlaceboragValueError,
 )
-from placeborag._filters import compile_filter
-from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
+from placeborag.toolkit import FilterRules, compile_filter, filter_rules
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
@@ -51,11 +52,11 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("llama_index", "llama-index-core", "llamaindex") from exc
 
-from placeborag._validation import check_vector, shown
 from placeborag.integrations._llama_chat import (
     PlaceboFunctionCallingLLM,
     PlaceboLlamaKnowledgeRetriever,
 )
+from placeborag.toolkit import check_vector, shown
 
 __all__ = [
     "PlaceboEmbedding",
@@ -243,6 +244,7 @@ def metadata_filter_function(
     *,
     negations_match_missing: bool = False,
     semantics: str | None = None,
+    rules: FilterRules | None = None,
 ) -> Callable[[Mapping[str, Any]], bool]:
     """A predicate over a record's metadata equivalent to LlamaIndex ``filters``.
 
@@ -254,24 +256,28 @@ def metadata_filter_function(
     (``text_match_insensitive`` ignoring case), and ``is_empty`` matches a missing key, None,
     ``""`` and ``[]``. A key the record does not carry matches nothing else (unless
     ``negations_match_missing`` lets ``!=``/``nin`` match it, as engine semantics do).
-    ``semantics`` is the store's ``filter_semantics`` (``compile_filter``'s rule when None). The
+    ``semantics`` is the store's ``filter_semantics`` (``compile_filter``'s rule when None).
+    ``rules`` (a ``FilterRules``, such as ``filter_rules(store.profile, store.filter_semantics)``)
+    gives every rule at once, an empty ``in``/``nin`` list included, in place of those two. The
     whole filter is checked before any record is read.
     """
+    if rules is None:
+        rules = FilterRules.of(negations_match_missing, semantics)
     checked = _checked_filters(filters)
     if checked is None:
         return lambda metadata: True
-    return _compile_filters(checked, negations_match_missing, semantics)
+    return _compile_filters(checked, rules)
 
 
 def _compile_filters(
-    filters: MetadataFilters, negations: bool, semantics: str | None
+    filters: MetadataFilters, rules: FilterRules
 ) -> Callable[[Mapping[str, Any]], bool]:
     if not filters.filters:
         raise FilterError("a nested MetadataFilters has no filters; give at least one")
     tests = [
-        _compile_filters(item, negations, semantics)
+        _compile_filters(item, rules)
         if isinstance(item, MetadataFilters)
-        else _compile_leaf(item, negations, semantics)
+        else _compile_leaf(item, rules)
         for item in filters.filters
     ]
     condition = filters.condition or FilterCondition.AND
@@ -284,14 +290,10 @@ def _compile_filters(
     raise FilterError(f"condition {shown(condition)} is not a FilterCondition")
 
 
-def _compile_leaf(
-    item: MetadataFilter, negations: bool, semantics: str | None
-) -> Callable[[Mapping[str, Any]], bool]:
+def _compile_leaf(item: MetadataFilter, rules: FilterRules) -> Callable[[Mapping[str, Any]], bool]:
     key, operator, value = item.key, item.operator, item.value
     if operator in _OPERATORS:
-        predicate = compile_filter(
-            _clause(item), negations_match_missing=negations, semantics=semantics
-        )
+        predicate = compile_filter(_clause(item), rules)
         assert predicate is not None, "a one-clause filter compiles to a node"
         return predicate.matches
     if operator == FilterOperator.IS_EMPTY:
@@ -509,9 +511,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     ) -> list[tuple[str, Mapping[str, Any]]]:
         """(id, metadata) of the visible records with these ids that pass ``filters``."""
         test = metadata_filter_function(
-            filters,
-            negations_match_missing=self._negations(),
-            semantics=self._store.filter_semantics,
+            filters, rules=filter_rules(self._store.profile, self._store.filter_semantics)
         )
         records = self._store.records()
         wanted = None if node_ids is None else set(_shared.check_texts(node_ids, "node_ids"))
@@ -520,10 +520,6 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             for i, m in zip(records.ids, records.metadata)
             if (wanted is None or i in wanted) and test(_user_metadata(m))
         ]
-
-    def _negations(self) -> bool:
-        store = self._store
-        return store.filter_semantics == "engine" and store.profile.negation_matches_missing
 
     def delete_nodes(
         self,

@@ -39,6 +39,10 @@ _STRICT_BOUND = (
     "is a bug in the filter and raises 'cannot compare'; filter_semantics='engine' skips the "
     "record as the engine does"
 )
+_STRICT_EMPTY_LIST = (
+    "placeborag's default semantics refuse an empty $in/$nin list (0.4.0's rule, and Chroma's); "
+    "filter_semantics='engine' reads it as the engine does, as the empty set"
+)
 _K_ZERO = "placeborag raises on k=0 (a caller asking for nothing is a bug); the engine returns []"
 
 DIFFERENCES: dict[tuple[str, str], str] = {
@@ -47,11 +51,15 @@ DIFFERENCES: dict[tuple[str, str], str] = {
     ("chroma", "filter $gt, a str value stored"): _STRICT_BOUND,
     ("qdrant_local", "filter $ne, key missing"): _README_MISSING_KEY,
     ("qdrant_local", "filter $nin, key missing"): _README_MISSING_KEY,
+    ("qdrant_local", "filter $in, empty list"): _STRICT_EMPTY_LIST,
+    ("qdrant_local", "filter $nin, empty list"): _STRICT_EMPTY_LIST,
     ("qdrant_local", "filter $gt, a str value stored"): _STRICT_BOUND,
     ("qdrant_local", "filter int stored, float asked"): _TYPED_VALUES,
     ("qdrant_local", "filter int stored, float asked (filter_semantics='engine')"): _TYPED_VALUES,
     ("qdrant_edge", "filter $ne, key missing"): _README_MISSING_KEY,
     ("qdrant_edge", "filter $nin, key missing"): _README_MISSING_KEY,
+    ("qdrant_edge", "filter $in, empty list"): _STRICT_EMPTY_LIST,
+    ("qdrant_edge", "filter $nin, empty list"): _STRICT_EMPTY_LIST,
     ("qdrant_edge", "filter $gt, a str value stored"): _STRICT_BOUND,
     ("qdrant_edge", "filter int stored, float asked"): _TYPED_VALUES,
     ("qdrant_edge", "filter int stored, float asked (filter_semantics='engine')"): _TYPED_VALUES,
@@ -65,10 +73,14 @@ DIFFERENCES: dict[tuple[str, str], str] = {
     ("lancedb", "filter int stored, str asked"): _TYPED_VALUES,
     ("lancedb", "filter int stored, str asked (filter_semantics='engine')"): _TYPED_VALUES,
     ("pgvector", "k = 0"): _K_ZERO,
+    ("pgvector", "filter $in, empty list"): _STRICT_EMPTY_LIST,
+    ("pgvector", "filter $nin, empty list"): _STRICT_EMPTY_LIST,
     ("pgvector", "filter $gt, a str value stored"): _TYPED_VALUES,
     ("pgvector", "filter $gt, a str value stored (filter_semantics='engine')"): _TYPED_VALUES,
     ("pgvector", "filter int stored, str asked"): _TYPED_VALUES,
     ("pgvector", "filter int stored, str asked (filter_semantics='engine')"): _TYPED_VALUES,
     ("langchain", "k = 0"): _K_ZERO,
+    ("langchain", "filter $in, empty list"): _STRICT_EMPTY_LIST,
+    ("langchain", "filter $nin, empty list"): _STRICT_EMPTY_LIST,
     ("langchain", "filter $ne, key missing"): _README_MISSING_KEY,
 }

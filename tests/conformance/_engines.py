@@ -400,13 +400,31 @@ def _sql_literal(value: Any) -> str:
     return repr(value)
 
 
-def _sql_where(where: Mapping[str, Any], column: Any) -> str:
+def _sql_in(column: str, op: str, values: Sequence[Any]) -> str:
+    """``column IN (...)`` as a hand-written query spells it: an empty list gives ``IN ()``."""
+    items = ", ".join(_sql_literal(v) for v in values)
+    return f"{column} {'IN' if op == '$in' else 'NOT IN'} ({items})"
+
+
+def _sqlalchemy_in(column: str, op: str, values: Sequence[Any]) -> str:
+    """``column IN (...)`` as SQLAlchemy compiles it for PostgreSQL, as langchain-postgres's
+    ``PGVector`` builds ``$in``/``$nin`` (``field.in_(values)``, ``field.not_in(values)``): an
+    empty list becomes an always-false (``$in``) or always-true (``$nin``) clause."""
+    import sqlalchemy
+    from sqlalchemy.dialects import postgresql
+
+    field = sqlalchemy.literal_column(column)
+    clause = field.in_(list(values)) if op == "$in" else field.not_in(list(values))
+    compiled = clause.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
+    return str(compiled)
+
+
+def _sql_where(where: Mapping[str, Any], column: Any, membership: Any = _sql_in) -> str:
     ops = {"$eq": "=", "$ne": "<>", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
     parts = []
     for key, op, value in _clauses(where):
         if op in ("$in", "$nin"):
-            items = ", ".join(_sql_literal(v) for v in value)
-            parts.append(f"{column(key, value[0])} {'IN' if op == '$in' else 'NOT IN'} ({items})")
+            parts.append(membership(column(key, value[0] if value else ""), op, value))
         else:
             parts.append(f"{column(key, value)} {ops[op]} {_sql_literal(value)}")
     return " AND ".join(parts)
@@ -505,7 +523,7 @@ class _PgHandle(Handle):
             text = f"(meta->>'{key}')"
             return text if isinstance(value, str) else f"{text}::numeric"
 
-        clause = f"WHERE {_sql_where(where, column)}" if where is not None else ""
+        clause = f"WHERE {_sql_where(where, column, _sqlalchemy_in)}" if where is not None else ""
         limit = f"LIMIT {int(k)}" if k is not None else ""
         literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
         sql = (
@@ -625,6 +643,10 @@ class _LangchainHandle(Handle):
                     if op == "$eq" and stored != value:
                         return False
                     if op == "$ne" and stored == value:
+                        return False
+                    if op == "$in" and stored not in value:
+                        return False
+                    if op == "$nin" and stored in value:
                         return False
                 return True
 

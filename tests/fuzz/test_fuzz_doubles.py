@@ -9,9 +9,9 @@ from _fuzz import FUZZ, anything, json_values, result_or_error, texts
 from hypothesis import given
 from hypothesis import strategies as st
 
-from placeborag import (
+from placeborag import PlaceboragError
+from placeborag.query_engine import (
     CandidateCache,
-    PlaceboragError,
     ScriptedChatModel,
     StubKnowledgeStore,
     WindowBudget,

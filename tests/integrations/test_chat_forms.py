@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from placeborag import ScriptedChatModel, ToolNotOffered, search_on_topics, tool_call
+from placeborag.query_engine import ScriptedChatModel, ToolNotOffered, search_on_topics, tool_call
 
 
 def search_knowledge(query: str) -> str:
@@ -212,7 +212,8 @@ ALICE = {"user": "alice", "groups": ["support"]}
 
 
 def knowledge_store():
-    from placeborag import Match, StubKnowledgeStore
+    from placeborag import Match
+    from placeborag.query_engine import StubKnowledgeStore
 
     refund = Match("refund#0", "Returns within 30 days.", {"source": "wiki", "acl": "all"}, 0.9)
     salary = Match("salary#0", "Band 4 pays 70k.", {"source": "hr-drive", "acl": "hr"}, 0.8)

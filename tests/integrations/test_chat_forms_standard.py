@@ -13,16 +13,12 @@ langchain_tests = pytest.importorskip("langchain_tests")
 from langchain_tests.integration_tests import RetrieversIntegrationTests  # noqa: E402
 from langchain_tests.unit_tests import ChatModelUnitTests  # noqa: E402
 
-from placeborag import (  # noqa: E402
-    Match,
-    ScriptedChatModel,
-    StubKnowledgeStore,
-    search_on_topics,
-)
+from placeborag import Match  # noqa: E402
 from placeborag.integrations.langchain import (  # noqa: E402
     PlaceboChatModel,
     PlaceboKnowledgeRetriever,
 )
+from placeborag.query_engine import ScriptedChatModel, StubKnowledgeStore, search_on_topics  # noqa: E402
 
 
 def _mark_async_tests(*suites: type) -> None:

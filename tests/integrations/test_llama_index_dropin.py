@@ -514,3 +514,36 @@ def test_get_nodes_filters_with_the_stores_filter_semantics() -> None:
         else:
             with pytest.raises(FilterTypeError, match="cannot compare"):
                 vector_store.get_nodes(filters=bound)
+
+
+@pytest.mark.parametrize(
+    ("profile", "semantics", "selected"),
+    [
+        ("qdrant", "engine", ([], ["a", "b"])),  # the empty set, as Qdrant's MatchAny([])
+        ("pgvector", "engine", ([], ["a", "b"])),
+        ("qdrant", "strict", "error"),
+        ("chroma", "engine", "error"),  # Chroma refuses an empty list
+    ],
+)
+def test_get_nodes_reads_an_empty_in_as_the_stores_engine_does(profile, semantics, selected):
+    # Issue 23: get_nodes/delete_nodes filter with the store's rules, an empty list included.
+    from placeborag import FilterError
+
+    vector_store = PlaceboLlamaVectorStore(profile=profile, filter_semantics=semantics)
+    vector_store.add(
+        [
+            TextNode(id_="a", text="refund policy", metadata={"tenant": "acme"}),
+            TextNode(id_="b", text="refund rules"),
+        ]
+    )
+
+    def select(operator: str) -> list[str]:
+        filters = MetadataFilters(filters=[f("tenant", [], operator)])
+        return [n.node_id for n in vector_store.get_nodes(filters=filters)]
+
+    if selected == "error":
+        for operator in ("in", "nin"):
+            with pytest.raises(FilterError, match="needs a non-empty list, got an empty one"):
+                select(operator)
+    else:
+        assert (select("in"), select("nin")) == selected

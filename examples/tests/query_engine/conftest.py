@@ -17,7 +17,7 @@ import pytest
 from qe_support import RESULTS, VPN_PAGE, StaticWeb, hr_only
 from ragdemo import Budget, ChatStore, QueryEngine
 
-from placeborag import CandidateCache, ScriptedChatModel, Sessions, StubKnowledgeStore
+from placeborag.query_engine import CandidateCache, ScriptedChatModel, Sessions, StubKnowledgeStore
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from placeborag import Match, ScriptedChatModel, tool_call
+from placeborag import Match
+from placeborag.query_engine import ScriptedChatModel, tool_call
 
 
 def chunk(id: str, record: str, title: str, text: str, source: str = "wiki", **meta: Any) -> Match:

@@ -4,7 +4,7 @@ import pytest
 from qe_support import REFUND_1, SALARY, chunk, hr_only, searching
 from ragdemo import NotFound
 
-from placeborag import ScriptedChatModel, Sessions, StubKnowledgeStore, tool_call
+from placeborag.query_engine import ScriptedChatModel, Sessions, StubKnowledgeStore, tool_call
 
 pytestmark = [pytest.mark.integration, pytest.mark.p0]
 

@@ -5,7 +5,7 @@ from qe_support import PLANTED, SALARY, searching
 from ragdemo import NOT_FOUND
 from ragdemo.generator import GROUNDING_RULES, PLATFORM_RULES
 
-from placeborag import ScriptedChatModel, StubKnowledgeStore, search_on_topics
+from placeborag.query_engine import ScriptedChatModel, StubKnowledgeStore, search_on_topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.p0]
 

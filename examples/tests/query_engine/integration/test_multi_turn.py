@@ -4,7 +4,7 @@ import pytest
 from qe_support import searching
 from ragdemo import QueryEngine
 
-from placeborag import ScriptedChatModel, tool_call
+from placeborag.query_engine import ScriptedChatModel, tool_call
 
 pytestmark = [pytest.mark.integration, pytest.mark.p1]
 

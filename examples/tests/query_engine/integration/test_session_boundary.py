@@ -2,7 +2,7 @@
 
 import pytest
 
-from placeborag import ScriptedChatModel
+from placeborag.query_engine import ScriptedChatModel
 
 pytestmark = [pytest.mark.integration, pytest.mark.p1]
 

@@ -3,7 +3,7 @@
 import pytest
 from qe_support import searching
 
-from placeborag import ScriptedChatModel, tool_call
+from placeborag.query_engine import ScriptedChatModel, tool_call
 
 pytestmark = pytest.mark.unit
 

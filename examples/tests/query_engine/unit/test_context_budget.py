@@ -3,7 +3,8 @@
 import pytest
 from ragdemo import Budget, UtteranceTooLong
 
-from placeborag import Match, Turn, WindowBudget, count_tokens
+from placeborag import Match
+from placeborag.query_engine import Turn, WindowBudget, count_tokens
 
 pytestmark = [pytest.mark.unit, pytest.mark.p1]
 

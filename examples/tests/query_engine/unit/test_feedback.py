@@ -3,7 +3,7 @@
 import pytest
 from ragdemo import IntegrityError
 
-from placeborag import ScriptedChatModel
+from placeborag.query_engine import ScriptedChatModel
 
 pytestmark = [pytest.mark.unit, pytest.mark.p1]
 

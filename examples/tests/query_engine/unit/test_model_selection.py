@@ -4,7 +4,7 @@ import pytest
 from qe_support import searching
 from ragdemo import IntegrityError
 
-from placeborag import ScriptedChatModel
+from placeborag.query_engine import ScriptedChatModel
 
 pytestmark = [pytest.mark.unit, pytest.mark.p1]
 

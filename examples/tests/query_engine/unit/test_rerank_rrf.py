@@ -4,7 +4,7 @@ import pytest
 from qe_support import SHIPPING, chunk, searching
 from ragdemo import reciprocal_rank_fusion
 
-from placeborag import StubKnowledgeStore
+from placeborag.query_engine import StubKnowledgeStore
 
 pytestmark = [pytest.mark.unit, pytest.mark.p1]
 

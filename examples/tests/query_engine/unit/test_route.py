@@ -6,7 +6,12 @@ from ragdemo import IntegrityError
 from ragdemo.chatstore import RetrievalTrace
 from ragdemo.engine import ONE_SEARCH_PER_TURN
 
-from placeborag import ScriptedChatModel, StubKnowledgeStore, search_on_topics, tool_call
+from placeborag.query_engine import (
+    ScriptedChatModel,
+    StubKnowledgeStore,
+    search_on_topics,
+    tool_call,
+)
 
 pytestmark = [pytest.mark.unit, pytest.mark.p1]
 
