@@ -385,7 +385,7 @@ class Scenario:
         docs = list(self.documents)
         # An id held more than once (on_existing_id="duplicate") is written again in a later
         # call, as it was first written: a call takes each id once.
-        start, seen = 0, set()
+        start, seen = 0, set[str]()
         for end, doc in enumerate([*docs, None]):
             if doc is None or doc.id in seen:
                 batch = docs[start:end]
