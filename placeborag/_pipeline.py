@@ -260,7 +260,7 @@ class Pipeline:
             if not post:
                 passing = filter_mask
         survivors = passing
-        if share < 1 and count:
+        if share.numerator < share.denominator and count:
             survivors = np.zeros(count, dtype=bool)
             survivors[self._recall_survivors(table, plan.salt, np.flatnonzero(passing), share)] = (
                 True
@@ -268,9 +268,10 @@ class Pipeline:
         ranking = exact = qvector = qexact = qnorm = None
         window: list[int] = []
         final: list[int] = []
-        if count and (survivors.any() or traced):
+        ranked = bool(count) and bool(survivors.any())
+        if ranked or (traced and count):
             qvector, qexact, qnorm = self.query_vector(plan, table)
-        if count and survivors.any():
+        if ranked:
             assert qvector is not None and qexact is not None
             exact = ExactScores(table, qexact, self.vectors.by_text, qnorm)
             ties = TieRule(table, profile.tie_order, self._shuffle_salt(plan))
@@ -282,7 +283,7 @@ class Pipeline:
                 assert filter_mask is not None
                 final = [r for r in window if filter_mask[r]][: plan.k]
         ideal = None
-        if traced and share < 1:
+        if traced and share.numerator < share.denominator:
             ideal = self.run(plan, table, recall=Fraction(1)).final
         return QueryResult(
             plan=plan,

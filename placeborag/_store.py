@@ -35,7 +35,6 @@ from placeborag._pipeline import (
     QueryResult,
     Settings,
     check_context,
-    check_ids,
     plan_query,
 )
 from placeborag._profiles import Profile
@@ -661,18 +660,16 @@ class FakeVectorStore:
         ids: object,
         context: Mapping[str, Any] | None,
     ) -> list[Match]:
-        check_context(context)
-        id_tuple = check_ids(ids)
         with self._lock:
             # Checked first (nothing is logged for a call that raises on its arguments).
-            plan = self._plan(text, vector, k, where, id_tuple, context)
+            plan = self._plan(text, vector, k, where, ids, context)
             self._queries.append(
                 QueryRecord(
                     plan.text,
                     plan.k,
                     plan.where,  # the plan's own copy, made once
                     copy_filter(context),
-                    ids=id_tuple,
+                    ids=plan.ids,
                     vector=plan.given,
                 )
             )

@@ -399,6 +399,8 @@ def check_column(values: object, name: str) -> list[Any]:
 
 def check_k(value: object, name: str = "k") -> int:
     """A result count: an int (a numpy integer too; not a bool) from 1 to :data:`MAX_K`."""
+    if type(value) is int and 1 <= value <= MAX_K:  # the usual case, without numpy
+        return value
     import numpy as np  # loaded when a k is checked, not with the module
 
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
