@@ -197,8 +197,10 @@ class PlaceboVectorStore(VectorStore):
 
     * ``add_texts``/``add_documents`` write with the given ids (an int id is kept as its
       decimal text); a missing id is generated as a uuid5 of a per-adapter counter and the
-      text, so the same writes give the same ids on every run. An id repeated in one batch
-      keeps its first position and its last text, as in ``InMemoryVectorStore``.
+      text, so the same writes give the same ids on every run. An id repeated in one call is
+      written again, exactly as by a second call: the store's ``on_existing_id`` decides
+      (``"replace"``, the ``"langchain"`` default, keeps its first position and its last
+      text, as in ``InMemoryVectorStore``; ``"duplicate"`` keeps every document).
       ``batch_size`` (what ``langchain_core.indexing.index`` passes) splits the writes into
       that many records per embedding call.
     * ``similarity_search_with_score`` reports the profile's number: a cosine similarity under
@@ -297,17 +299,19 @@ class PlaceboVectorStore(VectorStore):
             value if value is not None else self._new_id(text)
             for value, text in zip(checked, text_list)
         ]
-        # An id repeated in one batch: its first position, its last text and metadata.
-        last = {value: i for i, value in enumerate(id_list)}
-        order = list(dict.fromkeys(id_list))
-        rows = [last[value] for value in order]
-        step = batch or max(len(rows), 1)
-        for start in range(0, len(rows), step):
-            chunk = rows[start : start + step]
-            self._store.upsert_many(
-                [id_list[i] for i in chunk],
-                [text_list[i] for i in chunk],
-                None if metadatas is None else [metadatas[i] for i in chunk],
+        # An id repeated in one call is written again, as by a second call: the store's
+        # on_existing_id decides (the "langchain" profile's "replace" keeps the first place and
+        # the last text, as InMemoryVectorStore's dict does; "duplicate" keeps every chunk).
+        step = batch or max(len(id_list), 1)
+        if len(id_list) > step or self._store.profile.on_existing_id == "error":
+            _shared.check_write(self._store, id_list, text_list, metadatas)
+        for start in range(0, len(id_list), step):
+            chunk = slice(start, start + step)
+            _shared.write_in_order(
+                self._store,
+                id_list[chunk],
+                text_list[chunk],
+                None if metadatas is None else metadatas[chunk],
             )
         return id_list
 
