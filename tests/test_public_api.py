@@ -91,7 +91,16 @@ def test_errors_are_also_the_builtins_a_caller_catches():
         assert issubclass(getattr(placeborag, name), placeborag.PlaceboragError)
 
 
-HEAVY = ("pandas", "plotly", "sklearn", "ipywidgets", "langchain_core", "llama_index", "scipy")
+HEAVY = (
+    "pandas",
+    "plotly",
+    "sklearn",
+    "ipywidgets",
+    "langchain_core",
+    "llama_index",
+    "haystack",
+    "scipy",
+)
 
 
 def loaded_after(code):
