@@ -28,6 +28,7 @@ from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter
+from placeborag._threads import FreshLocks
 from placeborag._validation import shown
 
 __all__ = [
@@ -94,7 +95,7 @@ class _Doc:
     length: int
 
 
-class KeywordIndex:
+class KeywordIndex(FreshLocks):
     """A BM25 keyword index with exact arithmetic (see the module docstring for the orders).
 
     ``k1`` (term-frequency saturation, > 0) and ``b`` (length normalisation, 0..1) are the usual
@@ -373,7 +374,7 @@ class HybridExplanation:
     matches: tuple[Any, ...]
 
 
-class HybridRetriever:
+class HybridRetriever(FreshLocks):
     """Vector search on a :class:`~placeborag.FakeVectorStore` and BM25 keyword search, fused (RRF).
 
     Each half returns its best ``candidates`` records (both honour ``where``); the fused list is

@@ -33,6 +33,7 @@ from placeborag._errors import (
 )
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
+from placeborag._threads import FreshLocks
 from placeborag._validation import check_real, shown
 
 __all__ = [
@@ -203,7 +204,7 @@ def _checked_match(fields: tuple[object, object, object, object], where: str, pa
     return Match(id, text, dict(metadata), number)
 
 
-class StubKnowledgeStore:
+class StubKnowledgeStore(FreshLocks):
     """A knowledge-store client for tests: scripted or computed hybrid results, all recorded.
 
     Scripted: ``StubKnowledgeStore(results={"refund policy": [match, ...]})`` and
@@ -520,7 +521,7 @@ class CacheEvent:
     identity: Any
 
 
-class CandidateCache:
+class CandidateCache(FreshLocks):
     """A candidate cache keyed on the exact (standalone query, identity) pair.
 
     Two queries share an entry only when their texts are equal character for character and

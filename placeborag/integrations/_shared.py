@@ -37,6 +37,8 @@ __all__ = [
     "run_query",
     "store_dimensions",
     "store_embedder",
+    "strict_setstate",
+    "strict_state",
     "write_in_order",
 ]
 
@@ -347,6 +349,30 @@ def store_embedder(
             model_name=getattr(model, "model_name", None) or type(model).__name__,
         )
     return resolve_embedder(model)
+
+
+def strict_state(model: Any) -> dict[str, Any]:
+    """A pydantic model's pickled state, as pydantic builds it.
+
+    LlamaIndex's ``BaseComponent.__getstate__`` drops, with a log line, every attribute that
+    cannot be pickled, so a copied postprocessor or LLM lost its scorer or model and failed
+    later with an ``AttributeError``. The adapters' components use this instead: an attribute
+    that cannot be pickled makes ``pickle`` raise, naming it, and nothing is dropped.
+    """
+    from pydantic import BaseModel
+
+    return BaseModel.__getstate__(model)
+
+
+def strict_setstate(model: Any, state: dict[str, Any]) -> None:
+    """Restore :func:`strict_state`'s state as pydantic does.
+
+    LlamaIndex's ``BaseComponent.__setstate__`` calls ``__init__`` with the public fields,
+    which rebuilt a component's private parts (its embedder, its store) from their defaults.
+    """
+    from pydantic import BaseModel
+
+    BaseModel.__setstate__(model, state)
 
 
 def check_options(options: dict[str, Any], method: str, allowed: Sequence[str]) -> None:

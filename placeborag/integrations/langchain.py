@@ -19,9 +19,9 @@ lists what changes when a test swaps LangChain's doubles for these.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +32,7 @@ import numpy as np
 from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
 from placeborag._files import write_text
 from placeborag._store import FakeVectorStore, Match
+from placeborag._threads import FreshLocks
 from placeborag.integrations import _shared
 
 try:
@@ -183,7 +184,7 @@ def _record_dict(records: Any, i: int) -> dict[str, Any]:
     }
 
 
-class PlaceboVectorStore(VectorStore):
+class PlaceboVectorStore(FreshLocks, VectorStore):
     """A LangChain ``VectorStore`` over a :class:`~placeborag.FakeVectorStore`.
 
     A drop-in for ``InMemoryVectorStore``: by default the store uses the ``"langchain"``
@@ -246,8 +247,10 @@ class PlaceboVectorStore(VectorStore):
         self._embedding = (
             embedding if embedding is not None and not _is_placebo(embedding) else None
         )
-        # next() on a count is atomic, so concurrent async writes never share a number.
-        self._generated = itertools.count()
+        # Generated ids count under a lock, so concurrent async writes never share a number
+        # (and the count pickles: itertools.count stops pickling in Python 3.14).
+        self._lock = threading.Lock()
+        self._generated = 0
 
     @property
     def store(self) -> FakeVectorStore:
@@ -315,9 +318,14 @@ class PlaceboVectorStore(VectorStore):
             )
         return id_list
 
+    def _next_number(self) -> int:
+        with self._lock:
+            number, self._generated = self._generated, self._generated + 1
+        return number
+
     def _new_id(self, text: str) -> str:
         while True:
-            candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{next(self._generated)}\x00{text}"))
+            candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{self._next_number()}\x00{text}"))
             # Another adapter over the same store may have used this id already.
             if candidate not in self._store:
                 return candidate

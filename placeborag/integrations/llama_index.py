@@ -109,6 +109,12 @@ class PlaceboEmbedding(BaseEmbedding):
     def class_name(cls) -> str:
         return "PlaceboEmbedding"
 
+    def __getstate__(self) -> dict[str, Any]:
+        return _shared.strict_state(self)  # the embedder, or a named error, never dropped
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _shared.strict_setstate(self, state)
+
     @property
     def embedder(self) -> Any:
         """The placeborag embedder answering the calls."""
@@ -434,15 +440,10 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         self._store = store
 
     def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state["__placeborag_store__"] = self._store
-        return state
+        return _shared.strict_state(self)  # the store and its embedder, or a named error
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        store = state.pop("__placeborag_store__", None)
-        super().__setstate__(state)
-        if store is not None:
-            self._store = store
+        _shared.strict_setstate(self, state)
 
     @classmethod
     def class_name(cls) -> str:
@@ -777,6 +778,12 @@ class PlaceboNodePostprocessor(BaseNodePostprocessor):
     @classmethod
     def class_name(cls) -> str:
         return "PlaceboNodePostprocessor"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _shared.strict_state(self)  # the scorer, or a named error, never dropped
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _shared.strict_setstate(self, state)
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
