@@ -50,7 +50,14 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-from placeborag._validation import check_real, check_vector, shown
+from placeborag._validation import (
+    check_path,
+    check_real,
+    check_unicode_tree,
+    check_vector,
+    dump_json,
+    shown,
+)
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 
 __all__ = [
@@ -130,6 +137,65 @@ def _stored_id(value: object, name: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     raise PlaceboragTypeError(f"{name}={shown(value)} must be a str, an int or None")
+
+
+_RECORD_FIELDS = {"id": (str,), "text": (str,), "metadata": (dict, type(None))}
+
+
+def _read_dump(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a file ``PlaceboVectorStore.dump`` wrote, each checked."""
+    where = shown(os.fspath(check_path(path, "path")))
+    with open(path, "rb") as stream:
+        data = stream.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlaceboragValueError(
+            f"{where} is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+            "PlaceboVectorStore.dump writes UTF-8 JSON"
+        ) from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlaceboragValueError(
+            f"{where} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "PlaceboVectorStore.dump writes JSON"
+        ) from None
+    except RecursionError:
+        raise PlaceboragValueError(
+            f"{where} is nested too deeply to be a file written by PlaceboVectorStore.dump"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
+        raise PlaceboragValueError(
+            f"{where} is not a file written by PlaceboVectorStore.dump (its 'format' must be "
+            f"{_DUMP_FORMAT!r})"
+        )
+    records = payload.get("records")
+    if not isinstance(records, list):
+        raise PlaceboragValueError(
+            f"{where}: 'records' must be a list of records, not {type(records).__name__}"
+        )
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise PlaceboragValueError(
+                f"{where}: records[{i}] must be an object with 'id', 'text' and 'metadata', "
+                f"not {type(record).__name__}"
+            )
+        for name, kinds in _RECORD_FIELDS.items():
+            if name not in record:
+                raise PlaceboragValueError(f"{where}: records[{i}] has no {name!r}")
+            if not isinstance(record[name], kinds):
+                allowed = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+                raise PlaceboragValueError(
+                    f"{where}: records[{i}][{name!r}]={shown(record[name])} must be {allowed}"
+                )
+        unknown = sorted(set(record) - set(_RECORD_FIELDS))
+        if unknown:
+            raise PlaceboragValueError(
+                f"{where}: records[{i}] has unknown field(s) {', '.join(map(repr, unknown))}; "
+                "expected 'id', 'text', 'metadata'"
+            )
+    return records
 
 
 def _check_batch_size(batch_size: object) -> int | None:
@@ -362,8 +428,11 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
         """Write the visible records (ids, texts, metadata) to ``path`` as JSON, atomically.
 
         The file is written next to ``path`` and moved into place, so ``path`` holds either
-        the old file or the new one. Metadata must be JSON values.
+        the old file or the new one. Metadata must be JSON values; a record JSON or UTF-8
+        cannot hold (a lone surrogate in an id the store accepted) is refused, naming it and
+        the path, before anything is written.
         """
+        where = shown(os.fspath(check_path(path, "path", named=True)))
         records = self._store.records()
         payload = {
             "format": _DUMP_FORMAT,
@@ -373,11 +442,15 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
             ],
         }
         try:
-            text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise PlaceboragTypeError(
-                f"PlaceboVectorStore.dump writes JSON, and a record's metadata is not JSON: {exc}"
-            ) from None
+            check_unicode_tree(payload["records"], "records")
+        except PlaceboragValueError as exc:
+            raise PlaceboragValueError(f"PlaceboVectorStore.dump({where}): {exc}") from None
+        text = dump_json(
+            payload,
+            f"PlaceboVectorStore.dump({where}): the records",
+            ensure_ascii=False,
+            indent=1,
+        )
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_text(path, text)  # atomic: a failed dump leaves the old file whole
 
@@ -387,21 +460,20 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
     ) -> PlaceboVectorStore:
         """A new store over ``embedding`` (and store options) holding the records of ``dump``.
 
-        The texts are embedded again, in one call.
+        The texts are embedded again, in one call. A file that is not what ``dump`` writes
+        (not UTF-8, not JSON, another format, a record missing a field or of the wrong type)
+        raises a ``PlaceboragError`` naming the path and what is wrong.
         """
-        with open(path, encoding="utf-8") as stream:
-            payload = json.load(stream)
-        if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
-            raise PlaceboragValueError(
-                f"{shown(os.fspath(path))} is not a file written by PlaceboVectorStore.dump"
-            )
-        records = payload["records"]
+        records = _read_dump(path)
         vector_store = cls(embedding, **kwargs)
-        vector_store.add_texts(
-            [r["text"] for r in records],
-            [r["metadata"] for r in records],
-            ids=[r["id"] for r in records],
-        )
+        try:
+            vector_store.add_texts(
+                [r["text"] for r in records],
+                [r["metadata"] for r in records],
+                ids=[r["id"] for r in records],
+            )
+        except (PlaceboragTypeError, PlaceboragValueError) as exc:
+            raise type(exc)(f"{shown(os.fspath(path))}: {exc}") from None
         return vector_store
 
     # -- reads ----------------------------------------------------------------------------

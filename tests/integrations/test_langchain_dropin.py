@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import warnings
 from typing import Any
 from unittest.mock import Mock
@@ -23,6 +24,7 @@ from placeborag import (
     FakeEmbedder,
     FakeVectorStore,
     FilterError,
+    PlaceboragError,
     PlaceboragTypeError,
     PlaceboragValueError,
 )
@@ -559,3 +561,74 @@ def test_a_callable_filter_that_accepts_nothing_still_reaches_the_query_log() ->
     assert vector_store.similarity_search("refund", k=2, filter=lambda doc: False) == []
     assert vector_store.store.last_query.text == "refund"
     assert vector_store.store.last_query.ids == ()
+
+
+# -- dump and load refuse what they cannot write or read --------------------------------------
+
+BAD_FILES = {
+    "not-utf8": (b"\xff\xfe{}", r"is not UTF-8 text \(byte 0xff at offset 0\)"),
+    "not-json": (b'{"format": ', r"is not JSON \(Expecting value at line 1 column 12\)"),
+    "too-deep": (
+        b"[" * 100_000 + b"]" * 100_000,
+        r"is nested too deeply to be a file written by PlaceboVectorStore.dump",
+    ),
+    "other-format": (b'{"format": "x"}', r"is not a file written by PlaceboVectorStore.dump"),
+    "no-records": (
+        b'{"format": "placeborag.langchain/1"}',
+        r": 'records' must be a list of records, not NoneType",
+    ),
+    "record-not-object": (
+        b'{"format": "placeborag.langchain/1", "records": [3]}',
+        r": records\[0\] must be an object with 'id', 'text' and 'metadata', not int",
+    ),
+    "no-text": (
+        b'{"format": "placeborag.langchain/1", "records": [{"id": "a", "metadata": {}}]}',
+        r": records\[0\] has no 'text'",
+    ),
+    "id-not-str": (
+        b'{"format": "placeborag.langchain/1", "records": '
+        b'[{"id": [1], "text": "a", "metadata": {}}]}',
+        r": records\[0\]\['id'\]=\[1\] must be str",
+    ),
+    "bad-metadata-key": (
+        b'{"format": "placeborag.langchain/1", "records": '
+        b'[{"id": "a", "text": "a", "metadata": {"$x": 1}}]}',
+        r": metadatas\[0\] key '\$x' must be a non-empty str not starting with '\$'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_load_refuses_a_bad_file_naming_the_path_and_what_is_wrong(
+    name: str, tmp_path: Any
+) -> None:
+    content, message = BAD_FILES[name]
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(content)
+
+    with pytest.raises(PlaceboragError) as excinfo:
+        PlaceboVectorStore.load(path, PlaceboEmbeddings())
+
+    text = excinfo.value.args[0]
+    assert text.startswith(repr(str(path))), text
+    assert re.search(message, text), text
+
+
+def test_dump_refuses_an_id_utf8_cannot_hold_naming_it_and_leaves_the_old_file(
+    tmp_path: Any,
+) -> None:
+    vector_store = PlaceboVectorStore(PlaceboEmbeddings())
+    path = tmp_path / "store.json"
+    vector_store.add_texts(["refund"], ids=["ok"])
+    vector_store.dump(path)
+    before = path.read_bytes()
+    vector_store.add_texts(["shipping"], ids=["bad\ud800"])
+
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        vector_store.dump(path)
+
+    assert excinfo.value.args[0].startswith(
+        f"PlaceboVectorStore.dump({str(path)!r}): records[1]['id']='bad\\ud800' holds the lone "
+        "surrogate"
+    )
+    assert path.read_bytes() == before
