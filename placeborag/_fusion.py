@@ -29,7 +29,7 @@ from typing import Any
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter
 from placeborag._threads import FreshLocks
-from placeborag._validation import shown
+from placeborag._validation import check_k, shown
 
 __all__ = [
     "FusedMatch",
@@ -220,7 +220,7 @@ class KeywordIndex(FreshLocks):
 
         ``where`` uses the store's filter language and rules (a missing key never matches).
         """
-        return self._search(query, _check_count(k, "k", minimum=1), compile_filter(where))
+        return self._search(query, check_k(k), compile_filter(where))
 
     def _search(self, query: str, k: int, predicate: Any) -> list[Any]:
         from placeborag._store import Match
@@ -446,7 +446,7 @@ class HybridRetriever(FreshLocks):
 
         if k is None:
             k = self._store.profile.default_k
-        k = _check_count(k, "k", minimum=1)
+        k = check_k(k)
         if context is not None and not isinstance(context, Mapping):
             raise PlaceboragTypeError(
                 f"context={shown(context)} must be a dict or None, not {type(context).__name__}"

@@ -34,7 +34,7 @@ from placeborag._errors import (
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
 from placeborag._threads import FreshLocks
-from placeborag._validation import check_real, shown
+from placeborag._validation import check_k, check_real, shown
 
 __all__ = [
     "CacheEvent",
@@ -494,11 +494,7 @@ def _checked_query(query: object) -> str:
 
 
 def _checked_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise PlaceboragTypeError(f"k={shown(k)} must be an int")
-    if k < 1:
-        raise PlaceboragValueError(f"k={shown(k)} must be >= 1")
-    return k
+    return check_k(k)
 
 
 def _checked_matches(query: str, matches: object) -> tuple[Any, ...]:

@@ -20,9 +20,11 @@ from typing import Any
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 
 __all__ = [
+    "MAX_K",
     "check_bool",
     "check_choice",
     "check_int",
+    "check_k",
     "check_mapping",
     "check_path",
     "check_real",
@@ -175,6 +177,34 @@ def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
     number = int(value)
     if minimum is not None and number < minimum:
         raise PlaceboragValueError(f"{name}={shown(value)} must be >= {minimum}")
+    return number
+
+
+# The most results one query may ask for, on every surface: engines cap a query's results, and
+# a FAISS-style profile would build that many padding matches.
+MAX_K = 1_000_000
+
+
+def check_k(value: object, name: str = "k", *, minimum: int = 1) -> int:
+    """A result count, by one rule on every surface that takes one.
+
+    An int, a numpy integer included (``np.int64(2)`` from a DataFrame), never a bool; from
+    ``minimum`` to :data:`MAX_K`. ``minimum`` is 1, or 0 where a framework's contract answers
+    ``k=0`` with nothing (LangChain's ``k``, LlamaIndex's ``similarity_top_k``, Haystack's
+    ``top_k``). ``k=0 must be >= 1``, ``k=True must be an int, not bool``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be an int, not {type(value).__name__}"
+        )
+    number = int(value)
+    if number < minimum:
+        raise PlaceboragValueError(f"{name}={shown(value)} must be >= {minimum}")
+    if number > MAX_K:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} must be <= {MAX_K:,} (engines cap the results of one query; "
+            "a FAISS-style profile would build that many padding matches)"
+        )
     return number
 
 

@@ -27,8 +27,7 @@ from placeborag import (
     PlaceboragValueError,
     get_profile,
 )
-from placeborag._store import _MAX_K as MAX_K
-from placeborag._validation import check_choice, check_int, check_str, shown
+from placeborag._validation import check_choice, check_k, check_str, shown
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
@@ -186,9 +185,7 @@ class Explorer:
             check_str(query, "query")
         check_choice(mode, "mode", ("widget", "output"))
         dimension_choices = checked_dimensions(dimension_choices, "dimension_choices")
-        check_int(max_k, "max_k", minimum=1)
-        if max_k > MAX_K:
-            raise PlaceboragValueError(f"max_k={shown(max_k)} must be between 1 and {MAX_K:,}")
+        check_k(max_k, "max_k")
         if check_projection(projection) == "umap":
             require_umap()  # asked for by name: a missing extra raises here, not in the app
         if store is not None and scenario is not None:

@@ -23,6 +23,7 @@ from placeborag._files import write_text
 from placeborag._validation import (
     check_bool,
     check_int,
+    check_k,
     check_mapping,
     check_path,
     check_str,
@@ -276,7 +277,7 @@ def _check_optional_bool(value: object, name: str) -> None:
 
 
 def _check_k(value: object, name: str) -> None:
-    check_int(value, name, minimum=1)
+    check_k(value, name)
 
 
 # The scalar fields; documents and clusters are normalised as well as checked, above.

@@ -15,6 +15,7 @@ import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._metadata import check_id, check_metadatas
+from placeborag._validation import check_k as check_k_rule
 from placeborag._validation import check_vector, shown
 
 __all__ = [
@@ -89,12 +90,9 @@ def check_texts(texts: object, name: str = "texts") -> list[Any]:
 
 
 def check_k(k: object, name: str = "k") -> int:
-    """A result count: an int >= 0 (0 gives no results, as the frameworks' in-memory stores do)."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise PlaceboragTypeError(f"{name}={shown(k)} must be an int, not {type(k).__name__}")
-    if k < 0:
-        raise PlaceboragValueError(f"{name}={shown(k)} must be >= 0")
-    return int(k)
+    """A framework's result count: :func:`placeborag._validation.check_k` from 0 (a framework
+    answers ``k=0`` with no results, as its in-memory store does)."""
+    return check_k_rule(k, name, minimum=0)
 
 
 def document_vectors(embedder: Any, texts: Sequence[str]) -> np.ndarray:

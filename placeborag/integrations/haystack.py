@@ -37,7 +37,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("haystack", "haystack-ai", "haystack") from exc
 
-from placeborag._validation import check_vector, shown
+from placeborag._validation import check_int, check_vector, shown
 
 __all__ = [
     "PlaceboDocumentEmbedder",
@@ -288,7 +288,7 @@ class PlaceboDocumentStore:
         name = _field(metadata_field)
         if search_term is not None:
             _check_text(search_term, "search_term")
-        start = _shared.check_k(from_, "from_")
+        start = check_int(from_, "from_", minimum=0)
         count = _shared.check_k(size, "size")
         distinct: dict[tuple[str, str], Any] = {}
         for item in self._matching(filters):
