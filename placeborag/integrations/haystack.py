@@ -163,9 +163,8 @@ class PlaceboDocumentStore:
             if type(store.embedder) is FakeEmbedder:
                 raise PlaceboragTypeError(
                     "store= over a bare FakeEmbedder ranks from the texts and cannot keep the "
-                    "embeddings documents arrive with; pass the options instead "
-                    "(PlaceboDocumentStore(embedder=..., profile=...)), or build the store over "
-                    "placeborag.integrations._shared.GivenVectors(embedder)"
+                    "embeddings documents arrive with; pass the store's options instead: "
+                    "PlaceboDocumentStore(embedder=..., profile=..., ...)"
                 )
         else:
             options = {"profile": "qdrant", **store_options}
