@@ -191,7 +191,8 @@ class GivenVectors:
     A store over a bare ``FakeEmbedder`` ranks near-ties exactly from the texts, so it refuses
     ``upsert_vectors``; behind this wrapper the same embedder gives the same vectors, and the
     store ranks by the float32 rows it holds, a node's own embedding among them. The LlamaIndex
-    store uses it, because ``SimpleVectorStore`` keeps whatever vector a node carries.
+    and Haystack stores use it: ``SimpleVectorStore`` and ``InMemoryDocumentStore`` keep
+    whatever vector a node or document carries.
     """
 
     def __init__(self, embedder: Any) -> None:
