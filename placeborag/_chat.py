@@ -39,6 +39,7 @@ from placeborag._errors import (
     ScriptError,
 )
 from placeborag._script import Script
+from placeborag._threads import FreshLocks
 from placeborag._validation import dump_json, shown
 
 if TYPE_CHECKING:
@@ -454,7 +455,7 @@ def search_on_topics(
 # -- the model ---------------------------------------------------------------------------------
 
 
-class ScriptedChatModel:
+class ScriptedChatModel(FreshLocks):
     """A chat model that answers or calls tools as its script or its rule says.
 
     Start a script with ``answering(text)``, ``calling(*calls)`` or ``failing(exception)``;

@@ -26,6 +26,7 @@ from typing import Any
 
 from placeborag._chat import ChatMessage, count_tokens
 from placeborag._errors import PlaceboragError, PlaceboragTypeError, PlaceboragValueError
+from placeborag._threads import FreshLocks
 from placeborag._validation import shown
 
 __all__ = [
@@ -205,7 +206,7 @@ def _checked_session(session: object) -> Session:
     return session
 
 
-class Sessions:
+class Sessions(FreshLocks):
     """Sessions and conversations with deterministic ids, and ownership checks.
 
     ``open(owner, **identity)`` gives ``Session("session-1", owner, {"user": owner, ...})``;

@@ -28,7 +28,8 @@ from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter, filter_rules
-from placeborag._validation import shown
+from placeborag._threads import FreshLocks
+from placeborag._validation import check_k, shown
 
 __all__ = [
     "FusedMatch",
@@ -94,7 +95,7 @@ class _Doc:
     length: int
 
 
-class KeywordIndex:
+class KeywordIndex(FreshLocks):
     """A BM25 keyword index with exact arithmetic (see the module docstring for the orders).
 
     ``k1`` (term-frequency saturation, > 0) and ``b`` (length normalisation, 0..1) are the usual
@@ -219,7 +220,7 @@ class KeywordIndex:
 
         ``where`` uses the store's filter language and rules (a missing key never matches).
         """
-        return self._search(query, _check_count(k, "k", minimum=1), compile_filter(where))
+        return self._search(query, check_k(k), compile_filter(where))
 
     def _search(self, query: str, k: int, predicate: Any) -> list[Any]:
         from placeborag._store import Match
@@ -373,7 +374,7 @@ class HybridExplanation:
     matches: tuple[Any, ...]
 
 
-class HybridRetriever:
+class HybridRetriever(FreshLocks):
     """Vector search on a :class:`~placeborag.FakeVectorStore` and BM25 keyword search, fused (RRF).
 
     Each half returns its best ``candidates`` records (both honour ``where``); the fused list is
@@ -445,7 +446,7 @@ class HybridRetriever:
 
         if k is None:
             k = self._store.profile.default_k
-        k = _check_count(k, "k", minimum=1)
+        k = check_k(k)
         if context is not None and not isinstance(context, Mapping):
             raise PlaceboragTypeError(
                 f"context={shown(context)} must be a dict or None, not {type(context).__name__}"

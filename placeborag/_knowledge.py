@@ -32,7 +32,8 @@ from placeborag._errors import (
 )
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
-from placeborag._validation import check_real, nearest, shown
+from placeborag._threads import FreshLocks
+from placeborag._validation import check_k, check_real, nearest, shown
 
 __all__ = [
     "CacheEvent",
@@ -202,7 +203,7 @@ def _checked_match(fields: tuple[object, object, object, object], where: str, pa
     return Match(id, text, dict(metadata), number)
 
 
-class StubKnowledgeStore:
+class StubKnowledgeStore(FreshLocks):
     """A knowledge-store client for tests: scripted or computed hybrid results, all recorded.
 
     Scripted: ``StubKnowledgeStore(results={"refund policy": [match, ...]})`` and
@@ -492,11 +493,7 @@ def _checked_query(query: object) -> str:
 
 
 def _checked_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise PlaceboragTypeError(f"k={shown(k)} must be an int")
-    if k < 1:
-        raise PlaceboragValueError(f"k={shown(k)} must be >= 1")
-    return k
+    return check_k(k)
 
 
 def _checked_matches(query: str, matches: object) -> tuple[Any, ...]:
@@ -519,7 +516,7 @@ class CacheEvent:
     identity: Any
 
 
-class CandidateCache:
+class CandidateCache(FreshLocks):
     """A candidate cache keyed on the exact (standalone query, identity) pair.
 
     Two queries share an entry only when their texts are equal character for character and

@@ -258,7 +258,11 @@ PROFILES: dict[str, Profile] = {
     ),
     "pgvector": _profile(
         "pgvector",
-        "PostgreSQL + pgvector (ORDER BY distance LIMIT k, HNSW index)",
+        # Raw SQL over a table with an HNSW index: INSERT ... ON CONFLICT (id) DO UPDATE, then
+        # ORDER BY distance LIMIT k, the WHERE applied to the index's ef_search candidates.
+        # langchain's PGVector client is reproduced by options: see docs/profiles.md.
+        "PostgreSQL + pgvector, raw SQL (upsert by id; ORDER BY distance LIMIT k over an HNSW "
+        "index)",
         (
             _metric("cosine", "cosine distance <=> (1 - cos), lower is better", _one_minus),
             _metric("l2", "Euclidean distance <-> (not squared), lower is better", _l2),

@@ -33,6 +33,7 @@ from placeborag._errors import (
     ScriptExhausted,  # noqa: F401 (importable from here, as before 0.5)
 )
 from placeborag._script import Script, count
+from placeborag._threads import FreshLocks
 from placeborag._validation import check_real, check_str, shown
 
 if TYPE_CHECKING:
@@ -254,7 +255,7 @@ def _queries(requests: Sequence[ScoringRequest]) -> str:
     return listed + (", ..." if len(requests) > 5 else "")
 
 
-class _RecordingScorer:
+class _RecordingScorer(FreshLocks):
     """The calling convention, the record of requests and the listeners of every scorer.
 
     A subclass only decides, in ``_next_step``, which step answers an arrived request.

@@ -1,17 +1,68 @@
-"""Work on a second thread where it helps, and where threads cannot start, one after the other.
+"""Threads: work on a second thread where it helps, and copies of objects that hold locks.
 
 The embedder fills a large batch on two threads and the explorer fits its projection beside its
 traces. Each task writes only its own rows or returns its own value, so the outcome is the same
 bits whichever way it runs; a runtime without threads (Pyodide, an interpreter shutting down)
 just runs the tasks in turn.
+
+A double shared between threads guards its state with a lock, and a lock cannot be pickled or
+deep-copied; :class:`FreshLocks` gives such a double copies that hold new locks of their own.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["beside", "each"]
+__all__ = ["FreshLocks", "beside", "each"]
+
+_LOCK = type(threading.Lock())
+_RLOCK = type(threading.RLock())
+
+
+class _NewLock:
+    """Stands in a pickled state for a lock: the copy makes a new one of the same kind."""
+
+    def __init__(self, reentrant: bool) -> None:
+        self.reentrant = reentrant
+
+    def make(self) -> Any:
+        return threading.RLock() if self.reentrant else threading.Lock()
+
+
+class FreshLocks:
+    """Pickling and ``copy.deepcopy`` keep an object's state and give the copy new locks.
+
+    The state is read under the object's ``_lock`` (when it has one and no thread holds it),
+    its lists, dicts and sets copied there, so a copy taken while another thread writes sees
+    one moment of the original. The copy starts unlocked and shares nothing with it.
+    """
+
+    def __getstate__(self) -> dict[str, Any]:
+        lock = self.__dict__.get("_lock")
+        held = lock is not None and lock.acquire(timeout=1.0)
+        try:
+            state = {
+                name: type(value)(value) if type(value) in (list, dict, set) else value
+                for name, value in self.__dict__.items()
+            }
+        finally:
+            if held and lock is not None:
+                lock.release()
+        for name, value in state.items():
+            if type(value) in (_LOCK, _RLOCK):
+                state[name] = _NewLock(type(value) is _RLOCK)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(
+            {
+                name: value.make() if isinstance(value, _NewLock) else value
+                for name, value in state.items()
+            }
+        )
+
 
 _B = TypeVar("_B")
 _F = TypeVar("_F")

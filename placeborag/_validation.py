@@ -21,9 +21,11 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._limits import MAX_K
 
 __all__ = [
+    "MAX_K",
     "check_bool",
     "check_choice",
     "check_int",
+    "check_k",
     "check_mapping",
     "check_path",
     "check_real",
@@ -215,6 +217,31 @@ def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
     return number
 
 
+def check_k(value: object, name: str = "k", *, minimum: int = 1) -> int:
+    """A result count, by one rule on every surface that takes one.
+
+    An int, a numpy integer included (``np.int64(2)`` from a DataFrame), never a bool; from
+    ``minimum`` to :data:`MAX_K`. ``minimum`` is 1, or 0 where a framework's contract answers
+    ``k=0`` with nothing (LangChain's ``k``, LlamaIndex's ``similarity_top_k``, Haystack's
+    ``top_k``). ``k=0 must be >= 1``, ``k=True must be an int, not bool``.
+    """
+    if type(value) is int and minimum <= value <= MAX_K:  # the usual case, at once
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise PlaceboragTypeError(
+            f"{name}={shown(value)} must be an int, not {type(value).__name__}"
+        )
+    number = int(value)
+    if number < minimum:
+        raise PlaceboragValueError(f"{name}={shown(value)} must be >= {minimum}")
+    if number > MAX_K:
+        raise PlaceboragValueError(
+            f"{name}={shown(value)} must be <= {MAX_K:,} (engines cap the results of one query; "
+            "a FAISS-style profile would build that many padding matches)"
+        )
+    return number
+
+
 def check_bool(value: object, name: str) -> bool:
     """``value`` if it is True or False (``1`` and ``"yes"`` are refused)."""
     if not isinstance(value, bool):
@@ -395,26 +422,6 @@ def check_column(values: object, name: str) -> list[Any]:
             f"{name}={shown(values)} must be a list, not {type(values).__name__}"
         )
     return list(values)
-
-
-def check_k(value: object, name: str = "k") -> int:
-    """A result count: an int (a numpy integer too; not a bool) from 1 to :data:`MAX_K`."""
-    if type(value) is int and 1 <= value <= MAX_K:  # the usual case, without numpy
-        return value
-    import numpy as np  # loaded when a k is checked, not with the module
-
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise PlaceboragTypeError(
-            f"{name}={shown(value)} must be an int, not {type(value).__name__}"
-        )
-    if value < 1:
-        raise PlaceboragValueError(f"{name}={shown(value)} must be >= 1")
-    if value > MAX_K:
-        raise PlaceboragValueError(
-            f"{name}={shown(value)} must be <= {MAX_K:,} (engines cap the results of one "
-            "query; a FAISS-style profile would build that many padding matches)"
-        )
-    return int(value)
 
 
 def check_share(value: object, name: str) -> Any:

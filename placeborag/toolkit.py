@@ -6,8 +6,10 @@ the ones a layer needs beyond the doubles are here, documented and tested like t
 * checks that raise placeborag's errors with its messages (``name=value must be ...``, raised
   before any state changes): ``check_str``, ``check_int``, ``check_real``, ``check_bool``,
   ``check_choice``, ``check_mapping``, ``check_path``, ``check_texts``, ``check_vector``,
-  ``check_unicode``, ``check_unicode_tree``, ``checked_model``; ``shown`` is the one way a
-  value appears in a message, and ``nearest``/``did_you_mean`` the one "did you mean" rule;
+  ``check_unicode``, ``check_unicode_tree``, ``checked_model``, ``check_k`` (the one rule for
+  a result count), ``check_id`` and ``check_metadatas`` (what a record may hold); ``shown`` is
+  the one way a value appears in a message, and ``nearest``/``did_you_mean`` the one "did
+  you mean" rule;
 * writing files users keep: ``write_text`` (atomic: the old file or the new one, never half)
   and ``dump_json`` (numpy scalars as numbers, refused before anything is written);
 * the filter language as a store applies it: ``compile_filter``, ``FilterRules``,
@@ -15,7 +17,9 @@ the ones a layer needs beyond the doubles are here, documented and tested like t
 * the names of the stages a query trace reports (``RETURNED`` ... ``UNREACHABLE``, in the order
   of ``placeborag.STAGES``);
 * deterministic helpers: ``splitmix64`` (the hash mixer behind every seeded choice) and
-  ``beside`` (two tasks on two threads, one after the other where threads cannot start).
+  ``beside`` (two tasks on two threads, one after the other where threads cannot start);
+* ``FreshLocks``: a mixin whose copies (``copy.deepcopy``, pickle) get new locks, so a double
+  of your own survives the copies frameworks make.
 
 Every name is loaded on first use.
 """
@@ -41,6 +45,9 @@ _LAZY = {
     "check_unicode": "placeborag._validation",
     "check_unicode_tree": "placeborag._validation",
     "check_vector": "placeborag._validation",
+    "check_k": "placeborag._validation",
+    "check_id": "placeborag._metadata",
+    "check_metadatas": "placeborag._metadata",
     "dump_json": "placeborag._validation",
     "checked_model": "placeborag._chat",
     "write_text": "placeborag._files",
@@ -57,6 +64,7 @@ _LAZY = {
     "UNREACHABLE": "placeborag._trace",
     "splitmix64": "placeborag._hashing",
     "beside": "placeborag._threads",
+    "FreshLocks": "placeborag._threads",
 }
 
 __all__ = sorted(_LAZY)
@@ -72,6 +80,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._filters import compile_filter as compile_filter
     from placeborag._filters import filter_rules as filter_rules
     from placeborag._hashing import splitmix64 as splitmix64
+    from placeborag._metadata import check_id as check_id
+    from placeborag._metadata import check_metadatas as check_metadatas
+    from placeborag._threads import FreshLocks as FreshLocks
     from placeborag._threads import beside as beside
     from placeborag._trace import BELOW as BELOW
     from placeborag._trace import DROPPED as DROPPED
@@ -83,6 +94,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._validation import check_bool as check_bool
     from placeborag._validation import check_choice as check_choice
     from placeborag._validation import check_int as check_int
+    from placeborag._validation import check_k as check_k
     from placeborag._validation import check_mapping as check_mapping
     from placeborag._validation import check_path as check_path
     from placeborag._validation import check_real as check_real

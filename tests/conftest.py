@@ -11,3 +11,7 @@ settings.register_profile(
 )
 settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=200)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+# Haystack sends anonymous usage telemetry from Pipeline.run unless told not to; tests never
+# touch the network (the docs' snippets run Haystack pipelines in this process too).
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")

@@ -448,3 +448,46 @@ def test_an_unknown_empty_in_rule_is_refused_listing_the_rules():
     with pytest.raises(PlaceboragValueError) as excinfo:
         get_profile("qdrant").with_options(empty_in="nothing")
     assert excinfo.value.args == ("empty_in='nothing' must be one of 'error', 'empty_set'",)
+
+
+# -- the pgvector clients (docs/profiles.md) ----------------------------------------------------
+
+
+def _chunks(store: FakeVectorStore) -> FakeVectorStore:
+    for n in range(3):
+        store.upsert_many(["file-1"], [f"chunk {n} of the refund policy"], [{"n": n}])
+    for n in range(60):
+        store.upsert_many([f"other-{n}"], [f"refund policy note {n}"], [{"n": 100 + n}])
+    return store
+
+
+def test_the_pgvector_profile_models_raw_sql_upserts_over_an_hnsw_index() -> None:
+    store = _chunks(FakeVectorStore(profile="pgvector"))
+
+    assert "raw SQL" in store.profile.engine and "HNSW" in store.profile.engine
+    assert (
+        store.ids[-1] == "other-59" and store.get("file-1").text == "chunk 2 of the refund policy"
+    )
+    assert [m.id for m in store.query("refund policy", k=100)].count("file-1") == 1
+    # The WHERE sees only the index's 40 candidates, all notes: the chunk is cut before it.
+    assert store.query("note", k=3, where={"n": {"$lt": 3}}) == []
+
+
+def test_the_langchain_pgvector_options_keep_every_chunk_and_filter_before_ranking() -> None:
+    store = _chunks(
+        FakeVectorStore(profile="pgvector", on_existing_id="duplicate", filter_mode="pre")
+    )
+
+    found = store.query("note", k=3, where={"n": {"$lt": 3}})
+
+    assert sorted(m.text for m in found) == [f"chunk {n} of the refund policy" for n in range(3)]
+
+
+def test_an_empty_in_is_refused_where_langchains_pgvector_returns_nothing() -> None:
+    # A documented difference (docs/profiles.md): the day the store accepts it, this fails.
+    store = _chunks(
+        FakeVectorStore(profile="pgvector", on_existing_id="duplicate", filter_mode="pre")
+    )
+
+    with pytest.raises(PlaceboragValueError, match=r"\$in"):
+        store.query("refund", k=4, where={"n": {"$in": []}})

@@ -116,6 +116,9 @@ PUBLIC = {
         "check_unicode",
         "check_unicode_tree",
         "check_vector",
+        "check_k",
+        "check_id",
+        "check_metadatas",
         "checked_model",
         "shown",
         "nearest",
@@ -135,6 +138,7 @@ PUBLIC = {
         "UNREACHABLE",
         "splitmix64",
         "beside",
+        "FreshLocks",
     },
     "placeborag.explore": {
         "CSS_CLASSES",
@@ -187,12 +191,21 @@ PUBLIC = {
         "metadata_filter_function",
         "metadata_filters_to_where",
     },
+    "placeborag.integrations.haystack": {
+        "PlaceboDocumentEmbedder",
+        "PlaceboDocumentStore",
+        "PlaceboDuplicateDocumentError",
+        "PlaceboEmbeddingRetriever",
+        "PlaceboFilterError",
+        "PlaceboTextEmbedder",
+    },
 }
 # The namespaces whose import needs an optional extra, and the module that stands for it.
 NEEDS = {
     "placeborag.explore": "pandas",
     "placeborag.integrations.langchain": "langchain_core",
     "placeborag.integrations.llama_index": "llama_index.core",
+    "placeborag.integrations.haystack": "haystack",
 }
 NAMES = [(ns, name) for ns, names in PUBLIC.items() for name in sorted(names)]
 
@@ -431,7 +444,16 @@ def test_the_explorer_and_the_adapters_import_no_private_name_of_the_core(path):
 
 # -- import cost --------------------------------------------------------------------------------
 
-HEAVY = ("pandas", "plotly", "sklearn", "ipywidgets", "langchain_core", "llama_index", "scipy")
+HEAVY = (
+    "pandas",
+    "plotly",
+    "sklearn",
+    "ipywidgets",
+    "langchain_core",
+    "llama_index",
+    "haystack",
+    "scipy",
+)
 
 
 def loaded_after(code):

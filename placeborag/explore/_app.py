@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from placeborag import (
-    MAX_K,
     PROFILES,
     FakeEmbedder,
     FakeVectorStore,
@@ -46,7 +45,7 @@ from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
-from placeborag.toolkit import check_choice, check_int, check_str, did_you_mean, shown
+from placeborag.toolkit import check_choice, check_k, check_str, did_you_mean, shown
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -186,9 +185,7 @@ class Explorer:
             check_str(query, "query")
         check_choice(mode, "mode", ("widget", "output"))
         dimension_choices = checked_dimensions(dimension_choices, "dimension_choices")
-        check_int(max_k, "max_k", minimum=1)
-        if max_k > MAX_K:
-            raise PlaceboragValueError(f"max_k={shown(max_k)} must be between 1 and {MAX_K:,}")
+        check_k(max_k, "max_k")
         if check_projection(projection) == "umap":
             require_umap()  # asked for by name: a missing extra raises here, not in the app
         if store is not None and scenario is not None:

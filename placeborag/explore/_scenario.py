@@ -29,6 +29,7 @@ from placeborag import (
 from placeborag.toolkit import (
     check_bool,
     check_int,
+    check_k,
     check_mapping,
     check_path,
     check_str,
@@ -270,7 +271,7 @@ def _check_optional_bool(value: object, name: str) -> None:
 
 
 def _check_k(value: object, name: str) -> None:
-    check_int(value, name, minimum=1)
+    check_k(value, name)
 
 
 # The scalar fields; documents and clusters are normalised as well as checked, above.

@@ -142,6 +142,12 @@ class PlaceboFunctionCallingLLM(FunctionCallingLLM):
             model = kwargs.pop("model", None)
         super().__init__(model=checked_model(model), **kwargs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        return _shared.strict_state(self)  # the model, or a named error, never dropped
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _shared.strict_setstate(self, state)
+
     @classmethod
     def class_name(cls) -> str:
         return "PlaceboFunctionCallingLLM"

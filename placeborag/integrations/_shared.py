@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from placeborag import PlaceboragTypeError, PlaceboragValueError
-from placeborag.toolkit import shown
+from placeborag.toolkit import check_id, check_metadatas, check_vector, shown
+from placeborag.toolkit import check_k as check_k_rule
 
 __all__ = [
+    "GivenVectors",
     "VectorFunctions",
     "check_k",
     "check_lambda_mult",
@@ -24,6 +26,7 @@ __all__ = [
     "check_scorer",
     "check_texts",
     "check_top_n",
+    "check_write",
     "cosine_of_score",
     "document_vectors",
     "framework_missing",
@@ -32,7 +35,11 @@ __all__ = [
     "rerank_order",
     "resolve_embedder",
     "run_query",
+    "store_dimensions",
     "store_embedder",
+    "strict_setstate",
+    "strict_state",
+    "write_in_order",
 ]
 
 
@@ -45,7 +52,13 @@ def framework_missing(adapter: str, package: str, extra: str) -> ImportError:
 
 
 def resolve_embedder(embedder: Any) -> Any:
-    """A placeborag embedder: ``embedder`` itself, or a ``FakeEmbedder()`` for None."""
+    """A placeborag embedder: ``embedder`` itself, or a ``FakeEmbedder()`` for None.
+
+    A :class:`GivenVectors` is unwrapped: ``PlaceboEmbedding(llama_store.store.embedder)`` is
+    the store's own embedder, in the store's space.
+    """
+    if isinstance(embedder, GivenVectors):
+        return embedder.embedder
     if embedder is None:
         from placeborag import FakeEmbedder
 
@@ -76,12 +89,9 @@ def check_texts(texts: object, name: str = "texts") -> list[Any]:
 
 
 def check_k(k: object, name: str = "k") -> int:
-    """A result count: an int >= 0 (0 gives no results, as the frameworks' in-memory stores do)."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise PlaceboragTypeError(f"{name}={shown(k)} must be an int, not {type(k).__name__}")
-    if k < 0:
-        raise PlaceboragValueError(f"{name}={shown(k)} must be >= 0")
-    return int(k)
+    """A framework's result count: :func:`placeborag._validation.check_k` from 0 (a framework
+    answers ``k=0`` with no results, as its in-memory store does)."""
+    return check_k_rule(k, name, minimum=0)
 
 
 def document_vectors(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -174,6 +184,147 @@ class VectorFunctions:
         return f"VectorFunctions(model_name={self.model_name!r})"
 
 
+class GivenVectors:
+    """A placeborag embedder behind which a ``FakeVectorStore`` also takes vectors given to it.
+
+    A store over a bare ``FakeEmbedder`` ranks near-ties exactly from the texts, so it refuses
+    ``upsert_vectors``; behind this wrapper the same embedder gives the same vectors, and the
+    store ranks by the float32 rows it holds, a node's own embedding among them. The LlamaIndex
+    and Haystack stores use it: ``SimpleVectorStore`` and ``InMemoryDocumentStore`` keep
+    whatever vector a node or document carries.
+    """
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = resolve_embedder(embedder)
+        dimensions = getattr(self.embedder, "dimensions", None)
+        self.dimensions = dimensions if isinstance(dimensions, int) and dimensions > 0 else None
+        self.model_name = getattr(self.embedder, "model_name", type(self.embedder).__name__)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return document_vectors(self.embedder, texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return query_vectors(self.embedder, texts)
+
+    def __repr__(self) -> str:
+        return f"GivenVectors({self.embedder!r})"
+
+
+def write_in_order(
+    store: Any,
+    ids: Sequence[str],
+    texts: Sequence[str],
+    metadatas: Sequence[Mapping[str, Any] | None] | None,
+    vectors: Sequence[Any] | None = None,
+) -> None:
+    """Write the records as that many single writes in this order would, in as few calls.
+
+    ``FakeVectorStore.upsert_many`` takes an id once per call; a framework's ``add`` may
+    repeat one (langchain's ``PGVector`` writes every chunk of a file under the file's id).
+    The records are cut into runs without a repeated id, written one run after the other, so
+    the store's ``on_existing_id`` decides each repeat exactly as it decides a repeat across
+    calls: ``"duplicate"`` keeps them all, ``"replace"`` keeps the first place and the last
+    record, ``"ignore"`` the first record, ``"move_to_end"`` the last one in the last place.
+    Under ``"error"`` a repeated or already stored id refuses the whole call before anything
+    is written. ``vectors[i]`` (None where the store should embed) writes that row with
+    ``upsert_vectors``. Over a framework model the texts are embedded in one call first.
+    """
+    runs = _runs(ids, vectors)
+    if len(runs) > 1:
+        # The store checks each call before writing it; the later runs are checked here, so a
+        # bad record anywhere refuses the whole write, as one call would.
+        check_write(store, ids, texts, metadatas, vectors)
+    embedder = store.embedder
+    supplied: dict[str, Any] = {}
+    if isinstance(embedder, VectorFunctions) and len(runs) > 1:
+        wanted = [texts[i] for run in runs for i in run if vectors is None or vectors[i] is None]
+        unique = list(dict.fromkeys(wanted))
+        supplied = dict(zip(unique, embedder.embed_batch(unique).tolist())) if unique else {}
+    context = embedder.supplying(supplied) if supplied else contextlib.nullcontext()
+    with context:
+        for run in runs:
+            run_ids_list = [ids[i] for i in run]
+            run_texts = [texts[i] for i in run]
+            run_metas = None if metadatas is None else [metadatas[i] for i in run]
+            if vectors is not None and vectors[run[0]] is not None:
+                store.upsert_vectors(run_ids_list, [vectors[i] for i in run], run_texts, run_metas)
+            else:
+                store.upsert_many(run_ids_list, run_texts, run_metas)
+
+
+def _runs(ids: Sequence[str], vectors: Sequence[Any] | None) -> list[list[int]]:
+    """Positions cut into runs without a repeated id, each all given vectors or all texts."""
+    runs: list[list[int]] = []
+    seen: set[str] = set()
+    kind = None
+    for i, value in enumerate(ids):
+        given = vectors is not None and vectors[i] is not None
+        if not runs or value in seen or given != kind:
+            runs.append([])
+            seen = set()
+            kind = given
+        runs[-1].append(i)
+        seen.add(value)
+    return runs
+
+
+def check_write(
+    store: Any,
+    ids: Sequence[str],
+    texts: Sequence[str],
+    metadatas: Sequence[Mapping[str, Any] | None] | None,
+    vectors: Sequence[Any] | None = None,
+) -> None:
+    """Refuse a write the store would refuse in part, before any of it is written.
+
+    What ``upsert_many`` checks per call, for a write made in several calls (batches, or the
+    runs of :func:`write_in_order`); under ``on_existing_id="error"`` an id repeated anywhere
+    in the write is refused too.
+    """
+    if store.profile.on_existing_id == "error":
+        seen: dict[str, int] = {}
+        for i, value in enumerate(ids):
+            if value in seen:
+                raise PlaceboragValueError(
+                    f"ids[{i}]={shown(value)} repeats ids[{seen[value]}] and "
+                    "on_existing_id='error' forbids writing an id twice; nothing was written"
+                )
+            seen[value] = i
+    for i, value in enumerate(ids):
+        check_id(value, f"ids[{i}]")
+        if store.profile.on_existing_id == "error" and value in store:
+            raise PlaceboragValueError(
+                f"id {shown(value)} is already stored and on_existing_id='error' "
+                "forbids writing it again"
+            )
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise PlaceboragTypeError(
+                f"texts[{i}]={shown(text)} must be a str, not {type(text).__name__}"
+            )
+    if metadatas is not None:
+        check_metadatas(list(metadatas))
+    if vectors is not None:
+        dimensions = store_dimensions(store)
+        for i, vector in enumerate(vectors):
+            if vector is not None:
+                check_vector(vector, f"vectors[{i}]")
+                if dimensions is not None and len(vector) != dimensions:
+                    raise PlaceboragValueError(
+                        f"vectors[{i}] has {len(vector)} dimensions and the store holds "
+                        f"{dimensions}-dimensional vectors"
+                    )
+
+
+def store_dimensions(store: Any) -> int | None:
+    """The dimensions of the store's vectors: its records', else its embedder's, else None."""
+    held = store.records().dimensions
+    if held:
+        return int(held)
+    own = getattr(store.embedder, "dimensions", None)
+    return own if isinstance(own, int) and own > 0 else None
+
+
 def store_embedder(
     model: Any, wrapper: type[Any], framework: type[Any], methods: tuple[str, str]
 ) -> Any:
@@ -196,6 +347,30 @@ def store_embedder(
             model_name=getattr(model, "model_name", None) or type(model).__name__,
         )
     return resolve_embedder(model)
+
+
+def strict_state(model: Any) -> dict[str, Any]:
+    """A pydantic model's pickled state, as pydantic builds it.
+
+    LlamaIndex's ``BaseComponent.__getstate__`` drops, with a log line, every attribute that
+    cannot be pickled, so a copied postprocessor or LLM lost its scorer or model and failed
+    later with an ``AttributeError``. The adapters' components use this instead: an attribute
+    that cannot be pickled makes ``pickle`` raise, naming it, and nothing is dropped.
+    """
+    from pydantic import BaseModel
+
+    return BaseModel.__getstate__(model)
+
+
+def strict_setstate(model: Any, state: dict[str, Any]) -> None:
+    """Restore :func:`strict_state`'s state as pydantic does.
+
+    LlamaIndex's ``BaseComponent.__setstate__`` calls ``__init__`` with the public fields,
+    which rebuilt a component's private parts (its embedder, its store) from their defaults.
+    """
+    from pydantic import BaseModel
+
+    BaseModel.__setstate__(model, state)
 
 
 def check_options(options: dict[str, Any], method: str, allowed: Sequence[str]) -> None:

@@ -19,9 +19,9 @@ lists what changes when a test swaps LangChain's doubles for these.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -55,7 +55,15 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
-from placeborag.toolkit import check_real, check_vector, shown
+from placeborag.toolkit import (
+    FreshLocks,
+    check_path,
+    check_real,
+    check_unicode_tree,
+    check_vector,
+    dump_json,
+    shown,
+)
 
 __all__ = [
     "PlaceboChatModel",
@@ -136,6 +144,65 @@ def _stored_id(value: object, name: str) -> str | None:
     raise PlaceboragTypeError(f"{name}={shown(value)} must be a str, an int or None")
 
 
+_RECORD_FIELDS = {"id": (str,), "text": (str,), "metadata": (dict, type(None))}
+
+
+def _read_dump(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a file ``PlaceboVectorStore.dump`` wrote, each checked."""
+    where = shown(os.fspath(check_path(path, "path")))
+    with open(path, "rb") as stream:
+        data = stream.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlaceboragValueError(
+            f"{where} is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+            "PlaceboVectorStore.dump writes UTF-8 JSON"
+        ) from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlaceboragValueError(
+            f"{where} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "PlaceboVectorStore.dump writes JSON"
+        ) from None
+    except RecursionError:
+        raise PlaceboragValueError(
+            f"{where} is nested too deeply to be a file written by PlaceboVectorStore.dump"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
+        raise PlaceboragValueError(
+            f"{where} is not a file written by PlaceboVectorStore.dump (its 'format' must be "
+            f"{_DUMP_FORMAT!r})"
+        )
+    records = payload.get("records")
+    if not isinstance(records, list):
+        raise PlaceboragValueError(
+            f"{where}: 'records' must be a list of records, not {type(records).__name__}"
+        )
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise PlaceboragValueError(
+                f"{where}: records[{i}] must be an object with 'id', 'text' and 'metadata', "
+                f"not {type(record).__name__}"
+            )
+        for name, kinds in _RECORD_FIELDS.items():
+            if name not in record:
+                raise PlaceboragValueError(f"{where}: records[{i}] has no {name!r}")
+            if not isinstance(record[name], kinds):
+                allowed = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+                raise PlaceboragValueError(
+                    f"{where}: records[{i}][{name!r}]={shown(record[name])} must be {allowed}"
+                )
+        unknown = sorted(set(record) - set(_RECORD_FIELDS))
+        if unknown:
+            raise PlaceboragValueError(
+                f"{where}: records[{i}] has unknown field(s) {', '.join(map(repr, unknown))}; "
+                "expected 'id', 'text', 'metadata'"
+            )
+    return records
+
+
 def _check_batch_size(batch_size: object) -> int | None:
     if batch_size is None:
         return None
@@ -188,7 +255,7 @@ def _record_dict(records: Any, i: int) -> dict[str, Any]:
     }
 
 
-class PlaceboVectorStore(VectorStore):
+class PlaceboVectorStore(FreshLocks, VectorStore):
     """A LangChain ``VectorStore`` over a :class:`~placeborag.FakeVectorStore`.
 
     A drop-in for ``InMemoryVectorStore``: by default the store uses the ``"langchain"``
@@ -202,8 +269,10 @@ class PlaceboVectorStore(VectorStore):
 
     * ``add_texts``/``add_documents`` write with the given ids (an int id is kept as its
       decimal text); a missing id is generated as a uuid5 of a per-adapter counter and the
-      text, so the same writes give the same ids on every run. An id repeated in one batch
-      keeps its first position and its last text, as in ``InMemoryVectorStore``.
+      text, so the same writes give the same ids on every run. An id repeated in one call is
+      written again, exactly as by a second call: the store's ``on_existing_id`` decides
+      (``"replace"``, the ``"langchain"`` default, keeps its first position and its last
+      text, as in ``InMemoryVectorStore``; ``"duplicate"`` keeps every document).
       ``batch_size`` (what ``langchain_core.indexing.index`` passes) splits the writes into
       that many records per embedding call.
     * ``similarity_search_with_score`` reports the profile's number: a cosine similarity under
@@ -249,8 +318,10 @@ class PlaceboVectorStore(VectorStore):
         self._embedding = (
             embedding if embedding is not None and not _is_placebo(embedding) else None
         )
-        # next() on a count is atomic, so concurrent async writes never share a number.
-        self._generated = itertools.count()
+        # Generated ids count under a lock, so concurrent async writes never share a number
+        # (and the count pickles: itertools.count stops pickling in Python 3.14).
+        self._lock = threading.Lock()
+        self._generated = 0
 
     @property
     def store(self) -> FakeVectorStore:
@@ -302,23 +373,30 @@ class PlaceboVectorStore(VectorStore):
             value if value is not None else self._new_id(text)
             for value, text in zip(checked, text_list)
         ]
-        # An id repeated in one batch: its first position, its last text and metadata.
-        last = {value: i for i, value in enumerate(id_list)}
-        order = list(dict.fromkeys(id_list))
-        rows = [last[value] for value in order]
-        step = batch or max(len(rows), 1)
-        for start in range(0, len(rows), step):
-            chunk = rows[start : start + step]
-            self._store.upsert_many(
-                [id_list[i] for i in chunk],
-                [text_list[i] for i in chunk],
-                None if metadatas is None else [metadatas[i] for i in chunk],
+        # An id repeated in one call is written again, as by a second call: the store's
+        # on_existing_id decides (the "langchain" profile's "replace" keeps the first place and
+        # the last text, as InMemoryVectorStore's dict does; "duplicate" keeps every chunk).
+        step = batch or max(len(id_list), 1)
+        if len(id_list) > step or self._store.profile.on_existing_id == "error":
+            _shared.check_write(self._store, id_list, text_list, metadatas)
+        for start in range(0, len(id_list), step):
+            chunk = slice(start, start + step)
+            _shared.write_in_order(
+                self._store,
+                id_list[chunk],
+                text_list[chunk],
+                None if metadatas is None else metadatas[chunk],
             )
         return id_list
 
+    def _next_number(self) -> int:
+        with self._lock:
+            number, self._generated = self._generated, self._generated + 1
+        return number
+
     def _new_id(self, text: str) -> str:
         while True:
-            candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{next(self._generated)}\x00{text}"))
+            candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{self._next_number()}\x00{text}"))
             # Another adapter over the same store may have used this id already.
             if candidate not in self._store:
                 return candidate
@@ -355,8 +433,11 @@ class PlaceboVectorStore(VectorStore):
         """Write the visible records (ids, texts, metadata) to ``path`` as JSON, atomically.
 
         The file is written next to ``path`` and moved into place, so ``path`` holds either
-        the old file or the new one. Metadata must be JSON values.
+        the old file or the new one. Metadata must be JSON values; a record JSON or UTF-8
+        cannot hold (a lone surrogate in an id the store accepted) is refused, naming it and
+        the path, before anything is written.
         """
+        where = shown(os.fspath(check_path(path, "path", named=True)))
         records = self._store.records()
         payload = {
             "format": _DUMP_FORMAT,
@@ -366,11 +447,15 @@ class PlaceboVectorStore(VectorStore):
             ],
         }
         try:
-            text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise PlaceboragTypeError(
-                f"PlaceboVectorStore.dump writes JSON, and a record's metadata is not JSON: {exc}"
-            ) from None
+            check_unicode_tree(payload["records"], "records")
+        except PlaceboragValueError as exc:
+            raise PlaceboragValueError(f"PlaceboVectorStore.dump({where}): {exc}") from None
+        text = dump_json(
+            payload,
+            f"PlaceboVectorStore.dump({where}): the records",
+            ensure_ascii=False,
+            indent=1,
+        )
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_text(path, text)  # atomic: a failed dump leaves the old file whole
 
@@ -380,21 +465,20 @@ class PlaceboVectorStore(VectorStore):
     ) -> PlaceboVectorStore:
         """A new store over ``embedding`` (and store options) holding the records of ``dump``.
 
-        The texts are embedded again, in one call.
+        The texts are embedded again, in one call. A file that is not what ``dump`` writes
+        (not UTF-8, not JSON, another format, a record missing a field or of the wrong type)
+        raises a ``PlaceboragError`` naming the path and what is wrong.
         """
-        with open(path, encoding="utf-8") as stream:
-            payload = json.load(stream)
-        if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
-            raise PlaceboragValueError(
-                f"{shown(os.fspath(path))} is not a file written by PlaceboVectorStore.dump"
-            )
-        records = payload["records"]
+        records = _read_dump(path)
         vector_store = cls(embedding, **kwargs)
-        vector_store.add_texts(
-            [r["text"] for r in records],
-            [r["metadata"] for r in records],
-            ids=[r["id"] for r in records],
-        )
+        try:
+            vector_store.add_texts(
+                [r["text"] for r in records],
+                [r["metadata"] for r in records],
+                ids=[r["id"] for r in records],
+            )
+        except (PlaceboragTypeError, PlaceboragValueError) as exc:
+            raise type(exc)(f"{shown(os.fspath(path))}: {exc}") from None
         return vector_store
 
     # -- reads ----------------------------------------------------------------------------

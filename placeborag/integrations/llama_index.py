@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
 
 from placeborag import (
+    FakeEmbedder,
     FakeVectorStore,
     FilterError,
     Match,
@@ -109,6 +109,12 @@ class PlaceboEmbedding(BaseEmbedding):
     @classmethod
     def class_name(cls) -> str:
         return "PlaceboEmbedding"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _shared.strict_state(self)  # the embedder, or a named error, never dropped
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _shared.strict_setstate(self, state)
 
     @property
     def embedder(self) -> Any:
@@ -380,12 +386,14 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     against a backend whose adapter forgot to convert them. ``embedder=`` may also be a
     LlamaIndex embedding model.
 
-    The store embeds nodes for itself: each node is written as its
-    ``get_content(MetadataMode.EMBED)`` (the text LlamaIndex embeds), once. Over a LlamaIndex
-    model (``embedder=``), a node that arrives with its ``embedding`` is stored with that
-    vector, not embedded again. Over a placeborag embedder, give the index an ``embed_model``
-    in the same space (``PlaceboEmbedding(store.embedder)``); a node arriving with an
-    ``embedding`` in another space raises a ``UserWarning``.
+    As in ``SimpleVectorStore``, a node that arrives with its own ``embedding`` is stored with
+    that vector, as given; the store embeds only a node without one (its
+    ``get_content(MetadataMode.EMBED)``, the text LlamaIndex embeds) with its embedder. An
+    embedding of other dimensions than the store's vectors is refused, naming both. To rank in
+    the fake's geometry, give the index ``PlaceboEmbedding(store.embedder)``: the vectors it
+    computes are the store's own. A store the adapter builds over a placeborag embedder holds
+    it behind :class:`~placeborag.integrations._shared.GivenVectors`, so it can take given
+    vectors; ``PlaceboEmbedding(store.embedder)`` unwraps it.
 
     Queries go as in ``SimpleVectorStore`` (``is_embedding_query=True``): the index embeds
     the query (``query_str``, or a ``QueryBundle``'s ``custom_embedding_strs``) with its
@@ -424,23 +432,20 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         else:
             options = {"profile": "qdrant", **store_options}
             embedder = options.get("embedder")
-            options["embedder"] = _shared.store_embedder(
-                embedder, PlaceboEmbedding, BaseEmbedding, _METHODS
-            )
+            resolved = _shared.store_embedder(embedder, PlaceboEmbedding, BaseEmbedding, _METHODS)
+            if not isinstance(resolved, _shared.VectorFunctions):
+                # The same vectors, behind a wrapper the store takes given vectors through.
+                resolved = _shared.GivenVectors(resolved)
+            options["embedder"] = resolved
             store = FakeVectorStore(**options)
         super().__init__(stores_text=True, is_embedding_query=True)
         self._store = store
 
     def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state["__placeborag_store__"] = self._store
-        return state
+        return _shared.strict_state(self)  # the store and its embedder, or a named error
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        store = state.pop("__placeborag_store__", None)
-        super().__setstate__(state)
-        if store is not None:
-            self._store = store
+        _shared.strict_setstate(self, state)
 
     @classmethod
     def class_name(cls) -> str:
@@ -456,48 +461,64 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         return self._store
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        """Write the nodes in order; each node's own ``embedding`` is stored as given.
+
+        A node without one is embedded by the store. A repeated node id is written again, as
+        by a second call: the store's ``on_existing_id`` decides (``"replace"`` keeps the last
+        node, as ``SimpleVectorStore`` does). An embedding whose dimensions differ from the
+        store's is refused, naming both, before anything is written.
+        """
         _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
         nodes = _checked_nodes(nodes)
         ids = [node.node_id for node in nodes]
         metadatas = [_record_metadata(node) for node in nodes]
         texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
-        embedder = self._store.embedder
-        if isinstance(embedder, _shared.VectorFunctions):
-            # The store ranks in a LlamaIndex model's space: a node's own embedding is the
-            # vector that model gave its text, so it is stored instead of asking again.
-            given = {
-                text: node.embedding
-                for text, node in reversed(list(zip(texts, nodes)))
-                if node.embedding is not None
-            }
-            with embedder.supplying(given):
-                self._store.upsert_many(ids, texts, metadatas)
-        else:
-            self._store.upsert_many(ids, texts, metadatas)
-            self._check_space(nodes)
+        vectors = self._given_vectors(nodes, texts)
+        _shared.write_in_order(self._store, ids, texts, metadatas, vectors)
         return ids
 
-    def _check_space(self, nodes: Sequence[BaseNode]) -> None:
-        """Warn when a node's own embedding is not the vector the store holds for it."""
-        given = [node for node in nodes if node.embedding is not None]
-        if not given:
-            return
-        records = self._store.records()
-        for node in given:
-            if node.node_id not in self._store:
-                continue  # not visible yet (visibility="manual")
-            stored = records.vectors[records.position(node.node_id)]
-            own = np.asarray(node.embedding, dtype=np.float64)
-            if own.shape != stored.shape or not _close(own, stored):
-                warnings.warn(
-                    f"node {shown(node.node_id)} arrived with an embedding "
-                    f"({own.shape[0]} dimensions) that is not the vector the store computed "
-                    "for its text: the index's embed_model is in another space than the "
-                    "store's embedder; give the index PlaceboEmbedding(store.embedder)",
-                    UserWarning,
-                    stacklevel=3,
+    def _given_vectors(
+        self, nodes: Sequence[BaseNode], texts: Sequence[str]
+    ) -> list[np.ndarray | None] | None:
+        """Each node's own embedding (None where it has none), checked; None if none has one."""
+        if all(node.embedding is None for node in nodes):
+            return None
+        dimensions = _shared.store_dimensions(self._store)
+        vectors: list[np.ndarray | None] = []
+        for node in nodes:
+            if node.embedding is None:
+                vectors.append(None)
+                continue
+            vector = np.asarray(
+                check_vector(node.embedding, f"node {node.node_id!r} embedding"), dtype=np.float64
+            )
+            if dimensions is None:
+                dimensions = vector.shape[0]
+            if vector.shape[0] != dimensions:
+                raise PlaceboragValueError(
+                    f"node {shown(node.node_id)} has a {vector.shape[0]}-dimensional embedding "
+                    f"and the store holds {dimensions}-dimensional vectors: the index's "
+                    "embed_model is in another space than the store's embedder; give the index "
+                    "PlaceboEmbedding(store.embedder), or build the store over an embedder of "
+                    f"{vector.shape[0]} dimensions"
                 )
-                return
+            vectors.append(vector)
+        if type(self._store.embedder) is not FakeEmbedder:  # the store's own test
+            return vectors
+        # A store over a bare FakeEmbedder (given as store=) ranks from the texts and takes no
+        # vector from outside: a node whose embedding is the store's own vector for its text
+        # (an embed_model in the store's space) is written as text; any other is refused.
+        own = self._store.embedder.embed_batch(list(texts))
+        for node, given, mine in zip(nodes, vectors, own):
+            if given is not None and not _close(given, np.asarray(mine)):
+                raise PlaceboragTypeError(
+                    f"node {shown(node.node_id)} arrived with an embedding that is not the "
+                    "store's vector for its text, and a FakeVectorStore over a bare "
+                    "FakeEmbedder ranks from the texts, so it cannot keep it; build "
+                    "PlaceboLlamaVectorStore(embedder=...) instead of passing store=, or give "
+                    "the index PlaceboEmbedding(store.embedder)"
+                )
+        return None
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Delete every node of the source document ``ref_doc_id`` (none is not an error)."""
@@ -612,9 +633,11 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         ranking is the one of ``store.query(query_str)``, exact ties included.
         """
         store, text, vector = self._store, query.query_str, query.query_embedding
-        if vector is None or text is None:
-            return _shared.run_query(store, text, vector, k, where, ids, context)
+        if vector is None:
+            return _shared.run_query(store, text, None, k, where, ids, context)
         given = self._checked_query_embedding(vector)
+        if text is None:
+            return _shared.run_query(store, None, given, k, where, ids, context)
         embedder = store.embedder
         if isinstance(embedder, _shared.VectorFunctions):
             # The store asks its model for the query's vector: answer with the one given.
@@ -629,12 +652,12 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
 
     def _checked_query_embedding(self, vector: object) -> np.ndarray:
         given = np.asarray(check_vector(vector, "query_embedding"), dtype=np.float64)
-        records = self._store.records()
-        if len(records) and given.shape[0] != records.vectors.shape[1]:
+        dimensions = _shared.store_dimensions(self._store)
+        if dimensions is not None and given.shape[0] != dimensions:
             raise PlaceboragValueError(
                 f"query_embedding has {given.shape[0]} dimensions and the store's vectors have "
-                f"{records.vectors.shape[1]}: the index's embed_model is in another space than "
-                "the store's embedder; give the index PlaceboEmbedding(store.embedder)"
+                f"{dimensions}: the index's embed_model is in another space than the store's "
+                "embedder; give the index PlaceboEmbedding(store.embedder)"
             )
         return given
 
@@ -751,6 +774,12 @@ class PlaceboNodePostprocessor(BaseNodePostprocessor):
     @classmethod
     def class_name(cls) -> str:
         return "PlaceboNodePostprocessor"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _shared.strict_state(self)  # the scorer, or a named error, never dropped
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _shared.strict_setstate(self, state)
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import warnings
 from typing import Any
 from unittest.mock import Mock
@@ -23,6 +24,7 @@ from placeborag import (
     FakeEmbedder,
     FakeVectorStore,
     FilterError,
+    PlaceboragError,
     PlaceboragTypeError,
     PlaceboragValueError,
 )
@@ -246,6 +248,77 @@ def test_an_id_repeated_in_one_batch_keeps_its_first_place_and_last_text() -> No
     assert ours.get_by_ids(["x", "y"]) == theirs.get_by_ids(["x", "y"])
     assert ours.store.ids == ["x", "y"]
     assert ours.get_by_ids(["x"])[0].page_content == "c"
+
+
+ON_EXISTING = {
+    # mode: (ids in insertion order, the texts a query finds)
+    "replace": (["f1", "y"], ["b", "c"]),
+    "ignore": (["f1", "y"], ["a", "b"]),
+    "duplicate": (["y", "f1"], ["a", "b", "c"]),
+    "move_to_end": (["y", "f1"], ["b", "c"]),
+}
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+@pytest.mark.parametrize("mode", [*ON_EXISTING, "error"])
+def test_an_id_repeated_in_one_call_is_written_as_by_a_second_call(
+    mode: str, batch_size: int | None
+) -> None:
+    one_call = PlaceboVectorStore(PlaceboEmbeddings(), on_existing_id=mode)
+    two_calls = PlaceboVectorStore(PlaceboEmbeddings(), on_existing_id=mode)
+    if mode == "error":
+        with pytest.raises(PlaceboragValueError) as excinfo:
+            one_call.add_texts(["a", "b", "c"], ids=["f1", "y", "f1"], batch_size=batch_size)
+        assert excinfo.value.args == (
+            "ids[2]='f1' repeats ids[0] and on_existing_id='error' forbids writing an id twice; "
+            "nothing was written",
+        )
+        assert len(one_call.store) == 0
+        return
+
+    written = one_call.add_texts(["a", "b", "c"], ids=["f1", "y", "f1"], batch_size=batch_size)
+    two_calls.add_texts(["a", "b"], ids=["f1", "y"])
+    two_calls.add_texts(["c"], ids=["f1"])
+
+    assert written == ["f1", "y", "f1"]
+    ids, texts = ON_EXISTING[mode]
+    for vector_store in (one_call, two_calls):
+        assert vector_store.store.ids == ids
+        assert sorted(d.page_content for d in vector_store.similarity_search("a", k=5)) == texts
+
+
+def test_every_chunk_of_a_file_written_under_one_id_is_kept_under_duplicate() -> None:
+    # langchain's PGVector writes each chunk of an upload under the file's id, and keeps them
+    # all (docs/profiles.md: the options that model that client).
+    vector_store = PlaceboVectorStore(
+        PlaceboEmbeddings(), profile="pgvector", on_existing_id="duplicate", filter_mode="pre"
+    )
+    chunks = [f"chunk {n} of the refund policy" for n in range(5)]
+
+    assert vector_store.add_documents([Document(page_content=c) for c in chunks], ids=["f1"] * 5)
+    found = vector_store.similarity_search("refund policy", k=10)
+
+    assert sorted(d.page_content for d in found) == chunks
+    assert {d.id for d in found} == {"f1"}
+
+
+def test_a_langchain_model_embeds_a_batch_with_repeated_ids_in_one_call() -> None:
+    model = CountingEmbeddings()
+    vector_store = PlaceboVectorStore(model, on_existing_id="duplicate")
+
+    vector_store.add_texts(["a", "b", "c", "d"], ids=["f1", "f1", "f1", "g"])
+
+    assert model.documents == ["a", "b", "c", "d"]
+    assert len(vector_store.similarity_search("a", k=10)) == 4
+
+
+def test_a_bad_record_after_a_repeated_id_refuses_the_whole_call() -> None:
+    vector_store = PlaceboVectorStore(PlaceboEmbeddings(), on_existing_id="duplicate")
+
+    with pytest.raises(PlaceboragTypeError, match=r"^texts\[2\]=3 must be a str"):
+        vector_store.add_texts(["a", "b", 3], ids=["f1", "f1", "g"])  # type: ignore[list-item]
+
+    assert len(vector_store.store) == 0
 
 
 def test_a_bare_string_is_refused_instead_of_split_into_characters() -> None:
@@ -488,3 +561,74 @@ def test_a_callable_filter_that_accepts_nothing_still_reaches_the_query_log() ->
     assert vector_store.similarity_search("refund", k=2, filter=lambda doc: False) == []
     assert vector_store.store.last_query.text == "refund"
     assert vector_store.store.last_query.ids == ()
+
+
+# -- dump and load refuse what they cannot write or read --------------------------------------
+
+BAD_FILES = {
+    "not-utf8": (b"\xff\xfe{}", r"is not UTF-8 text \(byte 0xff at offset 0\)"),
+    "not-json": (b'{"format": ', r"is not JSON \(Expecting value at line 1 column 12\)"),
+    "too-deep": (
+        b"[" * 100_000 + b"]" * 100_000,
+        r"is nested too deeply to be a file written by PlaceboVectorStore.dump",
+    ),
+    "other-format": (b'{"format": "x"}', r"is not a file written by PlaceboVectorStore.dump"),
+    "no-records": (
+        b'{"format": "placeborag.langchain/1"}',
+        r": 'records' must be a list of records, not NoneType",
+    ),
+    "record-not-object": (
+        b'{"format": "placeborag.langchain/1", "records": [3]}',
+        r": records\[0\] must be an object with 'id', 'text' and 'metadata', not int",
+    ),
+    "no-text": (
+        b'{"format": "placeborag.langchain/1", "records": [{"id": "a", "metadata": {}}]}',
+        r": records\[0\] has no 'text'",
+    ),
+    "id-not-str": (
+        b'{"format": "placeborag.langchain/1", "records": '
+        b'[{"id": [1], "text": "a", "metadata": {}}]}',
+        r": records\[0\]\['id'\]=\[1\] must be str",
+    ),
+    "bad-metadata-key": (
+        b'{"format": "placeborag.langchain/1", "records": '
+        b'[{"id": "a", "text": "a", "metadata": {"$x": 1}}]}',
+        r": metadatas\[0\] key '\$x' must be a non-empty str not starting with '\$'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_load_refuses_a_bad_file_naming_the_path_and_what_is_wrong(
+    name: str, tmp_path: Any
+) -> None:
+    content, message = BAD_FILES[name]
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(content)
+
+    with pytest.raises(PlaceboragError) as excinfo:
+        PlaceboVectorStore.load(path, PlaceboEmbeddings())
+
+    text = excinfo.value.args[0]
+    assert text.startswith(repr(str(path))), text
+    assert re.search(message, text), text
+
+
+def test_dump_refuses_an_id_utf8_cannot_hold_naming_it_and_leaves_the_old_file(
+    tmp_path: Any,
+) -> None:
+    vector_store = PlaceboVectorStore(PlaceboEmbeddings())
+    path = tmp_path / "store.json"
+    vector_store.add_texts(["refund"], ids=["ok"])
+    vector_store.dump(path)
+    before = path.read_bytes()
+    vector_store.add_texts(["shipping"], ids=["bad\ud800"])
+
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        vector_store.dump(path)
+
+    assert excinfo.value.args[0].startswith(
+        f"PlaceboVectorStore.dump({str(path)!r}): records[1]['id']='bad\\ud800' holds the lone "
+        "surrogate"
+    )
+    assert path.read_bytes() == before

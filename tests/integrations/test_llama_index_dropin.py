@@ -8,9 +8,9 @@ ImageNode, query by embedding, MMR, get_nodes/delete_nodes by filter.
 from __future__ import annotations
 
 import pickle
-import warnings
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("llama_index.core")
@@ -30,7 +30,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 
-from placeborag import FakeEmbedder
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
 from placeborag.integrations.llama_index import (
     PlaceboEmbedding,
     PlaceboLlamaVectorStore,
@@ -206,17 +206,122 @@ def test_a_plain_index_query_ranks_exactly_as_the_store_ranks_its_text(embedder:
         assert [(n.node.node_id, n.score) for n in found] == [(m.id, m.score) for m in expected]
 
 
-def test_a_query_embedding_from_another_space_is_refused_by_name() -> None:
+def test_a_node_embedding_of_other_dimensions_is_refused_naming_both() -> None:
     vector_store = PlaceboLlamaVectorStore()
-    with pytest.warns(UserWarning, match=r"another space"):
-        index = VectorStoreIndex(
+
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        VectorStoreIndex(
             nodes(),
             storage_context=StorageContext.from_defaults(vector_store=vector_store),
             embed_model=MockEmbedding(embed_dim=8),
         )
 
+    assert excinfo.value.args[0].startswith(
+        "node 'a' has a 8-dimensional embedding and the store holds 256-dimensional vectors"
+    )
+    assert len(vector_store.store) == 0
+
+
+def test_a_query_embedding_of_other_dimensions_is_refused_naming_both() -> None:
+    vector_store = PlaceboLlamaVectorStore()
+    index_over(vector_store)
+
     with pytest.raises(ValueError, match=r"^query_embedding has 8 dimensions and the store's"):
-        index.as_retriever().retrieve("refund policy")
+        vector_store.query(VectorStoreQuery(query_embedding=[1.0] * 8, similarity_top_k=2))
+
+
+GIVEN = [("x", "north", [1.0, 0.0]), ("y", "east", [0.0, 1.0]), ("z", "between", [0.6, 0.8])]
+
+
+def given_nodes() -> list[TextNode]:
+    return [TextNode(id_=i, text=text, embedding=vector) for i, text, vector in GIVEN]
+
+
+@pytest.mark.parametrize("query", [[0.8, 0.6], [0.1, 1.0], [-1.0, 0.2]])
+def test_nodes_keep_their_own_embeddings_and_rank_by_the_query_embedding_like_simple(
+    query: list[float],
+) -> None:
+    ours, theirs = PlaceboLlamaVectorStore(embedder=FakeEmbedder(dimensions=2)), SimpleVectorStore()
+    for vector_store in (ours, theirs):
+        vector_store.add(given_nodes())
+
+    found = {
+        name: vector_store.query(VectorStoreQuery(query_embedding=query, similarity_top_k=3))
+        for name, vector_store in (("ours", ours), ("theirs", theirs))
+    }
+
+    assert found["ours"].ids == found["theirs"].ids
+    assert found["ours"].similarities == pytest.approx(found["theirs"].similarities, abs=1e-6)
+
+
+def test_only_a_node_without_an_embedding_is_embedded_by_the_store() -> None:
+    embedder = FakeEmbedder(dimensions=2)
+    vector_store = PlaceboLlamaVectorStore(embedder=embedder)
+    plain = TextNode(id_="w", text="west")
+
+    vector_store.add([*given_nodes()[:2], plain])
+
+    records = vector_store.store.records()
+    west = np.float32(embedder.embed_batch(["west"])[0]).tolist()
+    assert records.vectors.tolist() == [[1.0, 0.0], [0.0, 1.0], west]
+
+
+def test_an_index_with_placebo_embedding_ranks_in_the_fakes_geometry() -> None:
+    vector_store = PlaceboLlamaVectorStore(tie_order="insertion")
+    index = index_over(vector_store)  # embed_model=PlaceboEmbedding(vector_store.store.embedder)
+
+    assert type(PlaceboEmbedding(vector_store.store.embedder).embedder) is FakeEmbedder
+    for text in ("refund policy", "parcels"):
+        found = index.as_retriever(similarity_top_k=3).retrieve(text)
+        assert [n.node.node_id for n in found] == [m.id for m in vector_store.store.query(text, 3)]
+
+
+def test_a_given_fake_store_keeps_vectors_in_its_own_space_and_refuses_others() -> None:
+    store = FakeVectorStore(profile="qdrant")
+    vector_store = PlaceboLlamaVectorStore(store=store)
+    own = PlaceboEmbedding(store.embedder).get_text_embedding("parcels ship in two days")
+
+    vector_store.add([TextNode(id_="c", text="parcels ship in two days", embedding=own)])
+    with pytest.raises(PlaceboragTypeError, match=r"^node 'd' arrived with an embedding that"):
+        vector_store.add([TextNode(id_="d", text="refunds", embedding=[1.0] + [0.0] * 255)])
+
+    assert store.ids == ["c"]
+
+
+ON_EXISTING = {
+    # mode: (ids in insertion order, text of every record a query finds)
+    "replace": (["f1", "y"], ["b", "c"]),
+    "ignore": (["f1", "y"], ["a", "b"]),
+    "duplicate": (["y", "f1"], ["a", "b", "c"]),
+    "move_to_end": (["y", "f1"], ["b", "c"]),
+}
+
+
+@pytest.mark.parametrize("mode", [*ON_EXISTING, "error"])
+def test_an_id_repeated_in_one_add_is_written_as_by_a_second_add(mode: str) -> None:
+    def repeated() -> list[TextNode]:
+        return [TextNode(id_=i, text=t) for i, t in (("f1", "a"), ("y", "b"), ("f1", "c"))]
+
+    def split() -> list[list[TextNode]]:
+        first, second, third = repeated()
+        return [[first, second], [third]]
+
+    one_call = PlaceboLlamaVectorStore(on_existing_id=mode)
+    two_calls = PlaceboLlamaVectorStore(on_existing_id=mode)
+    if mode == "error":
+        with pytest.raises(PlaceboragValueError, match=r"^ids\[2\]='f1' repeats ids\[0\]"):
+            one_call.add(repeated())
+        assert len(one_call.store) == 0  # nothing written
+        return
+    one_call.add(repeated())
+    for batch in split():
+        two_calls.add(batch)
+
+    ids, texts = ON_EXISTING[mode]
+    for vector_store in (one_call, two_calls):
+        found = vector_store.store.query("a b c", k=5)
+        assert vector_store.store.ids == ids
+        assert sorted(match.text for match in found) == texts
 
 
 class CountingEmbedding(MockEmbedding):
@@ -406,20 +511,6 @@ def test_user_metadata_ref_doc_id_is_kept_and_doc_ids_still_select_by_source() -
     assert vector_store.query(
         VectorStoreQuery(query_str="refund", similarity_top_k=2, doc_ids=["src"])
     ).ids == [node.node_id]
-
-
-def test_an_index_embed_model_in_another_space_warns() -> None:
-    vector_store = PlaceboLlamaVectorStore()
-
-    with pytest.warns(UserWarning, match=r"embed_model is in another space"):
-        VectorStoreIndex(
-            nodes(),
-            storage_context=StorageContext.from_defaults(vector_store=vector_store),
-            embed_model=MockEmbedding(embed_dim=8),
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        index_over(PlaceboLlamaVectorStore())
 
 
 def test_store_nodes_override_fills_the_docstore_and_ref_doc_info() -> None:
