@@ -110,8 +110,8 @@ class FilterRules:
         return cls(semantics, negations_match_missing)
 
 
-#: placeborag's own rules, the default of every store (``filter_semantics="strict"``).
 STRICT = FilterRules()
+"""placeborag's own rules, the default of every store (``filter_semantics="strict"``)."""
 
 
 def filter_rules(profile: Profile, semantics: str) -> FilterRules:
