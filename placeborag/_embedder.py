@@ -21,6 +21,7 @@ import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError, PlaceboragWarning
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
+from placeborag._limits import MAX_DIMENSIONS as _MAX_DIMENSIONS
 from placeborag._options import EMBEDDER_OPTIONS
 from placeborag._threads import beside, each
 from placeborag._validation import check_vector, shown
@@ -28,7 +29,6 @@ from placeborag._validation import check_vector, shown
 __all__ = ["EMBEDDER_OPTIONS", "FakeEmbedder", "cosine_similarity"]
 
 _SCALE_BITS = 52
-_MAX_DIMENSIONS = 65536
 _MAX_SPREAD = 50.0
 _GEOMETRY_ATTEMPTS = 8
 _MARGIN = 1e-9

@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 from placeborag.toolkit import did_you_mean, nearest
 
 PACKAGE = Path(__file__).parent.parent / "placeborag"
-# TEMPORARY: the lead's #23 rewrite of these two modules switches them to nearest().
-NOT_YET_SWITCHED = {"_store.py", "_trace.py"}
 
 
 def test_nearest_gives_the_closest_candidates_best_first():
@@ -64,13 +62,7 @@ def calls_difflib(path):
 
 
 MODULES = [
-    pytest.param(
-        path,
-        id=str(path.relative_to(PACKAGE)),
-        marks=[pytest.mark.xfail(strict=True, reason="switched by the #23 store rewrite")]
-        if path.parent == PACKAGE and path.name in NOT_YET_SWITCHED
-        else [],
-    )
+    pytest.param(path, id=str(path.relative_to(PACKAGE)))
     for path in sorted(PACKAGE.rglob("*.py"))
     if path.name != "_validation.py"
 ]
