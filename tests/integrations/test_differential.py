@@ -181,7 +181,7 @@ llama_operations = st.lists(
             st.just("query"),
             st.tuples(
                 texts,
-                st.integers(0, 7),
+                st.integers(1, 7),  # similarity_top_k=0 is a difference, below
                 st.one_of(
                     st.none(),
                     st.tuples(st.just("lang"), st.just("=="), st.sampled_from(LANGS)),
@@ -379,3 +379,13 @@ def test_difference_the_store_keeps_text_here_and_not_there() -> None:
         theirs.get_nodes(["a"])
     assert [node.get_content() for node in ours.get_nodes(["a"])] == ["refund policy"]
     assert (theirs.stores_text, ours.stores_text) == (False, True)
+
+
+def test_difference_similarity_top_k_0_returns_every_node_there_and_none_here() -> None:
+    theirs, ours = _llama_pair()
+    query = VectorStoreQuery(
+        query_embedding=PlaceboEmbedding(EMBEDDER).get_query_embedding("refund"),
+        similarity_top_k=0,
+    )
+
+    assert sorted(theirs.query(query).ids) == ["a", "b"] and ours.query(query).ids == []
