@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import (
+    ExactEmbedder,
     FakeEmbedder,
     FakeVectorStore,
     FilterError,
@@ -165,10 +166,10 @@ class PlaceboDocumentStore:
                 raise PlaceboragTypeError(
                     f"store={shown(store)} must be a FakeVectorStore, not {type(store).__name__}"
                 )
-            if type(store.embedder) is FakeEmbedder:
+            if isinstance(store.embedder, ExactEmbedder):
                 raise PlaceboragTypeError(
-                    "store= over a bare FakeEmbedder ranks from the texts and cannot keep the "
-                    "embeddings documents arrive with; pass the store's options instead: "
+                    "store= over a bare FakeEmbedder (an exact embedder) ranks from the texts "
+                    "and cannot keep the embeddings documents arrive with; pass the store's options instead: "
                     "PlaceboDocumentStore(embedder=..., profile=..., ...)"
                 )
         else:

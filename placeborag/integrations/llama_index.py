@@ -22,7 +22,7 @@ from typing import Any, cast
 import numpy as np
 
 from placeborag import (
-    FakeEmbedder,
+    ExactEmbedder,
     FakeVectorStore,
     FilterError,
     Match,
@@ -503,7 +503,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                     f"{vector.shape[0]} dimensions"
                 )
             vectors.append(vector)
-        if type(self._store.embedder) is not FakeEmbedder:  # the store's own test
+        if not isinstance(self._store.embedder, ExactEmbedder):  # the store's own test
             return vectors
         # A store over a bare FakeEmbedder (given as store=) ranks from the texts and takes no
         # vector from outside: a node whose embedding is the store's own vector for its text
