@@ -25,6 +25,7 @@ replays with :class:`~placeborag.ReplayEmbedder`.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,7 +142,7 @@ class Export:
             return self.proof.verdict
         return "not run yet: " + _claim(self.behaviours)
 
-    def save(self, path: str | Path, *, overwrite: bool = False) -> list[Path]:
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
         """Write the module to ``path`` (and its vectors to ``<path>.vectors/``), atomically.
 
         An existing file is never replaced unless ``overwrite=True``: it raises, naming it.
@@ -149,13 +150,13 @@ class Export:
         """
         return _save(self.source, path, self.vectors, overwrite)
 
-    def save_conftest(self, path: str | Path, *, overwrite: bool = False) -> list[Path]:
+    def save_conftest(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
         """Write the fixture alone (for a ``conftest.py``) to ``path``, as :meth:`save`."""
         return _save(self.conftest, path, self.vectors, overwrite)
 
 
 def _save(
-    source: str, path: str | Path, vectors: Mapping[str, bytes] | None, overwrite: bool
+    source: str, path: str | os.PathLike[str], vectors: Mapping[str, bytes] | None, overwrite: bool
 ) -> list[Path]:
     target = Path(check_path(path, "path", named=True))
     if target.suffix != ".py":
