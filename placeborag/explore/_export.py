@@ -40,7 +40,7 @@ from placeborag import (
     Match,
     PlaceboragTypeError,
     PlaceboragValueError,
-    ReplayEmbedder,
+    Recording,
     record_vectors,
 )
 from placeborag._files import replace_directory, write_text
@@ -442,27 +442,27 @@ def _embedder_options(embedder: FakeEmbedder) -> dict[str, Any]:
 def _recording(
     store: FakeVectorStore, chosen: Sequence[str], query: str, folder: Path
 ) -> dict[str, bytes]:
-    """The exported records' vectors and the query's as a recording: its files' bytes."""
+    """The exported records' vectors and the query's as a recording: its files' bytes.
+
+    The rows are named ``DOCUMENTS[i]`` (the module's row ``i`` holds the id and text: two
+    records may share a text, never a row) and recorded as float64, so the store's float32
+    rows and its float64 query vector are held exactly.
+    """
     records = store.records()
     positions = [records.position(i) for i in chosen]
-    texts = [records.texts[p] for p in positions]
     rows = np.asarray(records.vectors[positions], dtype=np.float64)
     query_vector = np.asarray(store.embed_query(query), dtype=np.float64)
     model = getattr(store.embedder, "model_name", None)
-    try:
-        record_vectors(
-            folder,
-            embed_documents=lambda _: rows,
-            embed_query=lambda _: query_vector[None, :],
-            documents=texts,
-            queries=[query],
-            model=model if isinstance(model, str) else "exported vectors",
-            dtype="float64",  # the store's float32 rows and the float64 query, exactly
-        )
-    except PlaceboragValueError as exc:
-        raise PlaceboragValueError(
-            f"the exported documents' vectors cannot be recorded beside the module: {exc}"
-        ) from None
+    record_vectors(
+        folder,
+        embed_documents=lambda _: rows,
+        embed_query=lambda _: query_vector[None, :],
+        documents=[f"DOCUMENTS[{n}]" for n in range(len(chosen))],
+        queries=[query],
+        model=model if isinstance(model, str) else "exported vectors",
+        provenance={"exported by": "placeborag.explore.build_export"},
+        dtype="float64",
+    )
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
@@ -487,13 +487,20 @@ class _Spec:
 
     def store(self, recording: Path, **changes: Any) -> FakeVectorStore:
         """The store the module's ``build_store()`` makes (from the values read back)."""
+        options = {**self.options, **changes}
         if self.embedder is not None:
-            embedder: Any = FakeEmbedder(**self.embedder)
+            store = FakeVectorStore(embedder=FakeEmbedder(**self.embedder), **options)
+            for doc_id, text, metadata in self.documents:
+                store.upsert(doc_id, text, metadata)
         else:
-            embedder = ReplayEmbedder.from_path(recording, expected_sha256=self.sha256)
-        store = FakeVectorStore(embedder=embedder, **{**self.options, **changes})
-        for doc_id, text, metadata in self.documents:
-            store.upsert(doc_id, text, metadata)
+            loaded = Recording.load(recording, expected_sha256=self.sha256)
+            store = FakeVectorStore(embedder=loaded.embedder(), **options)
+            store.upsert_vectors(
+                [doc_id for doc_id, _, _ in self.documents],
+                loaded.document_vectors.astype("float32"),
+                [text for _, text, _ in self.documents],
+                [metadata for _, _, metadata in self.documents],
+            )
         if self.options.get("visibility") == "manual":
             store.refresh()
         return store
@@ -589,7 +596,7 @@ def _render(
     lines += layout("WHERE = ", spec.where)
     if spec.embedder is None:
         lines += [
-            "# The vectors of DOCUMENTS and QUERY, recorded beside this file.",
+            "# The vectors of DOCUMENTS (row by row) and QUERY, recorded beside this file.",
             f'VECTORS = Path(__file__).with_suffix("{_VECTORS_SUFFIX}")',
             f"VECTORS_SHA256 = {literal(spec.sha256)}",
         ]
@@ -613,9 +620,8 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
         "    store = FakeVectorStore(",
     ]
     if spec.embedder is None:
-        lines.append(
-            "        embedder=ReplayEmbedder.from_path(VECTORS, expected_sha256=VECTORS_SHA256),"
-        )
+        lines.insert(2, "    recording = Recording.load(VECTORS, expected_sha256=VECTORS_SHA256)")
+        lines.append("        embedder=recording.embedder(),")
     elif spec.embedder:
         lines.append("        embedder=FakeEmbedder(")
         for key, value in spec.embedder.items():
@@ -625,12 +631,21 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
         lines.append("        embedder=FakeEmbedder(),")
     for key, value in options.items():
         lines += layout(f"{key}=", value, ",", 8)
-    lines += [
-        "        **changes,",
-        "    )",
-        "    for doc_id, text, metadata in DOCUMENTS:",
-        "        store.upsert(doc_id, text, metadata)",
-    ]
+    lines += ["        **changes,", "    )"]
+    if spec.embedder is None:
+        lines += [
+            "    store.upsert_vectors(",
+            "        [doc_id for doc_id, _, _ in DOCUMENTS],",
+            '        recording.document_vectors.astype("float32"),  # the rows, bit for bit',
+            "        [text for _, text, _ in DOCUMENTS],",
+            "        [metadata for _, _, metadata in DOCUMENTS],",
+            "    )",
+        ]
+    else:
+        lines += [
+            "    for doc_id, text, metadata in DOCUMENTS:",
+            "        store.upsert(doc_id, text, metadata)",
+        ]
     if options.get("visibility") == "manual":
         lines.append("    store.refresh()")
     lines.append("    return store")
