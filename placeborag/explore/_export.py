@@ -580,7 +580,7 @@ def _render(
     names = (
         "FakeEmbedder, FakeVectorStore"
         if spec.embedder is not None
-        else ("FakeVectorStore, ReplayEmbedder")
+        else ("FakeVectorStore, Recording")
     )
     lines += [f"from placeborag import {names}", ""]
     lines += [
