@@ -453,17 +453,28 @@ def _recording(
     rows = np.asarray(records.vectors[positions], dtype=np.float64)
     query_vector = np.asarray(store.embed_query(query), dtype=np.float64)
     model = getattr(store.embedder, "model_name", None)
+    try:
+        _record(folder, rows, query_vector, query, model, len(chosen))
+    except PlaceboragValueError as exc:
+        raise PlaceboragValueError(
+            f"the vectors cannot be recorded beside the module (a recording is UTF-8 JSON): {exc}"
+        ) from None
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _record(
+    folder: Path, rows: np.ndarray, query_vector: np.ndarray, query: str, model: Any, n: int
+) -> None:
     record_vectors(
         folder,
         embed_documents=lambda _: rows,
         embed_query=lambda _: query_vector[None, :],
-        documents=[f"DOCUMENTS[{n}]" for n in range(len(chosen))],
+        documents=[f"DOCUMENTS[{i}]" for i in range(n)],
         queries=[query],
         model=model if isinstance(model, str) else "exported vectors",
         provenance={"exported by": "placeborag.explore.build_export"},
         dtype="float64",
     )
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
 def _sha256(files: Mapping[str, bytes]) -> str:
@@ -697,10 +708,9 @@ def _tests(
             body = [
                 "    # A perfect index (recall=1.0) returns these too; this one lost them:",
                 f"    perfect = {store}.with_options(recall=1.0)",
-                "    returned = {m.id for m in matches}",
-                "    lost = [m.id for m in perfect.query(QUERY, k=K, where=WHERE) if m.id not in"
-                " returned]",
-                *layout("assert lost == ", list(b.ids), "", 4),
+                "    ideal = [m.id for m in perfect.query(QUERY, k=K, where=WHERE)]",
+                "    returned = [m.id for m in matches]",
+                *layout("assert [i for i in ideal if i not in returned] == ", list(b.ids), "", 4),
             ]
             name = "test_recall_loses_documents_a_perfect_index_returns"
             tests.append(_test(name, store, head + body))

@@ -112,8 +112,19 @@ def run_pytest(folder: pathlib.Path, *args: str) -> subprocess.CompletedProcess[
     root = str(pathlib.Path(placeborag.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull,
-         "--rootdir", str(folder), *args],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(folder),
+            *args,
+        ],
         capture_output=True,
         text=True,
         cwd=folder,
@@ -136,4 +147,8 @@ def run_in_process(source: str, vectors: dict[str, bytes] | None, folder: pathli
     fixture = next(v for k, v in namespace.items() if k.endswith("_store") and callable(v))
     for name, test in list(namespace.items()):
         if name.startswith("test_"):
-            test(fixture.__wrapped__() if hasattr(fixture, "__wrapped__") else namespace["build_store"]())
+            test(
+                fixture.__wrapped__()
+                if hasattr(fixture, "__wrapped__")
+                else namespace["build_store"]()
+            )
