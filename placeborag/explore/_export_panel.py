@@ -16,7 +16,7 @@ from pathlib import Path
 
 from placeborag import PlaceboragError
 from placeborag.explore._deps import optional
-from placeborag.explore._export import MAX_DOCUMENTS, Export
+from placeborag.explore._export import MAX_DOCUMENTS, RECALL, STARVATION, TIE, Export
 
 __all__ = ["PANEL_CLASSES", "ExportPanel"]
 
@@ -189,6 +189,14 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
+#: What a behaviour's ids are, in the preview.
+_WHAT = {
+    STARVATION: "pre-filtering would also return",
+    TIE: "tied",
+    RECALL: "lost by the index",
+}
+
+
 def preview_html(export: Export) -> str:
     """The ranking the exported test asserts and what it is about, before anyone runs it."""
     e = html.escape
@@ -196,7 +204,7 @@ def preview_html(export: Export) -> str:
         f'<li data-id="{e(m.id, quote=True)}"><code>{e(m.id)}</code></li>' for m in export.preview
     )
     about = "".join(
-        f"<li>{e(b.name)} ({e(b.setting)}={e(repr(b.value))}): "
+        f"<li>{e(b.name)} ({e(b.setting)}={e(repr(b.value))}); {_WHAT.get(b.name, 'about')}: "
         f"{', '.join(f'<code>{e(i)}</code>' for i in b.ids)}</li>"
         for b in export.behaviours
     )
@@ -204,7 +212,7 @@ def preview_html(export: Export) -> str:
         f'<div class="placeborag-export-preview"><b>Preview</b>: the test carries '
         f"{len(export.ids)} documents and asserts this ranking:"
         f"<ol>{items or '<i>nothing is returned</i>'}</ol>"
-        + (f"and pins<ul>{about}</ul>" if about else "and no quirk of the store")
+        + (f"It pins<ul>{about}</ul>" if about else "It pins no quirk of the store.")
         + (
             "<br><small>with its vectors beside it, in <code>&lt;module&gt;.vectors/</code></small>"
             if export.vectors is not None
