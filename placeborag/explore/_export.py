@@ -261,7 +261,7 @@ def build_export(
             )
             for b in behaviours
         }
-    source = _render(spec, preview, behaviours, options)
+    source = _verified(_render(spec, preview, behaviours, options), spec)
     export = Export(
         source=source,
         conftest=_render(spec, preview, behaviours, options, conftest=True),
@@ -661,6 +661,28 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
         lines.append("    store.refresh()")
     lines.append("    return store")
     return lines
+
+
+def _verified(source: str, spec: _Spec) -> str:
+    """``source`` once it parses and its data literals read back (``ast.literal_eval``) to
+    exactly the values exported; anything else is a bug here, and nothing is returned."""
+    import ast
+
+    from placeborag.explore._literals import same
+
+    wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query, "K": spec.k}
+    wanted["WHERE"] = spec.where
+    found = {}
+    for node in ast.parse(source).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id in wanted:
+            found[target.id] = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+    found["DOCUMENTS"] = [list(d) for d in found.get("DOCUMENTS", ())]
+    if found.keys() != wanted.keys() or not all(same(found[k], wanted[k]) for k in wanted):
+        raise PlaceboragValueError(  # pragma: no cover - a serialiser bug, never user data
+            "the exported module does not read back to the exported data; please report this"
+        )
+    return source
 
 
 def _tests(

@@ -23,7 +23,7 @@ import numpy as np
 from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag._validation import shown
 
-__all__ = ["LINE_LENGTH", "layout", "literal", "plain"]
+__all__ = ["LINE_LENGTH", "identifier", "layout", "literal", "plain", "same", "width"]
 
 #: ruff's (and black's) default line length: the exported module is formatted for it.
 LINE_LENGTH = 88
@@ -147,19 +147,20 @@ def _check_round_trip(text: str, value: Any) -> None:
         raise PlaceboragValueError(
             f"{shown(value)} does not survive a literal round trip ({exc}); not exported"
         ) from None
-    if not _same(back, value):
+    if not same(back, value):
         raise PlaceboragValueError(f"{shown(value)} reads back as {shown(back)}; not exported")
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
+    """The same plain value: types, keys and their order, float bits (``-0.0`` is not ``0.0``)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, float):
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     return bool(a == b)
 
 
