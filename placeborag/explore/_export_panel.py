@@ -77,7 +77,6 @@ class ExportPanel:
         self.path = w.Text(
             description="save to",
             placeholder="tests/test_designed.py",
-            continuous_update=False,
             layout=w.Layout(width="420px"),
             style={"description_width": "100px"},
         ).add_class(PANEL_CLASSES["path"])

@@ -93,7 +93,9 @@ def literal(value: Any) -> str:
 def _flat(value: Any) -> str:
     if isinstance(value, str):
         return _string(value)
-    if value is None or isinstance(value, (bool, int, float)):
+    if isinstance(value, float):
+        return repr(value).replace("e+", "e")  # 1e16, as ruff writes it (and as Python reads)
+    if value is None or isinstance(value, (bool, int)):
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(_flat(item) for item in value) + "]"

@@ -21,7 +21,7 @@ from placeborag import (
     get_profile,
 )
 from placeborag.explore import Document, build_export, export_pytest
-from placeborag.explore._literals import layout, literal, plain
+from placeborag.explore._literals import layout, literal, plain, same
 from placeborag.explore._vectors import store_from_vectors
 
 NOTEBOOK_06 = [
@@ -454,6 +454,42 @@ def test_a_megabyte_of_hostile_text_is_held_verbatim(tmp_path):
     assert export.proof.outcomes["as exported"] == "passed"
 
 
+_PLAIN = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**30), 10**30),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _hostile_text(),
+        st.text(alphabet="abcdefgh \"'", max_size=60),
+    ),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_hostile_text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(values=st.lists(_PLAIN, min_size=1, max_size=6), depth=st.sampled_from([0, 1, 2]))
+def test_layout_is_what_ruff_format_leaves_and_reads_back(values, depth, tmp_path_factory):
+    # As the exporter uses it: a module-level assignment, or a keyword argument of a call
+    # (depth 1) or of a call inside a call (depth 2, the embedder's options).
+    lines = []
+    for n, value in enumerate(values):
+        if depth == 0:
+            lines += layout(f"x{n} = ", value)
+        else:
+            opening = ["f(", "    g("][:depth]
+            closing = ["    ),", ")"][-depth:]
+            lines += [*opening, *layout(f"x{n}=", value, ",", 4 * depth), *closing]
+        assert same(ast.literal_eval("\n".join(layout("", value))), value)
+    folder = tmp_path_factory.mktemp("layout")
+    (folder / "m.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = ruff_check(folder)
+    assert result.returncode == 0, result.stdout
+
+
 def test_layout_matches_ruff_for_nested_values(tmp_path):
     value = {
         "refund": ["refund policy", "money back" * 5, "pénzvisszatérítés"],
@@ -500,3 +536,38 @@ def test_export_pytest_takes_a_scenario(demo):
         demo.replace(documents=(Document("a", "alpha"),), where=None), selection=["a"]
     )
     assert parse(source)["expected"] == {"test_ranking_for_refund_policy": ["a"]}
+
+
+_PROBE = """
+import hashlib, numpy as np
+from placeborag.explore import build_export, demo_scenario, store_from_vectors
+s = demo_scenario().replace(filter_mode="post")
+e = build_export(s.store(), s.query, 5, s.where, selection=%r, name=s.name, prove=False)
+rng = np.random.default_rng(7)
+v = store_from_vectors(rng.normal(size=(9, 16)), [f"d{i}" for i in range(9)], ["t"] * 9,
+                       [{"lang": "hu", "run": str(i)} for i in range(9)],
+                       queries={"q": rng.normal(size=16)}, filter_mode="post")
+w = build_export(v, "q", 3, {"lang": "hu"}, prove=False)
+parts = [e.source, e.conftest, w.source, *sorted(w.vectors.items())]
+print(hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest())
+"""
+
+
+def test_the_same_state_exports_the_same_bytes_in_every_process():
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for seed in ("0", "1", "random"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", _PROBE % (NOTEBOOK_06,)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=300,
+        )
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
