@@ -226,8 +226,11 @@ def build_export(
             )
     keys = _kept_keys(where, keep_metadata)
     documents = []
-    for doc_id in chosen:
-        p = records.position(doc_id)
+    # By position, not by id: under on_existing_id="duplicate" two records share an id.
+    keep_ids = set(chosen)
+    positions = [p for p, i in enumerate(records.ids) if i in keep_ids]
+    for p in positions:
+        doc_id = records.ids[p]
         meta = dict(records.metadata[p])
         kept = meta if keys is None else {key: meta[key] for key in meta if key in keys}
         documents.append(
@@ -250,7 +253,7 @@ def build_export(
     with tempfile.TemporaryDirectory(prefix="placeborag-export-") as folder:
         vectors = None
         if spec.embedder is None:
-            vectors = _recording(store, chosen, query, Path(folder) / "r")
+            vectors = _recording(store, positions, query, Path(folder) / "r")
             spec.sha256 = _sha256(vectors)
         built = spec.store(Path(folder) / "r")
         preview = tuple(built.query(spec.query, k=k, where=spec.where))
@@ -265,7 +268,7 @@ def build_export(
     export = Export(
         source=source,
         conftest=_render(spec, preview, behaviours, options, conftest=True),
-        ids=tuple(chosen),
+        ids=tuple(records.ids[p] for p in positions),
         preview=preview,
         behaviours=behaviours,
         mutants=mutants,
@@ -440,7 +443,7 @@ def _embedder_options(embedder: FakeEmbedder) -> dict[str, Any]:
 
 
 def _recording(
-    store: FakeVectorStore, chosen: Sequence[str], query: str, folder: Path
+    store: FakeVectorStore, positions: Sequence[int], query: str, folder: Path
 ) -> dict[str, bytes]:
     """The exported records' vectors and the query's as a recording: its files' bytes.
 
@@ -449,12 +452,11 @@ def _recording(
     rows and its float64 query vector are held exactly.
     """
     records = store.records()
-    positions = [records.position(i) for i in chosen]
     rows = np.asarray(records.vectors[positions], dtype=np.float64)
     query_vector = np.asarray(store.embed_query(query), dtype=np.float64)
     model = getattr(store.embedder, "model_name", None)
     try:
-        _record(folder, rows, query_vector, query, model, len(chosen))
+        _record(folder, rows, query_vector, query, model, len(positions))
     except PlaceboragValueError as exc:
         raise PlaceboragValueError(
             f"the vectors cannot be recorded beside the module (a recording is UTF-8 JSON): {exc}"
