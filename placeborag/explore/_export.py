@@ -703,7 +703,7 @@ def _tests(
             body = [
                 "    # The filter runs after the top-k cut, so fewer than K come back,",
                 "    assert len(matches) < K",
-                "    # while pre-filtering returns the filter's best K:",
+                "    # while pre-filtering returns the filter's best matches, up to K:",
                 f'    pre = {store}.with_options(filter_mode="pre")',
                 *layout(
                     "assert [m.id for m in pre.query(QUERY, k=K, where=WHERE)] == ",
