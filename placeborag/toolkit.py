@@ -10,7 +10,8 @@ the ones a layer needs beyond the doubles are here, documented and tested like t
   a result count), ``check_id`` and ``check_metadatas`` (what a record may hold); ``shown`` is
   the one way a value appears in a message, and ``nearest``/``did_you_mean`` the one "did
   you mean" rule;
-* writing files users keep: ``write_text`` (atomic: the old file or the new one, never half)
+* writing files users keep: ``write_text`` (atomic: the old file or the new one, never half),
+  ``replace_directory`` (a folder swapped in whole)
   and ``dump_json`` (numpy scalars as numbers, refused before anything is written);
 * the filter language as a store applies it: ``compile_filter``, ``FilterRules``,
   ``filter_rules`` and ``STRICT``;
@@ -51,6 +52,7 @@ _LAZY = {
     "dump_json": "placeborag._validation",
     "checked_model": "placeborag._chat",
     "write_text": "placeborag._files",
+    "replace_directory": "placeborag._files",
     "compile_filter": "placeborag._filters",
     "FilterRules": "placeborag._filters",
     "filter_rules": "placeborag._filters",
@@ -74,6 +76,7 @@ __getattr__, __dir__ = lazy_namespace(globals(), _LAZY)
 if TYPE_CHECKING:  # pragma: no cover
     # `name as name` marks a re-export for type checkers (mypy --strict, pyright).
     from placeborag._chat import checked_model as checked_model
+    from placeborag._files import replace_directory as replace_directory
     from placeborag._files import write_text as write_text
     from placeborag._filters import STRICT as STRICT
     from placeborag._filters import FilterRules as FilterRules

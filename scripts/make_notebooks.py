@@ -888,22 +888,23 @@ NOTEBOOKS["06-designing-a-fixture.ipynb"] = [
 A good retrieval test has a small knowledge base in which the behaviour under test actually
 happens: the filter that starves, the tie that the rule decides, the document that recall loses.
 Finding that small set by hand is slow. The explorer lets you try settings until the picture
-shows the behaviour, then `export_pytest` writes a pytest module that asserts exactly that
-ranking. This notebook designs one for post-filter starvation and runs it.
+shows the behaviour, then exports a pytest module that asserts it, proves that the module fails
+when the behaviour's setting is switched off, and saves it. This notebook designs one for
+post-filter starvation.
 """),
     code(RENDERER),
     md("""
 ## Set the scene
 
-Open the explorer on the demo scenario. Everything below drives it from code so the notebook
-reruns identically; when you use it yourself, change the same controls by hand.
+Open the explorer on the demo scenario with the settings to look at: `app()` takes every
+setting of its controls as a keyword argument (`k`, `where`, `profile`, `metric`,
+`filter_mode`, `filter_semantics`, `recall`, ...). Everything below drives it from code so the
+notebook reruns identically; by hand, change the same controls.
 """),
     code("""
 from placeborag.explore import app
 
-explorer = app()
-explorer.controls["filter_mode"].value = "post"
-explorer.controls["k"].value = 5
+explorer = app(filter_mode="post", k=5, where={"lang": "hu"})
 explorer
 """),
     code("""
@@ -917,51 +918,81 @@ explorer.tables["post"][["rank", "id", "status"]]
 
 Thirty-eight documents make a test hard to read. Select the ones that carry the story: the
 Hungarian refund answers the query should find, and the English refund answers that crowd them
-out of the top 5. (In the explorer, a box or lasso selection on either scatter plot does the
-same.) The ranking view of just those documents still shows the bug.
+out of the top 5. (In the explorer, a box or lasso selection on either plot, or the select box,
+does the same.)
 """),
     code("""
-from placeborag.explore import RankingDisplay
-
 explorer.select(["hu-refund-1", "hu-refund-2", "hu-refund-4", "en-refund-1", "en-refund-4",
                  "en-refund-5", "en-refund-10"])
-chosen = tuple(d for d in scenario.documents if d.id in explorer.selection)
-small = scenario.replace(documents=chosen)
-RankingDisplay.from_scenario(small).plot().figure_
 """),
     md("""
-## Export
+## Export, proved
 
-`explorer.export()` first shows the ranking of the selected documents under the screen's options
-(the preview), then writes a module that carries those documents, the options and the query as
-one JSON document (data, never code) and asserts exactly the previewed ids and scores. The
-preview is computed by the same code the module runs, so the module passes by construction and
-fails the day the ranking changes.
+`explorer.export()` (the **export pytest** button) writes the module, then runs it under pytest
+in a temporary folder, and runs it again with the setting that causes the behaviour switched
+off. The sentence below is read from that second run's result.
 """),
     code("""
 source = explorer.export()
-print("preview:", [m.id for m in explorer.last_export.preview])
-print(source)
+export = explorer.last_export
+print("preview:", [m.id for m in export.preview])
+print("pins:", [b.name for b in export.behaviours])
+print(export.verdict)
 """),
     md("""
-## Run it
+## Save it, and read it
 
-Write the module to a temporary directory and run pytest on it in a subprocess, as CI would.
-The `fake_vector_store` fixture and the `placeborag` marker come from the pytest plugin that
-installing placeborag registers. The run below switches off the autoloading of every other
-installed plugin and loads only that one by name (`-p placeborag`), which keeps it quick in an
-environment full of plugins; plain `pytest` works as well.
+The panel's **save test** writes the module to the path typed (atomically; an existing file is
+replaced only with **overwrite** ticked). From code, `explorer.save_export(path)`. The module is
+the test a reviewer reads: the documents one per line, the options the test depends on, the ids
+that must come back, and the behaviour in words. No score's value is asserted.
+"""),
+    code("""
+import tempfile
+from pathlib import Path
+
+workdir = Path(tempfile.mkdtemp(prefix="placeborag-fixture-"))
+saved = explorer.save_export(workdir / "test_post_filter_starvation.py")
+print(saved[0].read_text(encoding="utf-8"))
+"""),
+    md("""
+## Keep the scenario
+
+The state behind the module is a `Scenario`, which saves to JSON and loads back, so the fixture
+can be revisited in the explorer later (`app(Scenario.load(path))`). The module also offers its
+store as a fixture; `explorer.save_export("conftest.py", conftest=True)` writes that fixture
+alone, for an application's own tests.
+"""),
+    code("""
+from placeborag.explore import Scenario
+
+chosen = tuple(d for d in scenario.documents if d.id in explorer.selection)
+small = scenario.replace(documents=chosen)
+small.save(workdir / "scenario.json")
+assert Scenario.load(workdir / "scenario.json") == small
+explorer.save_export(workdir / "conftest.py", conftest=True)
+print(sorted(p.name for p in workdir.iterdir() if not p.name.startswith(".")))
+"""),
+    md("""
+## Run it, and its mutant
+
+The saved module, run by pytest in a subprocess as CI would (only placeborag's own plugin
+loaded, which keeps it quick in an environment full of plugins), passes. The same module with
+`filter_mode="pre"`, as if the backend changed under the pipeline, fails: two Hungarian matches
+become three.
 """),
     code("""
 import os
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-workdir = Path(tempfile.mkdtemp(prefix="placeborag-fixture-"))
-test_file = workdir / "test_post_filter_starvation.py"
-test_file.write_text(source, encoding="utf-8")
+test_file = saved[0]
+(workdir / "conftest.py").unlink()  # the module carries its own fixture
+mutant = workdir / "test_mutant.py"
+mutant.write_text(
+    test_file.read_text(encoding="utf-8").replace('filter_mode="post"', 'filter_mode="pre"'),
+    encoding="utf-8",
+)
 
 
 def run_pytest(path):
@@ -973,59 +1004,12 @@ def run_pytest(path):
     )
 
 
-result = run_pytest(test_file)
-print("exit code:", result.returncode, "|", result.stdout.strip().splitlines()[-1])
-"""),
-    md("""
-## Does it test anything?
-
-A test earns its place if it fails when the behaviour changes. Switch the exported store to
-pre-filtering, as if the backend changed under the pipeline, and the same module fails: two
-Hungarian matches become three.
-"""),
-    code("""
-mutant = workdir / "test_mutant.py"
-mutant.write_text(source + '\\nDATA["store"]["filter_mode"] = "pre"\\n', encoding="utf-8")
-result = run_pytest(mutant)
-print("exit code:", result.returncode, "|", result.stdout.strip().splitlines()[-1])
-for line in result.stdout.splitlines():
-    if line.startswith("E ") and line[1:].strip():  # pytest's explanation of the failure
-        print(line[1:].strip())
-"""),
-    md("""
-## Keep the scenario
-
-The state behind the module is a `Scenario`, which saves to JSON and loads back, so the fixture
-can be revisited in the explorer later (`app(Scenario.load(path))`). `write_report` renders
-every view of it to one self-contained HTML page for a pull request.
-"""),
-    code("""
-from placeborag.explore import Scenario, write_report
-
-small.save(workdir / "scenario.json")
-assert Scenario.load(workdir / "scenario.json") == small
-write_report(workdir / "report.html", small)
-print(sorted(p.name for p in workdir.iterdir() if not p.name.startswith(".")))
-"""),
-    md("""
-## What to assert in your tests
-
-The exported module is the test. Keep it next to the code it guards, and add the assertion it
-was designed for in words a reviewer can read (here: fewer than `k` matches, all Hungarian).
-"""),
-    code("""
-def test_post_filtering_starves_the_hungarian_answers():
-    store = small.store()
-
-    matches = store.query(small.query, k=small.k, where=small.where)
-
-    assert [m.id for m in matches] == ["hu-refund-1", "hu-refund-4"]
-    assert len(matches) < small.k
-    assert all(m.metadata["lang"] == "hu" for m in matches)
-
-
-test_post_filtering_starves_the_hungarian_answers()
-print("test passed")
+for path in (test_file, mutant):
+    result = run_pytest(path)
+    print(path.name, "exit code:", result.returncode, "|", result.stdout.strip().splitlines()[-1])
+    for line in result.stdout.splitlines():
+        if line.startswith("E ") and line[1:].strip():  # pytest's explanation of the failure
+            print("   ", line[1:].strip())
 """),
 ]
 

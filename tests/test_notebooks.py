@@ -197,12 +197,13 @@ EXPECTED = {
     "06-designing-a-fixture.ipynb": (
         [
             "filter_mode=post",
-            "exit code: 0 | 1 passed in",
-            "exit code: 1 | 1 failed in",
+            "this test fails if filter_mode is 'pre' (post-filter starvation)",
+            "def test_post_filtering_starves_the_top_k(demo_help_desk_store):",
+            "test_post_filter_starvation.py exit code: 0 | 1 passed in",
+            "test_mutant.py exit code: 1 | 1 failed in",
             "Left contains one more item: 'hu-refund-2'",
-            "test passed",
         ],
-        1,
+        0,
     ),
     "07-real-versus-fake-geometry.ipynb": (
         [

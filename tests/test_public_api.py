@@ -119,6 +119,7 @@ PUBLIC = {
         "check_k",
         "check_id",
         "check_metadatas",
+        "replace_directory",
         "checked_model",
         "shown",
         "nearest",
@@ -155,6 +156,7 @@ PUBLIC = {
         "Projector",
         "QueryTrace",
         "RankingDisplay",
+        "smallest_corpus",
         "Scenario",
         "StoreRows",
         "VectorTable",
@@ -411,6 +413,8 @@ def private_core_names(source):
         elif isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if private(a.name)]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            if node.attr.startswith("__"):  # placeborag.__file__, __version__: public
+                continue
             if isinstance(node.value, ast.Name) and node.value.id == "placeborag":
                 found.append((node.lineno, f"placeborag.{node.attr}"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):

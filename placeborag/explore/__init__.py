@@ -25,7 +25,7 @@ from placeborag.explore._displays import (
     ProjectionDisplay,
     RankingDisplay,
 )
-from placeborag.explore._export import Export, build_export, export_pytest
+from placeborag.explore._export import Export, build_export, export_pytest, smallest_corpus
 from placeborag.explore._report import FIGURE_IDS, render_report, write_report
 from placeborag.explore._scenario import Document, Scenario, demo_scenario
 from placeborag.explore._vectors import VectorTable, store_from_vectors
@@ -58,6 +58,7 @@ __all__ = [
     "funnel_counts",
     "project",
     "render_report",
+    "smallest_corpus",
     "store_from_vectors",
     "store_rows",
     "trace_query",

@@ -13,8 +13,10 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,14 +40,15 @@ from placeborag.explore._displays import (
     sent_to,
     state_line,
 )
-from placeborag.explore._export import Export, build_export
+from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
+from placeborag.explore._export_panel import ExportPanel
 from placeborag.explore._figure import bundle_loader, figure_widget
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
-from placeborag.toolkit import check_choice, check_k, check_str, did_you_mean, shown
+from placeborag.toolkit import check_choice, check_int, check_k, check_str, did_you_mean, shown
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -95,21 +98,6 @@ _CSS = (
 )
 NEIGHBOURS = 5  # nearest documents shown for an inspected one
 FOUND = 10  # matches listed by the find box
-
-
-def _preview_html(export: Export, selection: Sequence[str]) -> str:
-    """The ranking an export asserts, as the page shows it before anyone runs the module."""
-    where = "the selection" if selection else "the top-k, its ties and the rows below the cut"
-    items = "".join(
-        f'<li data-id="{html.escape(m.id, quote=True)}">{html.escape(m.id)} '
-        f"<small>({m.score:.6f})</small></li>"
-        for m in export.preview
-    )
-    return (
-        f'<div class="placeborag-export-preview"><b>Preview:</b> the ranking of {where} '
-        f"({len(export.ids)} documents) that the exported test asserts:"
-        f"<ol>{items or '<i>nothing is returned</i>'}</ol></div>"
-    )
 
 
 def _checked_coords(coords: Any, n: int) -> np.ndarray | None:
@@ -178,6 +166,7 @@ class Explorer:
         max_k: int = 50,
         coords: Any = None,
         projection: str = "pca",
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         check_instance(scenario, "scenario", Scenario, "a Scenario or None", none=True)
         check_instance(store, "store", FakeVectorStore, "a FakeVectorStore or None", none=True)
@@ -198,10 +187,11 @@ class Explorer:
         scenario = scenario or demo_scenario()
         if query is not None:
             scenario = scenario.replace(query=query)
+        if settings:
+            scenario = scenario.replace(**checked_settings(settings, scenario))
         self.mode = mode
         self.scenario = scenario
         self.selection: list[str] = []
-        self.exported = ""
         self.error = ""
         self.timings: dict[str, float] = {}
         self.state = ExplorerState(
@@ -350,17 +340,11 @@ class Explorer:
         self.inspect_html = w.HTML(
             "<i>click a point (or find a document) to see where the query left it and why</i>"
         ).add_class(CSS_CLASSES["inspect"])
-        self.export_button = w.Button(
-            description="export pytest",
-            icon="download",
-            tooltip="write a pytest module for this state",
-        )
-        self.export_button.add_class(CSS_CLASSES["export_button"])
-        self.export_button.on_click(lambda _: self.export())
-        self.export_area = w.Textarea(layout=w.Layout(width="100%", height="260px"))
-        self.preview_html = w.HTML("")
-        self.last_export: Export | None = None
-        self.export_area.add_class(CSS_CLASSES["export"])
+        self.export_panel = ExportPanel(self._export_from_screen)
+        # The panel's widgets under their old names (scripts and tests use them).
+        self.export_button = self.export_panel.button
+        self.export_area = self.export_panel.area
+        self.preview_html = self.export_panel.preview_html
         self.figures: dict[str, Any] = dict.fromkeys(FIGURES)
         if self.mode == "widget":
             # Each FigureWidget is made from its first drawing (see _draw), so that it opens
@@ -419,9 +403,7 @@ class Explorer:
             self.results_html,
             views["funnel"],
             views["anchors"],
-            self.export_button,
-            self.preview_html,
-            self.export_area,
+            self.export_panel.widget,
         ]
         if self._bridge is not None:
             parts.append(self._bridge)
@@ -527,6 +509,7 @@ class Explorer:
             self.error_html.value = ""
             self.stale_html.value = ""
             self.widget.remove_class("placeborag-stale")
+        self.export_panel.mark_stale()
         self.timings[changed or "initial"] = (time.perf_counter() - start) * 1000
 
     def _restore_views(self) -> None:
@@ -838,6 +821,8 @@ class Explorer:
         if unknown:
             hint = did_you_mean(unknown[0], known)
             raise PlaceboragValueError(f"unknown id {unknown[0]!r}{hint}")
+        if chosen != self.selection:
+            self.export_panel.mark_stale()
         self.selection = chosen
         shown = ", ".join(html.escape(i) for i in self.selection[:12])
         more = f" and {len(self.selection) - 12} more" if len(self.selection) > 12 else ""
@@ -912,27 +897,71 @@ class Explorer:
         columns = ["id", "text", "metadata", "stage", "rank", "score"]
         return pd.DataFrame(rows, columns=columns)
 
-    def export(self) -> str:
-        """A pytest module asserting the ranking the screen shows, for the exported corpus.
+    def export(
+        self,
+        *,
+        smallest: bool = False,
+        keep_metadata: bool | Sequence[str] | None = None,
+        max_documents: int | None = MAX_DOCUMENTS,
+        prove: bool = True,
+    ) -> str:
+        """Export the screen as a pytest module, prove it and show it in the export panel.
 
-        The corpus is the selection, or, with none, the top-k cut with its tie groups and the
-        documents just below it (never the whole store by surprise). The ranking of that corpus
-        under the screen's store options (its preview) is shown beside the module, which
-        asserts exactly it: ids and scores. Every user string is in the module as JSON data.
+        The corpus is the selection (``smallest=True``, or no selection: the smallest corpus
+        that shows the behaviour on screen; see :func:`build_export`, which takes the other
+        arguments). Returns the module's source; :attr:`last_export` is the whole
+        :class:`Export` (preview, behaviours, proof, conftest, vectors) and
+        :meth:`save_export` writes it.
         """
-        s = self.scenario
-        shown = self._views
-        if shown is None:
-            raise PlaceboragValueError("nothing to export: the app has not drawn a valid state")
-        store = shown.stores[s.filter_mode]
-        result = build_export(
-            store, s.query, s.k, s.where, selection=self.selection or None, name=s.name
+        result = self._export_from_screen(
+            smallest=smallest,
+            keep_metadata=keep_metadata,
+            max_documents=max_documents,
+            prove=prove,
         )
-        self.last_export = result
-        self.exported = result.source
-        self.export_area.value = result.source
-        self.preview_html.value = _preview_html(result, self.selection)
-        return self.exported
+        self.export_panel.show(result)
+        return result.source
+
+    def _export_from_screen(
+        self,
+        *,
+        smallest: bool = False,
+        keep_metadata: bool | Sequence[str] | None = None,
+        max_documents: int | None = MAX_DOCUMENTS,
+        prove: bool = True,
+    ) -> Export:
+        s = self.scenario
+        if self._views is None:
+            raise PlaceboragValueError("nothing to export: the app has not drawn a valid state")
+        return build_export(
+            self._views.stores[s.filter_mode],
+            s.query,
+            s.k,
+            s.where,
+            selection=None if smallest else (self.selection or None),
+            name=s.name,
+            keep_metadata=keep_metadata,
+            max_documents=max_documents,
+            prove=prove,
+        )
+
+    @property
+    def last_export(self) -> Export | None:
+        """The export the panel shows (None before the first; see ``export_panel.stale``)."""
+        return self.export_panel.export
+
+    @property
+    def exported(self) -> str:
+        """The source of :attr:`last_export` (``""`` before the first export)."""
+        return "" if self.export_panel.export is None else self.export_panel.export.source
+
+    def save_export(
+        self, path: str | os.PathLike[str], *, overwrite: bool = False, conftest: bool = False
+    ) -> list[Path]:
+        """Write the export shown to ``path`` atomically (the fixture alone with
+        ``conftest=True``), and its vectors beside it; an existing file is replaced only with
+        ``overwrite=True``. What the panel's save buttons do."""
+        return self.export_panel.save(path, overwrite=overwrite, conftest=conftest)
 
     @property
     def shown(self) -> Any:
@@ -942,6 +971,99 @@ class Explorer:
         return self._views
 
 
-def app(scenario: Scenario | None = None, **kwargs: Any) -> Explorer:
-    """Build an :class:`Explorer` (same arguments)."""
-    return Explorer(scenario, **kwargs)
+#: Marks a setting of :func:`app` left to the scenario (``where=None`` means "no filter").
+_SCENARIO: Any = type("_ScenarioDefault", (), {"__repr__": lambda self: "<the scenario's>"})()
+#: The settings :func:`app` takes, each a control of the app.
+SETTINGS = (
+    "k",
+    "where",
+    "profile",
+    "metric",
+    "filter_mode",
+    "filter_semantics",
+    "recall",
+    "dimensions",
+    "cluster_spread",
+    "model_name",
+)
+
+
+def checked_settings(settings: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
+    """``settings`` checked against what each control can show; a bad one raises, naming it."""
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise PlaceboragTypeError(
+            f"unknown setting(s) {', '.join(map(repr, unknown))}; expected some of "
+            f"{', '.join(SETTINGS)}"
+        )
+    out = dict(settings)
+    if "k" in out:
+        out["k"] = check_k(out["k"], "k")
+    if "where" in out and out["where"] is not None and not isinstance(out["where"], Mapping):
+        raise PlaceboragTypeError(f"where={shown(out['where'])} must be a mapping or None")
+    if "where" in out and out["where"] is not None:
+        out["where"] = dict(out["where"])
+    for name, choices in (
+        ("profile", tuple(sorted(PROFILES))),
+        ("filter_mode", ("pre", "post")),
+        ("filter_semantics", ("strict", "engine")),
+    ):
+        if name in out:
+            check_choice(out[name], name, choices)
+    profile = get_profile(out.get("profile", scenario.profile))
+    if "metric" in out:
+        check_choice(out["metric"], "metric", tuple(profile.supported_metrics))
+    elif "profile" in out:
+        out["metric"] = None  # the new profile's own
+    for name, top in (("recall", 1.0), ("cluster_spread", 2.0)):
+        if name in out:
+            value = out[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise PlaceboragTypeError(f"{name}={shown(value)} must be a number")
+            if not 0.0 <= float(value) <= top:
+                raise PlaceboragValueError(f"{name}={shown(value)} must be between 0 and {top}")
+            out[name] = float(value)
+    if "dimensions" in out:
+        check_int(out["dimensions"], "dimensions", minimum=2)
+    if "model_name" in out:
+        check_str(out["model_name"], "model_name")
+    return out
+
+
+def app(
+    scenario: Scenario | None = None,
+    *,
+    store: FakeVectorStore | None = None,
+    query: str | None = None,
+    k: int = _SCENARIO,
+    where: Mapping[str, Any] | None = _SCENARIO,
+    profile: str = _SCENARIO,
+    metric: str = _SCENARIO,
+    filter_mode: str = _SCENARIO,
+    filter_semantics: str = _SCENARIO,
+    recall: float = _SCENARIO,
+    dimensions: int = _SCENARIO,
+    cluster_spread: float = _SCENARIO,
+    model_name: str = _SCENARIO,
+    **options: Any,
+) -> Explorer:
+    """Build an :class:`Explorer` over ``scenario`` (or ``store`` and ``query``), starting from
+    the settings given: ``app(k=3, where={"lang": "hu"}, filter_mode="post")`` opens with its
+    controls there. A setting left out is the scenario's (``where=None`` is no filter); a
+    bad one raises before the app is built. ``options`` are :class:`Explorer`'s (``mode``,
+    ``max_k``, ``coords``, ``projection``, ``dimension_choices``).
+    """
+    given = {
+        "k": k,
+        "where": where,
+        "profile": profile,
+        "metric": metric,
+        "filter_mode": filter_mode,
+        "filter_semantics": filter_semantics,
+        "recall": recall,
+        "dimensions": dimensions,
+        "cluster_spread": cluster_spread,
+        "model_name": model_name,
+    }
+    settings = {name: value for name, value in given.items() if value is not _SCENARIO}
+    return Explorer(scenario, store=store, query=query, settings=settings, **options)

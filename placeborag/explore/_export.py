@@ -1,29 +1,35 @@
-"""Export what the explorer shows as a pytest module that asserts it, as inert data.
+"""Export what the explorer shows as a pytest module a reviewer would accept.
 
-:func:`build_export` takes the store on screen (every option it was built with), the query,
-``k`` and ``where``, and a corpus to export (a selection of ids, or by default the top-k window,
-its ties and the next ``k`` records below the cut). It returns the module's source and the
-*preview*: the ranking the module asserts, ids and scores, computed by running the very code
-the module runs (``_RUNTIME`` below) on the very data it carries.
+:func:`build_export` takes the store on screen, the query, ``k`` and ``where`` and a corpus (a
+selection of ids, or by default the smallest corpus that shows what the screen shows) and
+writes a module that reads like a hand-written test: the documents as Python literals, one
+per line; every store and embedder option the test depends on as a keyword argument; the
+query, ``k`` and ``where`` as literals; a ``build_store()`` and a pytest fixture over it; and
+one test per behaviour the ranking shows (post-filter starvation, a tie the profile's rule
+decided, documents recall lost), each asserting the ordered ids as a list literal and the
+behaviour in words, never a score's exact value. With no such behaviour the test pins the
+ranking and says so.
 
-Every value that comes from the user (ids, texts, metadata, the name, the query, ``where``, the
-vectors) reaches the module only inside one JSON document, written as the ``repr`` of an ASCII
-string and read with ``json.loads`` when the module runs. Nothing the user typed lands in a
-docstring, a comment or an identifier (the test's name keeps only ``[a-z0-9_]`` of the query).
+Every user value reaches the module through :mod:`placeborag.explore._literals` (``repr`` of
+plain values, read back with ``ast.literal_eval``); nothing the user typed lands in a
+docstring, a comment or a name except as ``[a-z0-9_]`` (the fixture's name). The preview (the
+ranking the module asserts) is computed by building the store exactly as the module does, from
+the values read back. :mod:`placeborag.explore._proof` then runs the module, and its mutants
+(the behaviour's setting switched off), under pytest in a temporary folder.
 
-A store over a :class:`~placeborag.FakeEmbedder` is rebuilt from its public options and the
-texts; a store over any other embedder (the user's vectors, a replay recording) is rebuilt
-with :meth:`~placeborag.FakeVectorStore.from_vectors` from the stored float32 rows, and the
-query becomes the vector the store ranks the query text with.
+A store over a :class:`~placeborag.FakeEmbedder` is rebuilt from the embedder's options; a store
+over any other embedder (your vectors, a replay recording) exports its vectors beside the module
+as a recording (:func:`~placeborag.record_vectors`, pinned by its sha256) that the module
+replays with :class:`~placeborag.ReplayEmbedder`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,80 +40,150 @@ from placeborag import (
     Match,
     PlaceboragTypeError,
     PlaceboragValueError,
+    Recording,
+    record_vectors,
 )
+from placeborag.explore._literals import identifier, layout, literal, plain
 from placeborag.explore._scenario import Scenario
-from placeborag.toolkit import shown
+from placeborag.toolkit import check_int, check_path, replace_directory, shown, write_text
 
-__all__ = ["Export", "build_export", "export_pytest"]
+__all__ = [
+    "MAX_DOCUMENTS",
+    "Behaviour",
+    "Export",
+    "Proof",
+    "build_export",
+    "export_pytest",
+    "smallest_corpus",
+]
 
-#: The part of every exported module that builds the store and runs the query. The exporter
-#: runs this same text to compute the preview, so the module asserts what it computes.
-_RUNTIME = '''
+#: The most documents an export takes without ``max_documents=None``: a fixture is small.
+MAX_DOCUMENTS = 200
+#: The constructor's defaults: an option equal to its default is not written out.
+_STORE_DEFAULTS: dict[str, Any] = {
+    "recall": 1.0,
+    "visibility": "immediate",
+    "metric": None,
+    "tie_order": None,
+    "seed": None,
+    "on_existing_id": None,
+    "pad_missing": None,
+    "filter_semantics": "strict",
+    "orphans": 0.0,
+    "churn": 0.0,
+}
+_EMBEDDER_DEFAULTS: dict[str, Any] = {
+    "model_name": "placebo-embed-v1",
+    "dimensions": 256,
+    "clusters": None,
+    "cluster_spread": 0.5,
+    "cluster_match": "exact",
+}
+_VECTORS_SUFFIX = ".vectors"
+#: Tie rules tried, in order, for a mutant that decides a tie differently.
+_OTHER_TIE_RULES = ("reverse", "id", "insertion", "shuffle")
 
-def build_store(data):
-    """The exported records in a new store with the exported options."""
-    if data["embedder"] is not None:
-        store = FakeVectorStore(embedder=FakeEmbedder(**data["embedder"]), **data["store"])
-        store.upsert_many(data["ids"], data["texts"], data["metadatas"])
-    else:
-        vectors = np.asarray(data["vectors"], dtype=np.float32)
-        store = FakeVectorStore.from_vectors(
-            data["ids"], vectors, data["texts"], data["metadatas"], **data["store"]
-        )
-    store.refresh()
-    return store
+
+@dataclass(frozen=True)
+class Behaviour:
+    """A behaviour the exported ranking shows, and the setting that causes it.
+
+    ``setting`` is the store option, ``flipped`` the value that switches the behaviour off
+    (the mutant's), ``ids`` the documents it is about (the ones starved out, tied, lost).
+    """
+
+    name: str
+    setting: str
+    value: Any
+    flipped: Any
+    ids: tuple[str, ...] = ()
+    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
-def run_query(store, data):
-    """The exported query: its text, or the vector the explorer's store ranked it with."""
-    if data["query_vector"] is None:
-        return store.query(data["query"], k=data["k"], where=data["where"])
-    return store.query_by_vector(
-        data["query_vector"], k=data["k"], where=data["where"], text=data["query"]
-    )
-'''
+@dataclass(frozen=True)
+class Proof:
+    """What running the exported module under pytest gave: as exported, and per mutant.
 
-_HEAD = '''"""A pytest module exported by placeborag's explorer.
+    ``outcomes`` maps ``"as exported"`` and ``"<setting>=<value>"`` to ``"passed"`` or
+    ``"failed"``; ``messages`` holds the first line of each failure; ``verdict`` is the sentence
+    the app shows.
+    """
 
-DATA holds everything exported (records, options, query, expected ranking) as one JSON
-document; the test rebuilds the store from it, runs the query and asserts the exact ids and
-scores the explorer previewed for these records.
-"""
-
-import json
-
-import numpy as np
-
-from placeborag import FakeEmbedder, FakeVectorStore
-
-DATA = json.loads(
-{blob}
-)
-'''
-
-_TEST = """
-
-def {name}():
-    matches = run_query(build_store(DATA), DATA)
-    assert [m.id for m in matches] == DATA["expected_ids"]
-    assert [m.score for m in matches] == DATA["expected_scores"]
-"""
-
-_RUNTIME_NAMES: dict[str, Any] = {}
-exec(  # our own constant text (no user data): the preview runs what the module runs
-    compile(_RUNTIME, "<placeborag export runtime>", "exec"),
-    {"np": np, "FakeEmbedder": FakeEmbedder, "FakeVectorStore": FakeVectorStore},
-    _RUNTIME_NAMES,
-)
+    outcomes: Mapping[str, str]
+    messages: Mapping[str, str]
+    verdict: str
+    ok: bool
 
 
 @dataclass(frozen=True)
 class Export:
-    """An exported test: the module's text, the corpus it carries, the ranking it asserts."""
+    """An exported test: the module's source, the conftest-ready fixture, the corpus and the
+    ranking the module asserts, the behaviours it pins and, once run, the proof.
+
+    ``vectors`` holds the side files of a store over its own vectors (the recording's
+    ``manifest.json`` and ``vectors.bin``), written to ``<module>.vectors/`` by :meth:`save`;
+    ``None`` for a store over a :class:`~placeborag.FakeEmbedder`.
+    """
 
     source: str
+    conftest: str
     ids: tuple[str, ...]
     preview: tuple[Match, ...]
+    behaviours: tuple[Behaviour, ...]
+    mutants: Mapping[str, str] = field(repr=False)
+    vectors: Mapping[str, bytes] | None = field(default=None, repr=False)
+    proof: Proof | None = None
+
+    @property
+    def verdict(self) -> str:
+        """What the test pins, from the proof (or, unproved, from the behaviours found)."""
+        if self.proof is not None:
+            return self.proof.verdict
+        return "not run yet: " + _claim(self.behaviours)
+
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
+        """Write the module to ``path`` (and its vectors to ``<path>.vectors/``), atomically.
+
+        An existing file is never replaced unless ``overwrite=True``: it raises, naming it.
+        Returns the paths written.
+        """
+        return _save(self.source, path, self.vectors, overwrite)
+
+    def save_conftest(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
+        """Write the fixture alone (for a ``conftest.py``) to ``path``, as :meth:`save`."""
+        return _save(self.conftest, path, self.vectors, overwrite)
+
+
+def _save(
+    source: str, path: str | os.PathLike[str], vectors: Mapping[str, bytes] | None, overwrite: bool
+) -> list[Path]:
+    target = Path(check_path(path, "path", named=True))
+    if target.suffix != ".py":
+        raise PlaceboragValueError(f"path={shown(str(path))} must name a .py file")
+    side = target.with_suffix(_VECTORS_SUFFIX)
+    written = [target] + ([side] if vectors is not None else [])
+    if not overwrite:
+        existing = [p for p in written if p.exists()]
+        if existing:
+            raise PlaceboragValueError(
+                f"{' and '.join(map(str, existing))} already"
+                f" exist{'s' if len(existing) == 1 else ''}; pass overwrite=True (tick "
+                "'overwrite' in the app) to replace it"
+            )
+    if vectors is not None:
+        if side.exists() and not side.is_dir():
+            raise PlaceboragValueError(f"{side} exists and is not a directory")
+        extra = (
+            sorted(p.name for p in side.iterdir() if p.name not in vectors) if side.is_dir() else []
+        )
+        if extra:
+            raise PlaceboragValueError(
+                f"{side} holds files other than the export's vectors ({', '.join(extra)}); "
+                "refusing to replace it"
+            )
+        replace_directory(side, vectors)
+    write_text(target, source)
+    return written
 
 
 def build_export(
@@ -118,70 +194,95 @@ def build_export(
     *,
     selection: Sequence[str] | None = None,
     name: str = "scenario",
+    keep_metadata: bool | Sequence[str] | None = None,
+    max_documents: int | None = MAX_DOCUMENTS,
+    prove: bool = True,
 ) -> Export:
     """A pytest module asserting the ranking of ``store``'s records for ``query``.
 
-    ``selection`` (ids of ``store``) is the corpus to export; without it, the records of the
-    top-k window (the post-filter's window in post mode), what the other filter mode returns
-    (so the test fails if the mode is flipped), every member of a tie the ranking met, and the
-    next ``k`` reachable records below the cut by score. The module rebuilds a store
-    with every option of ``store`` over that corpus, and asserts the ids and scores it returns:
-    :attr:`Export.preview`, which is computed here by the same code.
+    ``selection`` (ids of ``store``) is the corpus; without it, :func:`smallest_corpus`. A
+    selection of more than ``max_documents`` raises, naming the size of the smallest corpus
+    that shows the same behaviour (``max_documents=None`` exports any size). Metadata keeps the
+    keys ``where`` reads (``keep_metadata=True``: every key; a list: those keys too). With
+    ``prove=True`` the module and its mutants are run under pytest (:attr:`Export.proof`).
     """
-    if not isinstance(store, FakeVectorStore):
-        raise PlaceboragTypeError(
-            f"store={shown(store)} must be a FakeVectorStore, not {type(store).__name__}"
-        )
-    if not isinstance(query, str):
-        raise PlaceboragTypeError(f"query={shown(query)} must be a str, not {type(query).__name__}")
-    if not isinstance(name, str):
-        raise PlaceboragTypeError(f"name={shown(name)} must be a str, not {type(name).__name__}")
-    options = store.options
-    if not isinstance(options["profile"], str):
-        raise PlaceboragTypeError(
-            f"the store's profile={options['profile']!r} is a Profile object; an export "
-            "rebuilds the store from a profile name: build it with profile='<name>' and the "
-            "options that change the profile (metric=, tie_order=, ...)"
-        )
+    _check_arguments(store, query, name, keep_metadata, max_documents)
     records = store.records()
     trace = store.trace(query, k, where)  # checks k and where as a query does
-    other: tuple[str, ...] = ()
-    if selection is None and where:
-        # What the other filter mode returns: the records that decide which mode the test
-        # asserts (in post mode, the filter's best matches that a pre-filter returns).
-        flipped = "pre" if store.filter_mode == "post" else "post"
-        other = store.with_options(filter_mode=flipped).trace(query, k, where).returned
-    chosen = _chosen_ids(records, trace, selection, other)
-    positions = [records.position(i) for i in chosen]
-    fake = type(store.embedder) is FakeEmbedder
-    data: dict[str, Any] = {
-        "name": _plain(name, "name"),
-        "query": _plain(query, "query"),
-        "k": int(trace.k),
-        "where": _plain(where, "where"),
-        "store": {key: _plain(value, f"option {key}") for key, value in options.items()},
-        "embedder": _embedder_options(store.embedder) if fake else None,
-        "ids": [_plain(i, "id") for i in chosen],
-        "texts": [
-            _plain(records.texts[p], f"text of id {chosen[n]!r}") for n, p in enumerate(positions)
-        ],
-        "metadatas": [
-            _plain(dict(records.metadata[p]), f"metadata of id {chosen[n]!r}") or None
-            for n, p in enumerate(positions)
-        ],
-        "vectors": None if fake else _float32_rows(records.vectors[positions]),
-        "query_vector": None if fake else store.embed_query(query).tolist(),
-    }
-    preview = _run(data)
-    data["expected_ids"] = [m.id for m in preview]
-    data["expected_scores"] = [float(m.score) for m in preview]
-    source = (
-        _HEAD.format(blob=_json_literal(data)) + _RUNTIME + _TEST.format(name=_test_name(query))
+    k = int(trace.k)
+    if selection is None:
+        chosen = smallest_corpus(store, query, k, where)
+    else:
+        chosen = _selected(records, selection)
+        if max_documents is not None and len(chosen) > max_documents:
+            small = smallest_corpus(store, query, k, where)
+            raise PlaceboragValueError(
+                f"the selection holds {len(chosen):,} documents, more than max_documents="
+                f"{max_documents:,}: a fixture is small. The smallest corpus that still shows "
+                f"what the screen shows has {len(small):,} (the top-k window, what the other "
+                "filter mode returns, the tie groups, the ids recall lost and the next k): "
+                "export it with selection=None, or pass max_documents=None to export them all"
+            )
+    keys = _kept_keys(where, keep_metadata)
+    documents = []
+    # By position, not by id: under on_existing_id="duplicate" two records share an id.
+    keep_ids = set(chosen)
+    positions = [p for p, i in enumerate(records.ids) if i in keep_ids]
+    for p in positions:
+        doc_id = records.ids[p]
+        meta = dict(records.metadata[p])
+        kept = meta if keys is None else {key: meta[key] for key in meta if key in keys}
+        documents.append(
+            (
+                plain(doc_id, "id"),
+                plain(records.texts[p], f"the text of id {doc_id!r}"),
+                plain(kept, f"the metadata of id {doc_id!r}"),
+            )
+        )
+    options = _store_options(store)
+    spec = _Spec(
+        documents=documents,
+        query=plain(query, "query"),
+        k=k,
+        where=None if where is None else plain(dict(where), "where"),
+        options=options,
+        embedder=_embedder_options(store.embedder) if _fake(store) else None,
+        fixture=f"{identifier(name, 14) or 'designed'}_store",
     )
-    return Export(source=source, ids=tuple(chosen), preview=tuple(preview))
+    with tempfile.TemporaryDirectory(prefix="placeborag-export-") as folder:
+        vectors = None
+        if spec.embedder is None:
+            vectors = _recording(store, positions, query, Path(folder) / "r")
+            spec.sha256 = _sha256(vectors)
+        built = spec.store(Path(folder) / "r")
+        preview = tuple(built.query(spec.query, k=k, where=spec.where))
+        behaviours = _behaviours(built, spec)
+        mutants = {
+            f"{b.setting}={b.flipped!r}": _render(
+                spec, preview, behaviours, {**options, b.setting: b.flipped}
+            )
+            for b in behaviours
+        }
+    source = _verified(_render(spec, preview, behaviours, options), spec)
+    export = Export(
+        source=source,
+        conftest=_render(spec, preview, behaviours, options, conftest=True),
+        ids=tuple(records.ids[p] for p in positions),
+        preview=preview,
+        behaviours=behaviours,
+        mutants=mutants,
+        vectors=vectors,
+    )
+    if prove:
+        from placeborag.explore._proof import prove_export
+
+        export = prove_export(export)
+    return export
 
 
-def export_pytest(scenario: Scenario, *, selection: Sequence[str] | None = None) -> str:
+def export_pytest(
+    scenario: Scenario, *, selection: Sequence[str] | None = None, prove: bool = False
+) -> str:
     """The source of a pytest module asserting ``scenario``'s ranking (see :func:`build_export`)."""
     if not isinstance(scenario, Scenario):
         raise PlaceboragTypeError(f"scenario={shown(scenario)} must be a Scenario")
@@ -192,148 +293,455 @@ def export_pytest(scenario: Scenario, *, selection: Sequence[str] | None = None)
         scenario.where,
         selection=selection,
         name=scenario.name,
+        prove=prove,
     ).source
+
+
+def _check_arguments(
+    store: Any, query: Any, name: Any, keep_metadata: Any, max_documents: Any
+) -> None:
+    if not isinstance(store, FakeVectorStore):
+        raise PlaceboragTypeError(
+            f"store={shown(store)} must be a FakeVectorStore, not {type(store).__name__}"
+        )
+    if not isinstance(query, str):
+        raise PlaceboragTypeError(f"query={shown(query)} must be a str, not {type(query).__name__}")
+    if not isinstance(name, str):
+        raise PlaceboragTypeError(f"name={shown(name)} must be a str, not {type(name).__name__}")
+    if max_documents is not None:
+        check_int(max_documents, "max_documents", minimum=1)
+    if not (keep_metadata is None or isinstance(keep_metadata, bool)) and (
+        isinstance(keep_metadata, (str, bytes))
+        or not isinstance(keep_metadata, Sequence)
+        or not all(isinstance(key, str) for key in keep_metadata)
+    ):
+        raise PlaceboragTypeError(
+            f"keep_metadata={shown(keep_metadata)} must be None (the keys where reads), True "
+            "(every key) or a list of key names"
+        )
+    if not isinstance(store.options["profile"], str):
+        raise PlaceboragTypeError(
+            f"the store's profile={store.options['profile']!r} is a Profile object; an export "
+            "rebuilds the store from a profile name: build it with profile='<name>' and the "
+            "options that change the profile (metric=, tie_order=, ...)"
+        )
+
+
+def _fake(store: FakeVectorStore) -> bool:
+    # Exactly a FakeEmbedder: a subclass may embed differently, so its vectors are exported.
+    return type(store.embedder) is FakeEmbedder
 
 
 # -- the corpus ------------------------------------------------------------------------------
 
 
-def _chosen_ids(
-    records: Any, trace: Any, selection: Sequence[str] | None, other: Sequence[str] = ()
+def smallest_corpus(
+    store: FakeVectorStore, query: str, k: int, where: Mapping[str, Any] | None = None
 ) -> list[str]:
-    """The exported ids, in the store's insertion order (``other``: what the other filter
-    mode returns, kept with the default corpus)."""
-    if selection is not None:
-        if isinstance(selection, (str, bytes, Mapping)) or not isinstance(
-            selection, (Sequence, set, frozenset)
-        ):
-            raise PlaceboragTypeError(
-                f"selection={shown(selection)} must be a list of ids, not"
-                f" {type(selection).__name__}"
-            )
-        wanted = list(selection)
-        if not wanted:
-            raise PlaceboragValueError(
-                "selection=[] is empty: select at least one id (or pass selection=None to "
-                "export the top-k window and its neighbours)"
-            )
-        for i, value in enumerate(wanted):
-            if not isinstance(value, str):
-                raise PlaceboragTypeError(
-                    f"selection[{i}]={shown(value)} must be a str id, not {type(value).__name__}"
-                )
-            records.position(value)  # an unknown id raises, naming the nearest ones
-        keep = set(wanted)
-        return [i for i in records.ids if i in keep]
-    keep = set(trace.top_k)
-    keep.update(other)
+    """The smallest corpus that still shows what ``query`` does in ``store``, in the store's
+    order: the top-k window (the post-filter's, in post mode), what the other filter mode
+    returns, every member of a tie the ranking met, the ids recall lost from the top-k and the
+    next ``k`` reachable records below the cut by score."""
+    records = store.records()
+    trace = store.trace(query, k, where)
+    keep = set(trace.top_k) | set(trace.returned)
+    if where:
+        flipped = "pre" if store.filter_mode == "post" else "post"
+        keep.update(store.with_options(filter_mode=flipped).trace(query, k, where).returned)
     for tie in trace.ties:
         keep.update(tie.ids)
-    order = sorted(
-        (p for p, i in enumerate(trace.ids) if i not in keep and records.reachable[p]),
-        key=lambda p: (_badness(trace, p), p),
-    )
-    keep.update(trace.ids[p] for p in order[: trace.k])
+    if trace.recall < 1:
+        keep.update(trace.ideal_top_k)
+    scores = np.asarray(trace.score, dtype=np.float64)
+    sign = -1.0 if trace.higher_is_better else 1.0
+    rest = [
+        p
+        for p, i in enumerate(trace.ids)
+        if i not in keep and records.reachable[p] and not np.isnan(scores[p])
+    ]
+    rest.sort(key=lambda p: (sign * scores[p], p))
+    keep.update(trace.ids[p] for p in rest[: trace.k])
     return [i for i in records.ids if i in keep]
 
 
-def _badness(trace: Any, position: int) -> float:
-    score = float(trace.score[position])
-    if math.isnan(score):
-        return math.inf
-    return -score if trace.higher_is_better else score
+def _selected(records: Any, selection: Sequence[str]) -> list[str]:
+    if isinstance(selection, (str, bytes, Mapping)) or not isinstance(
+        selection, (Sequence, set, frozenset)
+    ):
+        raise PlaceboragTypeError(
+            f"selection={shown(selection)} must be a list of ids, not {type(selection).__name__}"
+        )
+    wanted = list(selection)
+    if not wanted:
+        raise PlaceboragValueError(
+            "selection=[] is empty: select at least one id (or pass selection=None to "
+            "export the smallest corpus that shows the behaviour)"
+        )
+    for i, value in enumerate(wanted):
+        if not isinstance(value, str):
+            raise PlaceboragTypeError(
+                f"selection[{i}]={shown(value)} must be a str id, not {type(value).__name__}"
+            )
+        records.position(value)  # an unknown id raises, naming the nearest ones
+    keep = set(wanted)
+    return [i for i in records.ids if i in keep]
 
 
-# -- the data --------------------------------------------------------------------------------
+def _kept_keys(where: Any, keep: bool | Sequence[str] | None) -> set[str] | None:
+    """The metadata keys exported (None: every key)."""
+    if keep is True:
+        return None
+    keys = _where_keys(where)
+    if keep not in (None, False):
+        keys.update(keep)  # type: ignore[arg-type]
+    return keys
+
+
+def _where_keys(where: Any) -> set[str]:
+    """The metadata keys a filter reads (its non-operator keys, at any depth)."""
+    keys: set[str] = set()
+    if isinstance(where, Mapping):
+        for key, value in where.items():
+            if isinstance(key, str) and not key.startswith("$"):
+                keys.add(key)
+            keys |= _where_keys(value)
+    elif isinstance(where, (list, tuple)):
+        for item in where:
+            keys |= _where_keys(item)
+    return keys
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+def _store_options(store: FakeVectorStore) -> dict[str, Any]:
+    """The options written out: the profile and filter mode always (the ranking rests on
+    them), every other one that differs from the constructor's default."""
+    given = store.options
+    options = {"profile": given["profile"], "filter_mode": store.filter_mode}
+    for key, default in _STORE_DEFAULTS.items():
+        value = plain(given[key], f"the store option {key}")
+        if value != default or type(value) is not type(default):
+            options[key] = value
+    return options
 
 
 def _embedder_options(embedder: FakeEmbedder) -> dict[str, Any]:
-    clusters = {str(k): [str(t) for t in v] for k, v in embedder.clusters.items()}
-    return {
-        "model_name": str(embedder.model_name),
+    options = {
+        "model_name": embedder.model_name,
         "dimensions": int(embedder.dimensions),
-        "clusters": clusters or None,
-        "cluster_spread": _plain(embedder.cluster_spread, "cluster_spread"),
-        "cluster_match": str(embedder.cluster_match),
+        "clusters": {str(k): [str(t) for t in v] for k, v in embedder.clusters.items()} or None,
+        "cluster_spread": embedder.cluster_spread,
+        "cluster_match": embedder.cluster_match,
+    }
+    return {
+        key: plain(value, f"the embedder option {key}")
+        for key, value in options.items()
+        if value != _EMBEDDER_DEFAULTS[key]
     }
 
 
-#: A high then a low surrogate as two code points: JSON would read them back as one character.
-_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+def _recording(
+    store: FakeVectorStore, positions: Sequence[int], query: str, folder: Path
+) -> dict[str, bytes]:
+    """The exported records' vectors and the query's as a recording: its files' bytes.
+
+    The rows are named ``DOCUMENTS[i]`` (the module's row ``i`` holds the id and text: two
+    records may share a text, never a row) and recorded as float64, so the store's float32
+    rows and its float64 query vector are held exactly.
+    """
+    records = store.records()
+    rows = np.asarray(records.vectors[positions], dtype=np.float64)
+    query_vector = np.asarray(store.embed_query(query), dtype=np.float64)
+    model = getattr(store.embedder, "model_name", None)
+    try:
+        _record(folder, rows, query_vector, query, model, len(positions))
+    except PlaceboragValueError as exc:
+        raise PlaceboragValueError(
+            f"the vectors cannot be recorded beside the module (a recording is UTF-8 JSON): {exc}"
+        ) from None
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def _float32_rows(vectors: np.ndarray) -> list[list[float]]:
-    """float32 rows as the shortest decimals that read back (as float32) to the same bits."""
-    return [[float(str(value)) for value in row] for row in np.asarray(vectors, np.float32)]
-
-
-def _plain(value: Any, what: str) -> Any:
-    """``value`` as plain JSON values (numpy scalars unwrapped); anything else raises."""
-    if isinstance(value, str):
-        # str.__str__, not str() or .item(): numpy's str_ drops trailing NULs in both.
-        text = str.__str__(value)
-        if _SURROGATE_PAIR.search(text):
-            raise PlaceboragValueError(
-                f"{what}: {text!r} holds a surrogate pair as two code points, which JSON reads "
-                "back as one character; it cannot be exported as it is"
-            )
-        return text
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise PlaceboragValueError(f"{what}: {value!r} cannot be exported (not finite)")
-        return float(value)
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise PlaceboragTypeError(
-                    f"{what}: key {key!r} cannot be exported (keys must be str, "
-                    f"not {type(key).__name__})"
-                )
-            out[_plain(key, f"{what} key")] = _plain(item, f"{what}[{key!r}]")
-        return out
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain(item, f"{what}[{i}]") for i, item in enumerate(value)]
-    raise PlaceboragTypeError(
-        f"{what}: {value!r} cannot be exported: a {type(value).__name__} is not a str, int, "
-        "float, bool, None, list or dict"
+def _record(
+    folder: Path, rows: np.ndarray, query_vector: np.ndarray, query: str, model: Any, n: int
+) -> None:
+    record_vectors(
+        folder,
+        embed_documents=lambda _: rows,
+        embed_query=lambda _: query_vector[None, :],
+        documents=[f"DOCUMENTS[{i}]" for i in range(n)],
+        queries=[query],
+        model=model if isinstance(model, str) else "exported vectors",
+        provenance={"exported by": "placeborag.explore.build_export"},
+        dtype="float64",
     )
 
 
-def _json_literal(data: dict[str, Any]) -> str:
-    """The JSON text of ``data`` as Python string literals: a line per key, 88 characters at most.
+def _sha256(files: Mapping[str, bytes]) -> str:
+    import hashlib
 
-    ``ensure_ascii`` escapes every non-ASCII character (lone surrogates included) and each
-    piece is written by ``repr``, so no character of user data can end a literal; the pieces
-    join into one JSON document.
-    """
-    order = ("name", "query", "k", "where", "expected_ids", "expected_scores")
-    keys = [*order, *(key for key in data if key not in order)]
-    pieces: list[str] = []
-    for n, key in enumerate(keys):
-        item = json.dumps(
-            {key: data[key]}, ensure_ascii=True, allow_nan=False, separators=(",", ":")
+    return hashlib.sha256(files["vectors.bin"]).hexdigest()
+
+
+@dataclass
+class _Spec:
+    """Everything the module is made of, as plain values."""
+
+    documents: list[tuple[str, str, dict[str, Any]]]
+    query: str
+    k: int
+    where: dict[str, Any] | None
+    options: dict[str, Any]
+    embedder: dict[str, Any] | None
+    fixture: str
+    sha256: str = ""
+
+    def store(self, recording: Path, **changes: Any) -> FakeVectorStore:
+        """The store the module's ``build_store()`` makes (from the values read back)."""
+        options = {**self.options, **changes}
+        if self.embedder is not None:
+            store = FakeVectorStore(embedder=FakeEmbedder(**self.embedder), **options)
+            for doc_id, text, metadata in self.documents:
+                store.upsert(doc_id, text, metadata)
+        else:
+            loaded = Recording.load(recording, expected_sha256=self.sha256)
+            store = FakeVectorStore(embedder=loaded.embedder(), **options)
+            store.upsert_vectors(
+                [doc_id for doc_id, _, _ in self.documents],
+                loaded.document_vectors.astype("float32"),
+                [text for _, text, _ in self.documents],
+                [metadata for _, _, metadata in self.documents],
+            )
+        if self.options.get("visibility") == "manual":
+            store.refresh()
+        return store
+
+
+# -- behaviours ------------------------------------------------------------------------------
+
+STARVATION = "post-filter starvation"
+TIE = "a tie decided by the profile's rule"
+RECALL = "documents lost to recall"
+
+
+def _behaviours(store: FakeVectorStore, spec: _Spec) -> tuple[Behaviour, ...]:
+    """What the exported corpus shows, found by running it, each with the setting to flip."""
+    q, k, where = spec.query, spec.k, spec.where
+    found: list[Behaviour] = []
+    returned = [m.id for m in store.query(q, k=k, where=where)]
+    if store.filter_mode == "post" and where is not None and len(returned) < k:
+        pre = [m.id for m in store.with_options(filter_mode="pre").query(q, k=k, where=where)]
+        if len(pre) > len(returned):
+            missing = tuple(i for i in pre if i not in returned)
+            found.append(Behaviour(STARVATION, "filter_mode", "post", "pre", missing))
+    trace = store.trace(q, k, where)
+    ties = [t for t in trace.ties if t.kept and (t.at_cut or len(t.kept) > 1)]
+    if ties:
+        rule = store.profile.tie_order
+        for other in _OTHER_TIE_RULES:
+            if other == rule:
+                continue
+            twin = store.with_options(tie_order=other)
+            if [m.id for m in twin.query(q, k=k, where=where)] != returned:
+                ids = tuple(i for t in ties for i in t.ids)
+                groups = tuple((t.ids, t.kept) for t in trace.ties if t.kept)
+                found.append(Behaviour(TIE, "tie_order", rule, other, ids, groups))
+                break
+    if store.recall < 1:
+        perfect = [m.id for m in store.with_options(recall=1.0).query(q, k=k, where=where)]
+        lost = tuple(i for i in perfect if i not in returned)
+        if lost:
+            found.append(Behaviour(RECALL, "recall", store.recall, 1.0, lost))
+    return tuple(found)
+
+
+def _claim(behaviours: Sequence[Behaviour]) -> str:
+    if not behaviours:
+        return "the test pins a ranking (ids and order) but no quirk"
+    return "the test pins " + ", ".join(b.name for b in behaviours)
+
+
+# -- the module ------------------------------------------------------------------------------
+
+_DOCSTRING = '''"""A retrieval test designed in placeborag's explorer and exported with its fixture.
+
+DOCUMENTS holds only the records the behaviour needs (id, text, the metadata the filter
+reads); build_store() makes the store with every option the test depends on. The tests
+assert which ids come back, in order, and the behaviour by name, never a score's value.
+"""'''
+
+_CONFTEST_DOCSTRING = '''"""The store of a test designed in placeborag's explorer, as a fixture.
+
+Copy it into a conftest.py and any test can take the same small corpus.
+"""'''
+
+
+def _render(
+    spec: _Spec,
+    preview: Sequence[Match],
+    behaviours: Sequence[Behaviour],
+    options: Mapping[str, Any],
+    *,
+    conftest: bool = False,
+) -> str:
+    lines = [_CONFTEST_DOCSTRING if conftest else _DOCSTRING, ""]
+    if spec.embedder is None:
+        lines += ["from pathlib import Path", ""]
+    lines += ["import pytest", ""]
+    names = (
+        "FakeEmbedder, FakeVectorStore"
+        if spec.embedder is not None
+        else ("FakeVectorStore, Recording")
+    )
+    lines += [f"from placeborag import {names}", ""]
+    lines += [
+        "# One document per line: id, text, metadata.",
+        "# fmt: off",
+        "DOCUMENTS = [",
+        *(f"    {literal(document)}," for document in spec.documents),
+        "]",
+        "# fmt: on",
+    ]
+    lines += layout("QUERY = ", spec.query)
+    lines += [f"K = {literal(spec.k)}"]
+    lines += layout("WHERE = ", spec.where)
+    if spec.embedder is None:
+        lines += [
+            "# The vectors of DOCUMENTS (row by row) and QUERY, recorded beside this file.",
+            f'VECTORS = Path(__file__).with_suffix("{_VECTORS_SUFFIX}")',
+            f"VECTORS_SHA256 = {literal(spec.sha256)}",
+        ]
+    lines += ["", "", *_build_store(spec, options), "", ""]
+    lines += [
+        "@pytest.fixture",
+        f"def {spec.fixture}():",
+        '    """The designed store: DOCUMENTS under the options above."""',
+        "    return build_store()",
+    ]
+    if not conftest:
+        for test in _tests(spec, preview, behaviours):
+            lines += ["", "", *test]
+    return "\n".join(lines) + "\n"
+
+
+def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "def build_store(**changes):",
+        '    """A store holding DOCUMENTS; ``changes`` overrides options (a what-if)."""',
+        "    store = FakeVectorStore(",
+    ]
+    if spec.embedder is None:
+        lines.insert(2, "    recording = Recording.load(VECTORS, expected_sha256=VECTORS_SHA256)")
+        lines.append("        embedder=recording.embedder(),")
+    elif spec.embedder:
+        lines.append("        embedder=FakeEmbedder(")
+        for key, value in spec.embedder.items():
+            lines += layout(f"{key}=", value, ",", 12)
+        lines.append("        ),")
+    else:
+        lines.append("        embedder=FakeEmbedder(),")
+    for key, value in options.items():
+        lines += layout(f"{key}=", value, ",", 8)
+    lines += ["        **changes,", "    )"]
+    if spec.embedder is None:
+        lines += [
+            "    store.upsert_vectors(",
+            "        [doc_id for doc_id, _, _ in DOCUMENTS],",
+            '        recording.document_vectors.astype("float32"),  # the rows, bit for bit',
+            "        [text for _, text, _ in DOCUMENTS],",
+            "        [metadata for _, _, metadata in DOCUMENTS],",
+            "    )",
+        ]
+    else:
+        lines += [
+            "    for doc_id, text, metadata in DOCUMENTS:",
+            "        store.upsert(doc_id, text, metadata)",
+        ]
+    if options.get("visibility") == "manual":
+        lines.append("    store.refresh()")
+    lines.append("    return store")
+    return lines
+
+
+def _verified(source: str, spec: _Spec) -> str:
+    """``source`` once it parses and its data literals read back (``ast.literal_eval``) to
+    exactly the values exported; anything else is a bug here, and nothing is returned."""
+    import ast
+
+    from placeborag.explore._literals import same
+
+    wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query, "K": spec.k}
+    wanted["WHERE"] = spec.where
+    found = {}
+    for node in ast.parse(source).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id in wanted:
+            found[target.id] = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+    found["DOCUMENTS"] = [list(d) for d in found.get("DOCUMENTS", ())]
+    if found.keys() != wanted.keys() or not all(same(found[k], wanted[k]) for k in wanted):
+        raise PlaceboragValueError(  # pragma: no cover - a serialiser bug, never user data
+            "the exported module does not read back to the exported data; please report this"
         )
-        text = ("{" if n == 0 else "") + item[1:-1] + ("}" if n == len(keys) - 1 else ",")
-        pieces += [text[i : i + 88] for i in range(0, len(text), 88)]
-    return "\n".join(f"    {piece!r}" for piece in pieces)
+    return source
 
 
-def _run(data: dict[str, Any]) -> list[Match]:
-    """What the exported module computes: ``data`` read back from its JSON, then run."""
-    loaded = json.loads(json.dumps(data, ensure_ascii=True, allow_nan=False))
-    store = _RUNTIME_NAMES["build_store"](loaded)
-    return list(_RUNTIME_NAMES["run_query"](store, loaded))
+def _tests(
+    spec: _Spec, preview: Sequence[Match], behaviours: Sequence[Behaviour]
+) -> list[list[str]]:
+    store = spec.fixture
+    ids = [m.id for m in preview]
+    head = [
+        f"    matches = {store}.query(QUERY, k=K, where=WHERE)",
+        "",
+        *layout("assert [m.id for m in matches] == ", ids, "", 4),
+    ]
+    tests = []
+    for b in behaviours:
+        if b.name == STARVATION:
+            body = [
+                "    # The filter runs after the top-k cut, so fewer than K come back,",
+                "    assert len(matches) < K",
+                "    # while pre-filtering returns the filter's best matches, up to K:",
+                f'    pre = {store}.with_options(filter_mode="pre")',
+                *layout(
+                    "assert [m.id for m in pre.query(QUERY, k=K, where=WHERE)] == ",
+                    ids + list(b.ids),
+                    "",
+                    4,
+                ),
+            ]
+            tests.append(_test("test_post_filtering_starves_the_top_k", store, head + body))
+        elif b.name == TIE:
+            body = [
+                "    # These documents score exactly the same: the profile's tie rule decides",
+                "    # which of them come back, and in which order.",
+                f"    ties = {store}.trace(QUERY, K, WHERE).ties",
+                *layout(
+                    "assert [[list(t.ids), list(t.kept)] for t in ties if t.kept] == ",
+                    [[list(ids), list(kept)] for ids, kept in b.groups],
+                    "",
+                    4,
+                ),
+                f"    assert {store}.profile.tie_order == {literal(b.value)}",
+            ]
+            name = f"test_a_tie_is_decided_by_{identifier(str(b.value))}_order"
+            tests.append(_test(name, store, head + body))
+        elif b.name == RECALL:
+            body = [
+                "    # A perfect index (recall=1.0) returns these too; this one lost them:",
+                f"    perfect = {store}.with_options(recall=1.0)",
+                "    ideal = [m.id for m in perfect.query(QUERY, k=K, where=WHERE)]",
+                "    returned = [m.id for m in matches]",
+                *layout("assert [i for i in ideal if i not in returned] == ", list(b.ids), "", 4),
+            ]
+            name = "test_recall_loses_documents_a_perfect_index_returns"
+            tests.append(_test(name, store, head + body))
+    if not tests:
+        name = f"test_ranking_for_{identifier(spec.query, 40) or 'the_query'}"
+        tests.append(_test(name, store, head))
+    return tests
 
 
-def _test_name(query: str) -> str:
-    words = re.findall(r"[a-z0-9]+", query.lower(), flags=re.ASCII)[:6]
-    name = "test_ranking_for_" + ("_".join(words) or "the_query")
-    assert re.fullmatch(r"[a-z0-9_]+", name)
-    return name
+def _test(name: str, store: str, body: list[str]) -> list[str]:
+    return [f"def {name}({store}):", *body]

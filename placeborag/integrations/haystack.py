@@ -169,8 +169,8 @@ class PlaceboDocumentStore:
             if isinstance(store.embedder, ExactEmbedder):
                 raise PlaceboragTypeError(
                     "store= over a bare FakeEmbedder (an exact embedder) ranks from the texts "
-                    "and cannot keep the embeddings documents arrive with; pass the store's options instead: "
-                    "PlaceboDocumentStore(embedder=..., profile=..., ...)"
+                    "and cannot keep the embeddings documents arrive with; pass the store's "
+                    "options instead: PlaceboDocumentStore(embedder=..., profile=..., ...)"
                 )
         else:
             options = {"profile": "qdrant", **store_options}

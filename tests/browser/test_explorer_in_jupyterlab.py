@@ -112,42 +112,80 @@ def test_a_box_whose_drag_ends_on_a_marker_still_arrives(page):
     assert sorted(selection(page)) == expected
 
 
-def test_the_export_of_the_selection_passes_and_asserts_the_preview_the_page_shows(page, tmp_path):
-    chosen = selection(page)
-    assert chosen
+NOTEBOOK_06 = [
+    "hu-refund-1",
+    "hu-refund-2",
+    "hu-refund-4",
+    "en-refund-1",
+    "en-refund-4",
+    "en-refund-5",
+    "en-refund-10",
+]
+VERDICT = "() => document.querySelector('.placeborag-export-verdict').innerText"
+
+
+def _pytest(folder, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_select_export_save_from_the_page_and_the_saved_test_passes(page, tmp_path):
+    # issue 24: select, export, save from the app, run pytest on the saved file.
+    page.locator(".placeborag-filter-mode button", has_text="post").click()
+    page.wait_for_function(KERNEL_IDLE)
+    box = page.locator(".placeborag-select-box input")
+    box.fill(", ".join(NOTEBOOK_06))
+    box.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('.placeborag-selection').innerText.includes('7 selected')"
+    )
     page.locator(".placeborag-export-button").click()
     page.wait_for_function(
-        "() => document.querySelector('.placeborag-export textarea').value.includes('DATA')"
+        "() => document.querySelector('.placeborag-export textarea').value.includes('DOCUMENTS')",
+        timeout=SETTLE * 4,
     )
     page.wait_for_function(KERNEL_IDLE)
-    source = page.locator(".placeborag-export textarea").input_value()
+    verdict = page.evaluate(VERDICT)
+    assert verdict == "This test fails if filter_mode is 'pre' (post-filter starvation)."
     shown = page.evaluate(
         """() => Array.from(document.querySelectorAll('.placeborag-export-preview li[data-id]'))
             .map(li => li.dataset.id)"""
     )
-    module = tmp_path / "test_exported.py"
-    module.write_text(source, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
+    assert shown == ["hu-refund-1", "hu-refund-4"]
+    source = page.locator(".placeborag-export textarea").input_value()
+    path = tmp_path / "test_designed.py"
+    page.locator(".placeborag-export-path input").fill(str(path))
+    page.locator(".placeborag-export-path input").press("Enter")
+    page.locator(".placeborag-export-save").click()
+    page.wait_for_function(
+        "() => document.querySelector('.placeborag-export-saved').innerText.includes('wrote')"
     )
+    assert path.read_text(encoding="utf-8") == source
+    result = _pytest(tmp_path, str(path))
     assert result.returncode == 0, result.stdout + result.stderr
-    data = json.loads(
-        kernel(page, "import json; print(json.dumps(list(explorer.last_export.ids)))")
+    assert "1 passed" in result.stdout
+    # Saving again without "overwrite" refuses, naming the file; the file is left as it was.
+    page.locator(".placeborag-export-save").click()
+    page.wait_for_function(
+        "() => document.querySelector('.placeborag-export-saved').innerText.includes('already')"
     )
-    assert sorted(data) == sorted(chosen)  # the module is made of the selection
-    preview = json.loads(
-        kernel(
-            page,
-            "import json; print(json.dumps([m.id for m in explorer.last_export.preview]))",
-        )
-    )
-    assert shown == preview  # the page shows what the module asserts
+    panel = page.locator(".placeborag-export-panel")
+    panel.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "export-panel.png"))
+    # A control change marks the export stale, and saving is off until it is exported again.
+    page.locator(".placeborag-filter-mode button", has_text="pre").click()
+    page.wait_for_function(KERNEL_IDLE)
+    page.wait_for_function(f"() => ({VERDICT})().startsWith('stale')")
+    assert page.locator(".placeborag-export-save").is_disabled()
+    clear(page)
 
 
 def test_every_profile_can_be_picked(page):

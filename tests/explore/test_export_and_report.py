@@ -1,4 +1,3 @@
-import ast
 import json
 import os
 import pathlib
@@ -12,6 +11,8 @@ import pytest
 pytest.importorskip("pandas")
 pytest.importorskip("sklearn")
 pytest.importorskip("plotly")
+
+from _exported import parse
 
 import placeborag
 from placeborag._cli import main
@@ -36,16 +37,6 @@ def _run_pytest(tmp_path, source):
     )
 
 
-def _data(source):
-    """The DATA document of an exported module (its one json.loads call)."""
-    call = next(
-        node
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "loads"
-    )
-    return json.loads(ast.literal_eval(call.args[0]))
-
-
 @pytest.mark.parametrize(
     "changes",
     [
@@ -58,25 +49,24 @@ def test_exported_module_runs_green(tmp_path, demo, changes):
     source = export_pytest(demo.replace(**changes))
     result = _run_pytest(tmp_path, source)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 passed" in result.stdout
+    assert " passed" in result.stdout and "failed" not in result.stdout
     # Nothing but pytest's own folders appears beside the module.
     made = [p.name for p in tmp_path.iterdir() if p.name not in (".benchmarks", "__pycache__")]
     assert made == ["test_exported.py"]
 
 
 def test_exported_module_asserts_the_ranking_the_store_gives(demo):
-    data = _data(export_pytest(demo))
+    module = parse(export_pytest(demo))
     matches = demo.store().query(demo.query, demo.k, demo.where)
-    assert data["expected_ids"] == [m.id for m in matches]
-    assert data["expected_scores"] == [m.score for m in matches]
+    assert list(module["expected"].values()) == [[m.id for m in matches]]
 
 
 def test_export_of_a_selection_keeps_only_those_documents(demo):
     chosen = ["hu-refund-2", "en-refund-1", "hu-refund-1"]
-    data = _data(export_pytest(demo, selection=chosen))
+    documents = parse(export_pytest(demo, selection=chosen))["DOCUMENTS"]
     order = [d.id for d in demo.documents]
-    assert data["ids"] == sorted(chosen, key=order.index)
-    assert data["texts"] == [demo.documents[order.index(i)].text for i in data["ids"]]
+    assert [d[0] for d in documents] == sorted(chosen, key=order.index)
+    assert [d[1] for d in documents] == [demo.documents[order.index(d[0])].text for d in documents]
 
 
 def test_report_cli_writes_a_self_contained_page(tmp_path, capsys):

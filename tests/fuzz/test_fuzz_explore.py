@@ -289,6 +289,7 @@ PUBLIC_CALLS = {
             "where": None,
             "selection": None,
             "name": "n",
+            "prove": False,
         },
     ),
     "export_pytest": (export_pytest, lambda: {"scenario": SMALL, "selection": None}),
