@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from placeborag import _mutations  # audit hook
 from placeborag._embedder import FakeEmbedder
 from placeborag._errors import (
     PlaceboragTypeError,
@@ -244,6 +245,7 @@ class FakeVectorStore:
         self._queries: list[QueryRecord] = []
         self._churn_events = 0
         self._records_view: StoreRecords | None = None
+        _mutations.opened(self)  # audit hook
 
     # -- configuration -------------------------------------------------------------------
 
@@ -807,6 +809,7 @@ class FakeVectorStore:
             pending, self._pending = self._pending, []
             for op in pending:
                 self._apply(op)
+        _mutations.refreshed(self)  # audit hook
 
     def fail_next_query(
         self, error: BaseException | type[BaseException] | None = None, *, times: int = 1
@@ -841,7 +844,8 @@ class FakeVectorStore:
         query (an identity, a tenant): the store does not read it, but :attr:`queries` keeps
         it for assertions.
         """
-        return self._query(text, None, k, where, ids, context)
+        matches = self._query(text, None, k, where, ids, context)
+        return _mutations.answer(self, matches, text, None, k, where, ids)  # audit hook
 
     def query_by_vector(
         self,
@@ -867,7 +871,8 @@ class FakeVectorStore:
             raise PlaceboragTypeError(
                 f"text={shown(text)} must be a str or None, not {type(text).__name__}"
             )
-        return self._query(text, vector, k, where, ids, context)
+        matches = self._query(text, vector, k, where, ids, context)
+        return _mutations.answer(self, matches, text, vector, k, where, ids)  # audit hook
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit float64 vector the store ranks ``text`` with (read-only)."""
