@@ -48,7 +48,7 @@ class _Parent:
         self._chain = item.listchain()[:-1]
         self.nodeid = item.nodeid
 
-    def listchain(self) -> list[pytest.Node]:
+    def listchain(self) -> list[pytest.Item | pytest.Collector]:
         return self._chain
 
 

@@ -178,8 +178,16 @@ def opened(store: Any) -> None:
     if run is None:
         return
     with _lock:
-        run.doubles.add("FakeVectorStore")
+        run.doubles.update(_doubles_of(store))
         run.stores.setdefault(id(store), _StoreState(store, _EMPTY))
+
+
+def _doubles_of(store: Any) -> tuple[str, ...]:
+    """The store and, when it is one of ours (FakeEmbedder, ReplayEmbedder), its embedder."""
+    embedder = type(store.embedder)
+    if embedder.__module__.startswith("placeborag.") and embedder.__name__[:1] != "_":
+        return ("FakeVectorStore", embedder.__name__)
+    return ("FakeVectorStore",)
 
 
 def refreshed(store: Any) -> None:
@@ -222,7 +230,7 @@ def answer(
         None if ids is None else tuple(ids),
     )
     with _lock:
-        run.doubles.add("FakeVectorStore")
+        run.doubles.update(_doubles_of(store))
         run.queries += 1
         run.filtered |= where is not None
         run.restricted |= call.ids is not None

@@ -78,8 +78,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--placeborag-audit-strict",
         action="store_true",
-        help="fail the session when the audit finds a decorative test (implies "
-        "--placeborag-audit)",
+        help="fail the session when the audit finds a decorative test (implies --placeborag-audit)",
     )
 
 
