@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from _pytest.nodes import Node
 from _pytest.runner import runtestprotocol
 
 from placeborag import _files, _mutations
@@ -48,7 +49,7 @@ class _Parent:
         self._chain = item.listchain()[:-1]
         self.nodeid = item.nodeid
 
-    def listchain(self) -> list[pytest.Item | pytest.Collector]:
+    def listchain(self) -> list[Node]:
         return self._chain
 
 
