@@ -9,8 +9,13 @@ import sys
 import numpy as np
 import pytest
 
-from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError, RetrievalTimeout
-from placeborag import _mutations
+from placeborag import (
+    FakeEmbedder,
+    FakeVectorStore,
+    PlaceboragValueError,
+    RetrievalTimeout,
+    _mutations,
+)
 
 DOCS = [
     ("refund", "our refund policy allows returns within 30 days", "en"),
