@@ -7,7 +7,9 @@ each marked ``# audit hook``:
 * ``FakeVectorStore.__init__`` calls :func:`opened` and ``refresh`` calls :func:`refreshed`
   (the stale-read mutation's snapshots);
 * ``FakeVectorStore.query`` and ``query_by_vector`` pass their answer through :func:`answer`;
-* ``FakeEmbedder.embed``, ``embed_batch`` and ``embed_array`` ask :func:`shape_only` first.
+* ``FakeEmbedder.embed``, ``embed_batch`` and ``embed_array`` ask :func:`shape_only` first;
+* a scorer's request (``ScriptedScorer``, ``GeometryScorer``) calls :func:`used`: no mutation
+  changes a scorer, but a test that uses one touched placeborag and is reported.
 
 Outside an audited run every hook returns at once. During one, the run is process-wide (a
 test's threads and tasks are audited with it) and is either a *baseline* run (nothing changes;
@@ -38,6 +40,7 @@ __all__ = [
     "opened",
     "refreshed",
     "shape_only",
+    "used",
 ]
 
 # Every mutation, in the order the audit runs them, with what it does (the report's legend).
@@ -341,6 +344,14 @@ def _shape_twin(state: _StoreState) -> Any:
     twin = store.reembedded(ShapeOnlyEmbedder(int(dims)))
     state.shape_twin = (records, twin)
     return twin
+
+
+def used(double: str) -> None:
+    """A double no mutation changes (a scorer) answered the test: it touched placeborag."""
+    run = _active()
+    if run is not None:
+        with _lock:
+            run.doubles.add(double)
 
 
 # -- the shape-only embedder --------------------------------------------------------------------

@@ -119,6 +119,13 @@ def test_never_queries(fake_vector_store):
     fill(fake_vector_store)
     assert len(fake_vector_store) == 4
 
+def test_only_scores():
+    from placeborag import ScriptedScorer
+
+    scorer = ScriptedScorer.scoring(lambda text: 0.9 if "refund" in text else 0.1)
+    scores = scorer.score("refund policy", ["refund policy", "delivery"]).scores
+    assert scores[0] > scores[1]
+
 def test_filters_once(fake_vector_store):
     matches = fill(fake_vector_store).query("refund policy", k=1, where={"lang": "hu"})
     assert [m.id for m in matches] == ["hu-refund"]
@@ -127,8 +134,10 @@ def test_filters_once(fake_vector_store):
 
     result, document = audit(pytester)
 
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
     tests = by_test(document)
+    scorer = tests["test_only_scores"]  # a scorer is a double no mutation changes
+    assert (scorer["verdict"], scorer["doubles"]) == ("no mutation applies", ["ScriptedScorer"])
     never = tests["test_never_queries"]
     assert never["verdict"] == "no mutation applies"
     assert never["skipped"] == {
