@@ -246,7 +246,7 @@ def render_table(results: list[dict[str, Any]], untouched: int) -> str:
         f"{s['tests']} test(s) touched a placeborag double: {s['real']} real, "
         f"{s['decorative']} decorative, {s['no_mutation_applies']} with no mutation that "
         f"applies, {s['not_audited']} not audited (did not pass as usual); "
-        f"{untouched} touched none.",
+        f"{untouched} touched no embedder, vector store or scorer.",
     ]
     skipped = Counter((m, why) for r in results for m, why in r["skipped"].items())
     if skipped:
@@ -335,7 +335,8 @@ td, th {{ border: 1px solid #ccc; padding: 0.2em 0.5em; vertical-align: top; }}
 <h1>placeborag audit: retrieval mutations</h1>
 <p>{_e(s["tests"])} test(s) touched a placeborag double: {_e(s["real"])} real,
 {_e(s["decorative"])} decorative, {_e(s["no_mutation_applies"])} with no mutation that applies,
-{_e(s["not_audited"])} not audited; {_e(untouched)} touched none.</p>
+{_e(s["not_audited"])} not audited; {_e(untouched)} touched no embedder, vector store or
+scorer.</p>
 <table>
 <thead><tr><th>test</th><th>verdict</th><th>score</th>{head}</tr></thead>
 <tbody>

@@ -97,6 +97,7 @@ class Usage:
     restricted: bool = False  # some query had ids=
     immediate: bool = False  # some queried store has visibility="immediate"
     changed: set[str] = field(default_factory=set)  # mutations that changed some answer
+    errors: dict[str, str] = field(default_factory=dict)  # mutations the audit failed to apply
     stores: dict[int, _StoreState] = field(default_factory=dict)
 
     @property
@@ -118,6 +119,8 @@ class Usage:
             return "never filtered with where="
         if mutation == "stale-reads" and not self.immediate:
             return "its stores read stale already (visibility='manual')"
+        if mutation in self.errors:
+            return f"could not be applied to this test's store ({self.errors[mutation]})"
         if mutation in self.changed:
             return None
         if mutation == "ties-flipped":
@@ -248,14 +251,18 @@ def answer(
             return matches
         return _mutated(run.mutation, state, call)
     for mutation in MUTATIONS:
-        if mutation in run.changed or run.skip_reason(mutation) in _STATIC_REASONS:
+        if mutation in run.changed or mutation in run.errors:
+            continue
+        if run.skip_reason(mutation) in _STATIC_REASONS:
             continue
         if mutation == "stale-reads" and not immediate:
             continue
         try:
             changed = _mutated(mutation, state, call) != matches
-        except Exception:  # the mutated store refuses the query: the rerun will show it
-            changed = True
+        except Exception as error:  # never reaches the test: its rerun would only show ours
+            with _lock:
+                run.errors.setdefault(mutation, f"{type(error).__name__}: {error}")
+            continue
         if changed:
             with _lock:
                 run.changed.add(mutation)
@@ -292,7 +299,9 @@ def _mutated(mutation: str, state: _StoreState, call: _Call) -> list[Any]:
         if mutation == "stale-reads":
             snapshot = state.snapshot
             if snapshot is _EMPTY:
-                snapshot = type(store)(embedder=store.embedder, **store.options)
+                from placeborag._store import FakeVectorStore
+
+                snapshot = FakeVectorStore(embedder=store.embedder, **store.options)
             return _ask(snapshot, call)
         everything = _real(store, _ask(store.with_options(), call, k=_all(store, call.k)))
         if mutation == "reversed":

@@ -104,7 +104,8 @@ def test_the_audit_names_the_decorative_test_and_credits_the_real_one(pytester):
             "SH RV FI FC KI TF RL SR  score  verdict *test",
             " .  .  -  -  .  -  .  .  0/5    DECORATIVE *test_rag.py::test_the_pipeline_ran",
             " x  x  -  -  x  -  .  x  4/5    real *test_rag.py::test_the_refund_document_leads",
-            "2 test(s) touched a placeborag double: 1 real, 1 decorative, *; 1 touched none.",
+            "2 test(s) touched a placeborag double: 1 real, 1 decorative, *; 1 touched no "
+            "embedder, vector store or scorer.",
             "Decorative (survive every mutation they ran under):",
             "  test_rag.py::test_the_pipeline_ran",
         ]
