@@ -18,6 +18,18 @@ for _adapter in ("langchain", "llama_index"):
     with contextlib.suppress(ImportError):
         __import__(f"placeborag.integrations.{_adapter}")
 
+# Every mutation, in the order the audit runs them.
+MUTATIONS = (
+    "shape-only",
+    "reversed",
+    "filter-ignored",
+    "filter-after-cut",
+    "k-ignored",
+    "ties-flipped",
+    "recall-lost",
+    "stale-reads",
+)
+
 KNOWLEDGE_BASE = """
 DOCS = [
     ("refund", "our refund policy allows returns within 30 days", "en"),
@@ -143,18 +155,7 @@ def test_filters_once(fake_vector_store):
     assert never["verdict"] == "no mutation applies"
     assert never["skipped"] == {
         "shape-only": "never embedded a text or queried a store",
-        **{
-            name: "never queried a store"
-            for name in (
-                "reversed",
-                "filter-ignored",
-                "filter-after-cut",
-                "k-ignored",
-                "ties-flipped",
-                "recall-lost",
-                "stale-reads",
-            )
-        },
+        **{name: "never queried a store" for name in MUTATIONS[1:]},
     }
     filtered = tests["test_filters_once"]
     # One Hungarian document: k ignored, reversed, ties and lost recall change nothing here.
@@ -216,18 +217,7 @@ def test_the_json_report_has_a_stable_schema_and_the_same_bytes_on_every_run(pyt
     assert (pytester.path / "audit.json").read_bytes() == first  # also under xdist
     assert sorted(document) == ["format", "mutations", "summary", "tests", "version"]
     assert (document["format"], document["version"]) == ("placeborag-audit", 1)
-    assert list(document["mutations"]) == sorted(
-        [
-            "shape-only",
-            "reversed",
-            "filter-ignored",
-            "filter-after-cut",
-            "k-ignored",
-            "ties-flipped",
-            "recall-lost",
-            "stale-reads",
-        ]
-    )
+    assert list(document["mutations"]) == sorted(MUTATIONS)
     for test in document["tests"]:
         assert sorted(test) == [
             "baseline",
