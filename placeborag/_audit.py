@@ -83,6 +83,12 @@ class Audit:
     """The audit plugin object (registered by ``placeborag._pytest_plugin``)."""
 
     def __init__(self, config: pytest.Config) -> None:
+        if config.getoption("usepdb", False):
+            # pytest enters the debugger on every failure, the reruns' included.
+            raise pytest.UsageError(
+                "--placeborag-audit cannot run with --pdb: every mutation a test catches is a "
+                "failure of its rerun, and each would stop in the debugger"
+            )
         self.config = config
         self.results: list[dict[str, Any]] = []
         self.untouched = 0

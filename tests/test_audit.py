@@ -330,3 +330,12 @@ def test_the_refund_policy_comes_first():
     test = by_test(document)["test_the_refund_policy_comes_first"]
     assert test["verdict"] == "real"
     assert {"shape-only", "reversed"} <= set(test["caught"])
+
+
+def test_the_audit_refuses_pdb_which_would_stop_at_every_caught_mutation(pytester):
+    pytester.makepyfile(test_rag=DECORATIVE_AND_REAL)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--placeborag-audit", "--pdb")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--placeborag-audit cannot run with --pdb: every mutation*"])
