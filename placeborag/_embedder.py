@@ -19,6 +19,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from placeborag import _mutations  # audit hook
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError, PlaceboragWarning
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._limits import MAX_DIMENSIONS as _MAX_DIMENSIONS
@@ -280,6 +281,8 @@ class FakeEmbedder:
         """The L2-normalised vector of one text, as a list of floats."""
         if type(text) is not str:  # anything but a plain str goes through the check
             text = _check_text(text)
+        if (shaped := _mutations.shape_only(self, [text])) is not None:  # audit hook
+            return cast("list[float]", shaped[0].tolist())
         if self._clusters and self._clusters_of([text])[0] is not None:
             return cast("list[float]", self._embed_floats([text])[0].tolist())
         kept = self._text_cache.get(text)  # a text a store of this embedder was given
@@ -292,7 +295,10 @@ class FakeEmbedder:
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         """The L2-normalised vectors of many texts, as lists of floats: ``[embed(t) for t in
         texts]``, computed in one pass. :meth:`embed_array` gives the same values as an array."""
-        return cast("list[list[float]]", self._embed_floats(_check_texts(texts)).tolist())
+        texts = _check_texts(texts)
+        if (shaped := _mutations.shape_only(self, texts)) is not None:  # audit hook
+            return cast("list[list[float]]", shaped.tolist())
+        return cast("list[list[float]]", self._embed_floats(texts).tolist())
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of :meth:`embed_batch` as a float64 array of shape (n, dimensions).
@@ -300,7 +306,10 @@ class FakeEmbedder:
         The faster form for code that computes with the vectors (a store, a projection): no
         Python lists are built. Row ``i`` holds the same values as ``embed(texts[i])``.
         """
-        return self._embed_floats(_check_texts(texts))
+        texts = _check_texts(texts)
+        if (shaped := _mutations.shape_only(self, texts)) is not None:  # audit hook
+            return shaped
+        return self._embed_floats(texts)
 
     # -- the exact extension (placeborag.ExactEmbedder) -------------------------------------
     # What a store needs to rank exactly (docs/embedder.md, "The embedder contract"). A store

@@ -14,6 +14,10 @@ session runs (``-k`` and ``--deselect`` can skip the test). A marker that has no
 uses no placeborag fixture, or overrides the one its options are for) gives a
 ``PlaceboragWarning`` once the test has run (a fixture it requests with
 ``request.getfixturevalue`` counts).
+
+``--placeborag-audit`` (and ``--placeborag-audit-json/-html/-strict``, which imply it) registers
+the retrieval mutation audit of ``placeborag._audit``; only then is the core imported at
+configure time.
 """
 
 from __future__ import annotations
@@ -53,6 +57,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="marker names to register (e.g. 'unit integration p0 p1'), so that -m and "
         "--strict-markers work without registering them in a conftest",
     )
+    group = parser.getgroup("placeborag", "placeborag retrieval mutation audit")
+    group.addoption(
+        "--placeborag-audit",
+        action="store_true",
+        help="rerun every test that touches a placeborag double once per retrieval mutation "
+        "and report which mutations it catches; a test that catches none is decorative",
+    )
+    group.addoption(
+        "--placeborag-audit-json",
+        metavar="PATH",
+        help="write the audit to PATH as JSON (implies --placeborag-audit)",
+    )
+    group.addoption(
+        "--placeborag-audit-html",
+        metavar="PATH",
+        help="write the audit to PATH as a plain HTML page (implies --placeborag-audit)",
+    )
+    group.addoption(
+        "--placeborag-audit-strict",
+        action="store_true",
+        help="fail the session when the audit finds a decorative test (implies --placeborag-audit)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,6 +89,19 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     for name in _project_markers(config):
         config.addinivalue_line("markers", f"{name}: registered by the {_PROJECT_MARKERS} option")
+    if _auditing(config):
+        from placeborag._audit import Audit  # the core and numpy: only for an audit
+
+        config.pluginmanager.register(Audit(config), "placeborag-audit")
+
+
+def _auditing(config: pytest.Config) -> bool:
+    return bool(
+        config.getoption("placeborag_audit", False)
+        or config.getoption("placeborag_audit_json", None)
+        or config.getoption("placeborag_audit_html", None)
+        or config.getoption("placeborag_audit_strict", False)
+    )
 
 
 def _project_markers(config: pytest.Config) -> list[str]:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from placeborag import _mutations  # audit hook
 from placeborag._embedding import VectorsOnlyEmbedder, vectors_for
 from placeborag._errors import PlaceboragTypeError, RetrievalTimeout, WriteError
 from placeborag._failures import FailureQueue
@@ -135,6 +136,7 @@ class FakeVectorStore:
         self._failures = FailureQueue()
         self._write_failures = FailureQueue()
         self._queries: list[QueryRecord] = []
+        _mutations.opened(self)  # audit hook
 
     @classmethod
     def _from_options(cls, options: StoreOptions, embedder: Any) -> FakeVectorStore:
@@ -476,6 +478,7 @@ class FakeVectorStore:
         """Make every pending write visible (a no-op under ``visibility="immediate"``)."""
         with self._lock:
             self._storage.refresh()
+        _mutations.refreshed(self)  # audit hook
 
     # -- injected failures -------------------------------------------------------------------
 
@@ -535,7 +538,8 @@ class FakeVectorStore:
         query (an identity, a tenant): the store does not read it, but :attr:`queries` keeps
         it for assertions.
         """
-        return self._query(text, None, k, where, ids, context)
+        matches = self._query(text, None, k, where, ids, context)
+        return _mutations.answer(self, matches, text, None, k, where, ids)  # audit hook
 
     def query_by_vector(
         self,
@@ -557,7 +561,8 @@ class FakeVectorStore:
         """
         if vector is None:  # else the plan would embed ``text`` instead: refuse, naming vector
             check_vector(vector, "vector")
-        return self._query(text, vector, k, where, ids, context)
+        matches = self._query(text, vector, k, where, ids, context)
+        return _mutations.answer(self, matches, text, vector, k, where, ids)  # audit hook
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit float64 vector the store ranks ``text`` with (read-only)."""

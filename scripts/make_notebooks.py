@@ -995,10 +995,10 @@ mutant.write_text(
 )
 
 
-def run_pytest(path):
+def run_pytest(path, *options):
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider",
-         "-p", "placeborag", str(path)],
+         "-p", "placeborag", str(path), *options],
         cwd=path.parent, capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     )
@@ -1010,6 +1010,29 @@ for path in (test_file, mutant):
     for line in result.stdout.splitlines():
         if line.startswith("E ") and line[1:].strip():  # pytest's explanation of the failure
             print("   ", line[1:].strip())
+"""),
+    md("""
+## Is it decorative?
+
+That mutant was one setting, for one test. `pytest --placeborag-audit` makes eight of them for
+every test of a suite: it runs each test that touches a placeborag double once as usual, then
+once per retrieval mutation switched on inside the doubles (ranking reversed, filter ignored or
+moved across the top-k cut, `k` ignored, ties flipped, recall lost, stale reads, and
+shape-only vectors with no semantic structure). A test that fails under none of them is
+*decorative*: it would pass with the retrieval broken. Mutations that cannot change any answer
+of the test are skipped, with the reason. See "Are your retrieval tests decorative?" in the
+documentation.
+"""),
+    code("""
+import json
+
+audit_file = workdir / "audit.json"
+run_pytest(test_file, "--placeborag-audit-json", str(audit_file))
+(audited,) = json.loads(audit_file.read_text(encoding="utf-8"))["tests"]
+print("verdict:", audited["verdict"], "| caught", "/".join(map(str, audited["score"])))
+print("caught:", ", ".join(audited["caught"]))
+for mutation, why in audited["skipped"].items():
+    print(f"skipped {mutation}: {why}")
 """),
 ]
 
