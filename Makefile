@@ -65,11 +65,16 @@ $(LOWER_STAMP): pyproject.toml $(LOWER_CONSTRAINTS) | $(LOWER_VENV)/bin/python
 	touch $(LOWER_STAMP)
 
 # A fast subset of the suite against every declared minimum: every module imports, the explorer
-# draws and redraws once. pytest-asyncio is not installed there, so its ini keys are not checked.
+# draws and redraws once, both adapters answer. pytest-asyncio is not installed there, so its
+# ini keys are not checked. A skipped test fails the run: it would mean an extra is missing.
 lower-bounds: $(LOWER_STAMP)
 	$(LOWER_VENV)/bin/python -m pip freeze --exclude-editable \
 	  | grep -iE '^(numpy|pandas|scikit-learn|plotly|ipywidgets|anywidget|langchain-core|llama-index-core|pytest)=='
-	$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts= -q $(LOWER_TESTS)
+	@$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts= -q -rs $(LOWER_TESTS) \
+	  > $(LOWER_VENV)/pytest.log 2>&1; status=$$?; cat $(LOWER_VENV)/pytest.log; \
+	  [ $$status = 0 ] || exit $$status; \
+	  if grep -qE '[0-9]+ skipped' $(LOWER_VENV)/pytest.log; then \
+	    echo "make lower-bounds: a test was skipped in $(LOWER_VENV)" >&2; exit 1; fi
 
 # Debian's chromium for the Playwright browser test (Playwright cannot download its own here).
 browser:
