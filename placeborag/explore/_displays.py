@@ -1518,7 +1518,6 @@ background:#fde8dc}
 .placeborag-results table.placeborag-table tr[data-status="below the cut"]{color:#555}
 .placeborag-results table.placeborag-table tr[data-status="returned"] td:last-child{
 color:#00704f}
-.placeborag-results table.placeborag-table tr[data-selected]{background:#e6f1fa}
 </style>"""
 
 
