@@ -1,13 +1,29 @@
 # Two commands do all set-up on a fresh machine:
-#   make explore   bootstrap .venv and open the explorer in JupyterLab on 127.0.0.1
-#   make test      bootstrap .venv with every extra, check formatting and types, run the suite
+#   make explore   bootstrap .venv-explore (the explorer and JupyterLab only) and open the
+#                  explorer notebook in JupyterLab on 127.0.0.1
+#   make test      bootstrap .venv with every extra, check formatting and types, run the suite,
+#                  and run a fast subset against every declared minimum (make lower-bounds)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.placeborag-installed
 PORT ?= 8888
 
-.PHONY: venv test explore bench docs browser clean
+# The explorer's own environment: the `notebook` extra (the explorer and JupyterLab), none of
+# the test, conformance and docs tools. EXPLORE_EXTRAS=notebook,umap adds UMAP (numba).
+EXPLORE_VENV := .venv-explore
+EXPLORE_EXTRAS ?= notebook
+EXPLORE_STAMP := $(EXPLORE_VENV)/.placeborag-installed
+
+# The lower-bounds environment: Python 3.10 and every declared minimum, pinned by the
+# constraints file. LOWER_PYTHON names another interpreter; it must be a 3.10.
+LOWER_VENV := .venv-lower
+LOWER_CONSTRAINTS := tests/constraints/lower-bounds.txt
+LOWER_STAMP := $(LOWER_VENV)/.placeborag-installed
+LOWER_PYTHON ?=
+LOWER_TESTS := tests/test_every_module.py tests/test_public_api.py tests/explore/test_app.py
+
+.PHONY: venv test explore bench docs browser lower-bounds clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +35,46 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+$(EXPLORE_VENV)/bin/python:
+	$(PYTHON) -m venv $(EXPLORE_VENV)
+
+$(EXPLORE_STAMP): pyproject.toml | $(EXPLORE_VENV)/bin/python
+	$(EXPLORE_VENV)/bin/python -m pip install --quiet -e '.[$(EXPLORE_EXTRAS)]'
+	touch $(EXPLORE_STAMP)
+
+# The first Python 3.10 found: LOWER_PYTHON, python3.10 on PATH, or a pyenv 3.10.
+$(LOWER_VENV)/bin/python:
+	@py="$(LOWER_PYTHON)"; \
+	if [ -z "$$py" ]; then \
+	  for c in python3.10 $$HOME/.pyenv/versions/3.10*/bin/python3.10; do \
+	    if "$$c" -c 'import sys; assert sys.version_info[:2] == (3, 10)' 2>/dev/null; then \
+	      py=$$c; break; fi; \
+	  done; \
+	fi; \
+	if [ -z "$$py" ] || ! "$$py" -c 'import sys; assert sys.version_info[:2] == (3, 10)'; then \
+	  echo "make lower-bounds: no Python 3.10 found (requires-python says >=3.10);" \
+	    "name one with LOWER_PYTHON=/path/to/python3.10" >&2; exit 1; \
+	fi; \
+	echo "lower bounds: $$py -m venv $(LOWER_VENV)"; \
+	"$$py" -m venv $(LOWER_VENV)
+
+$(LOWER_STAMP): pyproject.toml $(LOWER_CONSTRAINTS) | $(LOWER_VENV)/bin/python
+	$(LOWER_VENV)/bin/python -m pip install --quiet -c $(LOWER_CONSTRAINTS) \
+	  -e '.[explore,langchain,llamaindex]' pytest hypothesis
+	touch $(LOWER_STAMP)
+
+# A fast subset of the suite against every declared minimum: every module imports, the explorer
+# draws and redraws once, both adapters answer. pytest-asyncio is not installed there, so its
+# ini keys are not checked. A skipped test fails the run: it would mean an extra is missing.
+lower-bounds: $(LOWER_STAMP)
+	$(LOWER_VENV)/bin/python -m pip freeze --exclude-editable \
+	  | grep -iE '^(numpy|pandas|scikit-learn|plotly|ipywidgets|anywidget|langchain-core|llama-index-core|pytest)=='
+	@$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts= -q -rs $(LOWER_TESTS) \
+	  > $(LOWER_VENV)/pytest.log 2>&1; status=$$?; cat $(LOWER_VENV)/pytest.log; \
+	  [ $$status = 0 ] || exit $$status; \
+	  if grep -qE '[0-9]+ skipped' $(LOWER_VENV)/pytest.log; then \
+	    echo "make lower-bounds: a test was skipped in $(LOWER_VENV)" >&2; exit 1; fi
 
 # Debian's chromium for the Playwright browser test (Playwright cannot download its own here).
 browser:
@@ -32,12 +88,14 @@ test: venv browser
 	$(BIN)/python -m ruff format --check placeborag tests benchmarks scripts examples
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest tests examples -p no:cacheprovider
+	$(MAKE) lower-bounds
 
-# JupyterLab prints the URL with its token; open it in a browser on this machine.
-explore: venv
-	$(BIN)/python -m jupyter lab --ip=127.0.0.1 --port=$(PORT) --no-browser \
+# JupyterLab prints the URL with its token: it opens the explorer notebook. Open it in a
+# browser on this machine.
+explore: $(EXPLORE_STAMP)
+	$(EXPLORE_VENV)/bin/python -m jupyter lab --ip=127.0.0.1 --port=$(PORT) --no-browser \
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) \
-	  --ServerApp.root_dir=$(CURDIR)/notebooks $(CURDIR)/notebooks/explorer.ipynb
+	  --ServerApp.root_dir=$(CURDIR)/notebooks --LabApp.default_url=/lab/tree/explorer.ipynb
 
 bench: venv
 	$(BIN)/python benchmarks/run_all.py
@@ -46,4 +104,5 @@ docs: venv
 	$(BIN)/python -m mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) build dist site .pytest_cache .hypothesis .mypy_cache
+	rm -rf $(VENV) $(EXPLORE_VENV) $(LOWER_VENV) build dist site .pytest_cache .hypothesis \
+	  .mypy_cache

@@ -120,6 +120,8 @@ def _project_markers(config: pytest.Config) -> list[str]:
 
 def _options(node: pytest.Item | pytest.Collector) -> dict[str, Any]:
     """The marker options that apply to a node; the closest marker wins key by key."""
+    # A usage error shows the user's message, not the plugin's source lines.
+    __tracebackhide__ = True
     merged: dict[str, Any] = {}
     for marker in reversed(list(node.iter_markers(_MARKER))):
         if marker.args:
@@ -191,6 +193,7 @@ def _warn_if_unused(item: pytest.Item) -> None:
 @pytest.fixture
 def fake_embedder(request: pytest.FixtureRequest) -> Any:
     """A FakeEmbedder configured by the test's ``placeborag`` marker (embedder options)."""
+    __tracebackhide__ = True
     from placeborag import FakeEmbedder
 
     options = _options(request.node)
@@ -201,6 +204,7 @@ def fake_embedder(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture
 def fake_vector_store(request: pytest.FixtureRequest, fake_embedder: Any) -> Any:
     """A FakeVectorStore over ``fake_embedder``, configured by the marker (store options)."""
+    __tracebackhide__ = True
     from placeborag import FakeVectorStore
 
     options = _options(request.node)

@@ -1,7 +1,10 @@
 """Every Python snippet in the README and the docs runs.
 
 Plain snippets of one file run in order in one namespace; a snippet that defines pytest tests is
-written to a file and run by pytest (through pytester), so its tests must pass too.
+written to a file and run by pytest (through pytester), so its tests must pass too. A snippet
+whose first line names a file (``# rag_app.py``, ``# conftest.py``) is that file of the page's
+project: it is written beside the test snippets, which import it (or, for a conftest, get its
+fixtures).
 """
 
 import re
@@ -21,6 +24,7 @@ for _namespace in (placeborag, placeborag.query_engine):
 
 ROOT = Path(__file__).parent.parent
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+NAMED_FILE = re.compile(r"\A# (\w+)\.py\n")
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
@@ -36,10 +40,16 @@ def test_the_readme_has_snippets():
 def test_every_snippet_runs(path, pytester):
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     namespace: dict = {"__name__": f"snippets_of_{path.stem}"}
+    untested: list[str] = []  # files written since the last test snippet ran
     for i, code in enumerate(snippets(path)):
-        if re.search(r"^def test_|^async def test_", code, re.MULTILINE):
+        if named := NAMED_FILE.match(code):
+            pytester.makepyfile(**{named.group(1): code})
+            untested.append(f"{named.group(1)}.py")
+        elif re.search(r"^def test_|^async def test_", code, re.MULTILINE):
             pytester.makepyfile(**{f"test_snippet_{i}": code})
             result = pytester.runpytest("-p", "no:cacheprovider", f"test_snippet_{i}.py")
             assert result.ret == 0, f"{path.name} snippet {i}:\n{result.stdout.str()}"
+            untested = []
         else:
             exec(compile(code, f"{path.name}[snippet {i}]", "exec"), namespace)
+    assert not untested, f"{path.name}: no test snippet after {', '.join(untested)} uses it"

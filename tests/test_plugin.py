@@ -1,8 +1,10 @@
 """The pytest plugin, driven through pytester as a user's project would meet it."""
 
 import inspect
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,6 +98,60 @@ def test_a_misspelled_option_fails_that_test_and_the_session_runs_on(pytester):
     deselected = pytester.runpytest("-p", "no:cacheprovider", "-k", "not typo")
     deselected.assert_outcomes(passed=1, deselected=1)
     assert deselected.ret == pytest.ExitCode.OK
+
+
+def test_a_usage_error_shows_its_message_not_the_plugins_source_lines(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.placeborag(profle="qdrant")
+        def test_typo(fake_vector_store):
+            pass
+
+        @pytest.mark.placeborag("qdrant")
+        def test_positional(fake_embedder):
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    output = result.stdout.str()
+    assert "unknown @pytest.mark.placeborag option 'profle'" in output
+    assert "takes keyword options only" in output
+    for source in ("_pytest_plugin.py", "def _options", "raise pytest.UsageError(", "known ="):
+        assert source not in output
+
+
+GETTING_STARTED = Path(__file__).resolve().parent.parent / "docs" / "getting-started.md"
+
+
+def test_getting_started_lists_every_option_the_marker_accepts():
+    text = GETTING_STARTED.read_text(encoding="utf-8")
+    header = "| embedder options | store options |\n|---|---|\n"
+    row = text[text.index(header) + len(header) :].splitlines()[0]
+    embedder, store = (re.findall(r"`(\w+)`", cell) for cell in row.strip("|").split("|"))
+    assert (tuple(embedder), tuple(store)) == (EMBEDDER_OPTIONS, STORE_OPTIONS)
+
+
+def test_getting_started_shows_the_usage_error_the_marker_gives(pytester):
+    text = GETTING_STARTED.read_text(encoding="utf-8")
+    shown = re.search(
+        r"```text\nE   (pytest\.UsageError: test_x\.py::test_y: .*?)\n```", text, re.DOTALL
+    )
+    assert shown is not None
+    pytester.makepyfile(
+        test_x="""
+        import pytest
+
+        @pytest.mark.placeborag(profle="chroma")
+        def test_y(fake_vector_store):
+            pass
+        """
+    )
+    output = pytester.runpytest("-p", "no:cacheprovider").stdout.str()
+    message = " ".join(shown.group(1).split())
+    assert message in [line.strip().removeprefix("E").strip() for line in output.splitlines()]
 
 
 def test_positional_marker_arguments_are_a_usage_error(pytester):

@@ -91,8 +91,10 @@ _CSS = (
     " .placeborag-stale-note {color: #B00020; font-weight: bold;}"
     # A figure takes the app's width (plotly sizes itself to its container when it draws).
     " .placeborag-figure {width: 100%;} .placeborag-figure > * {flex: 1 1 auto; width: 100%;}"
-    # A table row of a selected document; rows answer clicks (select / unselect).
-    " .placeborag-table tr[data-selected] {outline: 2px solid #0072B2; background: #e6f1fa;}"
+    # A table row of a selected document; rows answer clicks (select / unselect). As specific
+    # as the tables' own rules (and more), so the selection shows over a row's status colour.
+    " .placeborag-app .placeborag-results table.placeborag-table tr[data-selected]"
+    " {outline: 2px solid #0072B2; background: #e6f1fa;}"
     " .placeborag-table tr[data-id] {cursor: pointer;}"
     " .placeborag-inspect {font: 13px/1.4 sans-serif;}"
 )

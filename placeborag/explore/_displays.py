@@ -1495,19 +1495,29 @@ class FilterModesDisplay(_Display):
         return f'<div class="placeborag-results">{_TABLE_CSS}{cells}</div>'
 
 
+# Every rule starts with `.placeborag-results table.placeborag-table`: JupyterLab styles the
+# tables of an HTML output with more specific selectors (right-aligned cells, a fixed layout that
+# lets cell text overlap, striped rows over the status colours), and these must win there.
 _TABLE_CSS = """<style>
 .placeborag-results{display:flex;gap:16px;flex-wrap:wrap;font:13px/1.35 sans-serif}
 .placeborag-mode{flex:1 1 420px;min-width:0}
-.placeborag-table{border-collapse:collapse;width:100%}
-.placeborag-table th,.placeborag-table td{border-bottom:1px solid #ddd;padding:3px 6px;
-text-align:left;vertical-align:top}
-.placeborag-table td:nth-child(2){white-space:nowrap}
-.placeborag-table td.num{text-align:right;font-variant-numeric:tabular-nums}
-.placeborag-table tr[data-status="dropped by post-filter"]{background:#fde8dc}
-.placeborag-table tr[data-status="lost to recall"]{background:#f6e3ef}
-.placeborag-table tr[data-status="tied at the cut"]{background:#fdf0d5}
-.placeborag-table tr[data-status="below the cut"]{color:#555}
-.placeborag-table tr[data-status="returned"] td:last-child{color:#00704f}
+.placeborag-results table.placeborag-table{border-collapse:collapse;width:100%;
+table-layout:auto;margin:0}
+.placeborag-results table.placeborag-table th,.placeborag-results table.placeborag-table td{
+border-bottom:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;
+white-space:normal;overflow-wrap:break-word}
+.placeborag-results table.placeborag-table td:nth-child(2){white-space:nowrap;
+overflow-wrap:normal}
+.placeborag-results table.placeborag-table td.num{text-align:right;
+font-variant-numeric:tabular-nums;white-space:nowrap}
+.placeborag-results table.placeborag-table tbody tr{background:transparent}
+.placeborag-results table.placeborag-table tr[data-status="dropped by post-filter"]{
+background:#fde8dc}
+.placeborag-results table.placeborag-table tr[data-status="lost to recall"]{background:#f6e3ef}
+.placeborag-results table.placeborag-table tr[data-status="tied at the cut"]{background:#fdf0d5}
+.placeborag-results table.placeborag-table tr[data-status="below the cut"]{color:#555}
+.placeborag-results table.placeborag-table tr[data-status="returned"] td:last-child{
+color:#00704f}
 </style>"""
 
 

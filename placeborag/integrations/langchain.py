@@ -394,6 +394,19 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
             number, self._generated = self._generated, self._generated + 1
         return number
 
+    def add_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
+        """Write ``documents`` (text and metadata) and return their ids, in order.
+
+        A document's ``id`` is its record's id; ``ids=`` takes precedence over the documents'
+        own ids, as in LangChain. A document without an id gets one generated as in
+        ``add_texts`` (a uuid5 of a per-adapter counter and the text: the same writes give the
+        same ids on every run). An id that exists, or one repeated in the call, is written as a
+        later call would write it: the store's ``on_existing_id`` decides (``"replace"``, the
+        ``"langchain"`` profile's, keeps its place and takes the new text and metadata).
+        ``batch_size=`` splits the writes into that many records per embedding call.
+        """
+        return super().add_documents(documents, **kwargs)
+
     def _new_id(self, text: str) -> str:
         while True:
             candidate = str(uuid.uuid5(_ID_NAMESPACE, f"{self._next_number()}\x00{text}"))
@@ -537,7 +550,15 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
     def similarity_search_with_score_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        """The top ``k`` documents for a query vector (in the store's space), with scores."""
+        """The top ``k`` documents for a query vector (in the store's space), with scores.
+
+        Scores are in the store profile's convention, as in ``similarity_search_with_score``.
+        ``filter=`` is a where dict (``{"lang": "en"}``) or a callable on the ``Document``, as
+        in ``similarity_search``; ``context=`` (a dict) is recorded with the query. The query is
+        recorded in ``store.queries`` with ``text=""`` (there is no text to record) and with
+        its ``k`` and ``where``; the vector's own bytes decide any order that depends on the
+        query, so the same vector always gives the same ranking.
+        """
         check_vector(embedding, "embedding")
         matches = self._search(None, embedding, k, kwargs, "similarity_search_by_vector")
         return [(_document(match), match.score) for match in matches]
