@@ -32,18 +32,10 @@ from placeborag._validation import check_choice, check_int, check_str, shown
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
-from placeborag.explore._displays import (
-    ProjectionDisplay,
-    RankingDisplay,
-    draw,
-    remember_sent,
-    sent_to,
-    state_line,
-)
+from placeborag.explore._displays import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._export import Export, build_export
-from placeborag.explore._figure import bundle_loader, figure_widget
+from placeborag.explore._figure import bundle_loader, figure_view, panel
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
-from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
@@ -219,7 +211,6 @@ class Explorer:
         self._id_set: frozenset[str] = frozenset()
         self._id_array = np.zeros(0, dtype=object)
         self._drawn: dict[str, Any] = {}
-        self._boxed: set[str] = set()  # figures where a box or lasso may be drawn in the page
         self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
         self.inspected: str | None = None  # the document the inspect panel shows
         self._build_widgets(dimension_choices, max_k, projection)
@@ -319,7 +310,10 @@ class Explorer:
         self.controls["where"].layout = w.Layout(width="420px")
         self.controls["query"].layout = w.Layout(width="420px")
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
-        self.results_html = w.HTML().add_class(CSS_CLASSES["results"])
+        # The tables answer row clicks through their own widget's messages (widget mode).
+        self.results_html = (
+            panel(self._on_row) if self.mode == "widget" else w.HTML()
+        ).add_class(CSS_CLASSES["results"])
         self.selection_html = w.HTML(self._selection_hint())
         self.selection_html.add_class(CSS_CLASSES["selection"])
         self.select_box = w.Text(
@@ -337,11 +331,6 @@ class Explorer:
         self.apply_button.add_class(CSS_CLASSES["apply"])
         self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
         self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
-        self._bridge = (
-            bridge(self._app_class, self._on_bridge, self._on_click, self._on_row)
-            if self.mode == "widget"
-            else None
-        )
         self.find_box = w.Text(
             description="find",
             placeholder="an id or words of a text; Enter finds",
@@ -366,9 +355,6 @@ class Explorer:
         self.export_area.add_class(CSS_CLASSES["export"])
         self.figures: dict[str, Any] = dict.fromkeys(FIGURES)
         if self.mode == "widget":
-            # Each FigureWidget is made from its first drawing (see _draw), so that it opens
-            # in the front end with its traces in its initial state: updates sent while the
-            # front end is still loading the widget's model can be lost.
             self.views = {name: w.Box(layout=w.Layout(width="100%")) for name in FIGURES}
         else:
             self.views = self.outputs = {
@@ -426,8 +412,6 @@ class Explorer:
             self.preview_html,
             self.export_area,
         ]
-        if self._bridge is not None:
-            parts.append(self._bridge)
         if self.mode == "widget":
             parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
         self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
@@ -581,15 +565,13 @@ class Explorer:
         if name == "funnel":
             self._drawn["tables"] = key
         if self.mode == "widget":
-            if self.figures[name] is None:
-                first = display.plot().figure_
-                widget = figure_widget(first)
-                remember_sent(widget, *sent_to(first))
-                widget.observe(self._replay_on_new_view, names="_view_count")
-                self.figures[name] = widget
-                self.views[name].children = (widget,)
-            else:
-                display.plot(self.figures[name])
+            figure = self.figures[name]
+            if figure is None:
+                figure = self.figures[name] = figure_view()
+                figure.on_select = lambda points, name=name: self._on_select(name, points)
+                figure.on_click = lambda point, name=name: self._on_click(name, point)
+                self.views[name].children = (figure,)
+            figure.show(*display.spec())
             if name in ("projection", "ranking"):
                 self._watch_selection(name, display)
             return
@@ -600,24 +582,6 @@ class Explorer:
         with out:
             out.clear_output(wait=True)
             ipy.display(display.figure_)
-
-    @staticmethod
-    def _replay_on_new_view(change: dict[str, Any]) -> None:
-        """Send a figure whole again once a front end has opened a view of it.
-
-        plotly's front-end model can come up with an empty figure when the widget's first
-        state arrives while its JavaScript is still loading (seen in JupyterLab, one page
-        load in a few). A view reports itself through ``_view_count`` only once the model
-        is ready, so the traces and the layout sent now are drawn.
-        """
-        if (change["new"] or 0) <= (change["old"] or 0):
-            return
-        figure = change["owner"]
-        traces, layout = sent_to(figure)
-        figure.data = ()
-        figure.layout = {}
-        remember_sent(figure, (), {})
-        draw(figure, list(traces), layout)
 
     # -- selection and export --------------------------------------------------------------
 
@@ -639,35 +603,23 @@ class Explorer:
 
     def _show_selection(self, name: str) -> None:
         """Highlight the selected documents still present in figure ``name`` (plotly dims the
-        others), or clear the highlight when nothing is selected."""
+        others), or clear the highlight (and a box or lasso drawn) when nothing is selected."""
         figure = self.figures.get(name)
         rows = self._trace_rows.get(name)
         if figure is None or rows is None or self.mode != "widget":
             return
-        chosen = set(self.selection)
+        chosen = list(self.selection)
         ids = self._id_array
-        # 3-D traces have no selection in plotly: leave them alone.
-        indexes = [i for i, t in enumerate(figure.data) if "selectedpoints" in t]
-        if not indexes:
-            return
-        values: list[Any] = []
-        for i in indexes:
-            members = rows.get(i)
-            if not chosen or members is None:
-                values.append(None)
+        values: dict[int, list[int] | None] = {}
+        for i, members in rows.items():
+            if not chosen:
+                values[i] = None
             else:
-                picked = np.flatnonzero(np.isin(ids[members], list(chosen)))
-                values.append(picked.tolist())
-        figure.plotly_restyle({"selectedpoints": values}, indexes)
-        if not chosen and (name in self._boxed or figure.layout.selections):
-            # Only a box or lasso drawn in the page needs clearing: an empty relayout is
-            # still a full redraw of every point in the browser.
-            self._boxed.discard(name)
-            figure.plotly_relayout({"selections": []})
+                values[i] = np.flatnonzero(np.isin(ids[members], chosen)).tolist()
+        figure.show_selection(values)
 
-    def _on_bridge(self, figure: str, points: list[tuple[int, int]]) -> None:
-        """A selection made in the front end (every trace's points at once)."""
-        self._boxed.add(figure)  # its box stays drawn in the page until cleared
+    def _on_select(self, figure: str, points: list[tuple[int, int]]) -> None:
+        """A box or lasso selection made in the page (every trace's points at once)."""
         grouped: dict[int, list[int]] = {}
         for trace, point in points:
             grouped.setdefault(trace, []).append(point)

@@ -477,6 +477,12 @@ class ProjectionDisplay(_ProjectionBased):
         return out
 
     def plot(self, figure: Any = None) -> ProjectionDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         p = self.projection
         three = p.coords.shape[1] >= 3
         n = p.coords.shape[0]
@@ -653,8 +659,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleanchor": "x",
                 "scaleratio": 1,
             }
-        self._show(figure, traces, layout)
-        return self
+        return traces, layout
 
 
 def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
@@ -737,6 +742,12 @@ class RankingDisplay(_ProjectionBased):
         return [shown[status == name] for name in STATUSES]
 
     def plot(self, figure: Any = None) -> RankingDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         p = self.projection
         t = p.trace
         axis = self.axis
@@ -855,8 +866,7 @@ class RankingDisplay(_ProjectionBased):
             "autosize": True,
             "height": 440,
         }
-        self._show(figure, traces, layout)
-        return self
+        return traces, layout
 
 
 _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
@@ -1182,6 +1192,12 @@ class AnchorsDisplay(_Display):
         return True
 
     def plot(self, figure: Any = None) -> AnchorsDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         g = self.geometry
         members, pairs = g.members, g.pairs
         # Plain arrays once: pandas indexing per trace costs more than the drawing.
@@ -1354,8 +1370,7 @@ class AnchorsDisplay(_Display):
             # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
             "height": 460 + 28 * len(g.errors),
         }
-        self._show(figure, traces, layout)
-        return self
+        return traces, layout
 
 
 # plotly's codes for circle-open, square, diamond-open, cross and triangle-up-open
@@ -1433,6 +1448,12 @@ class FilterModesDisplay(_Display):
         return cls.from_stores(stores, scenario.query, scenario.k, scenario.where)
 
     def plot(self, figure: Any = None) -> FilterModesDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         traces = []
         for i, mode in enumerate(("pre", "post")):
             f = self.funnels[mode]
@@ -1475,8 +1496,7 @@ class FilterModesDisplay(_Display):
             "margin": {"t": 80, "l": 120, "r": 20, "b": 30},
             "height": 360,
         }
-        self._show(figure, traces, layout)
-        return self
+        return traces, layout
 
     def to_html(self, selected: Sequence[str] = ()) -> str:
         """Both tables side by side, as HTML (CSS classes for styling and browser tests); the
