@@ -311,9 +311,9 @@ class Explorer:
         self.controls["query"].layout = w.Layout(width="420px")
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
         # The tables answer row clicks through their own widget's messages (widget mode).
-        self.results_html = (
-            panel(self._on_row) if self.mode == "widget" else w.HTML()
-        ).add_class(CSS_CLASSES["results"])
+        self.results_html = (panel(self._on_row) if self.mode == "widget" else w.HTML()).add_class(
+            CSS_CLASSES["results"]
+        )
         self.selection_html = w.HTML(self._selection_hint())
         self.selection_html.add_class(CSS_CLASSES["selection"])
         self.select_box = w.Text(

@@ -222,9 +222,7 @@ _LOADER: list[Any] = []  # the kernel's loader widget, once made
 def plotly_bundle() -> tuple[bytes, str]:
     """plotly.js as the plotly package ships it (``package_data/plotly.min.js``), gzipped (a
     third of its size; the page inflates it with ``DecompressionStream``), and its digest."""
-    source = (
-        importlib.resources.files("plotly").joinpath("package_data", "plotly.min.js").read_bytes()
-    )
+    source = importlib.resources.files("plotly").joinpath("package_data/plotly.min.js").read_bytes()
     digest = hashlib.sha256(source).hexdigest()[:16]
     return gzip.compress(source, compresslevel=3, mtime=0), digest
 
@@ -233,9 +231,7 @@ def plotly_bundle() -> tuple[bytes, str]:
 def _template() -> dict[str, Any]:
     """plotly's ``plotly_white`` template as the plotly package ships it (a JSON file): what
     ``go.Figure(layout={"template": "plotly_white"})`` would send, without validating it."""
-    path = importlib.resources.files("plotly").joinpath(
-        "package_data", "templates", "plotly_white.json"
-    )
+    path = importlib.resources.files("plotly").joinpath("package_data/templates/plotly_white.json")
     template: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return template
 
@@ -265,6 +261,7 @@ def bundle_loader() -> Any:
 
 
 # -- the figure JSON on the wire ------------------------------------------------------------
+
 
 def wire(value: Any) -> Any:
     """A figure spec (dicts, lists, numpy arrays and scalars) as the widget sends it: numeric
@@ -299,7 +296,7 @@ def _wire_array(a: np.ndarray) -> Any:
     a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
     spec: dict[str, Any] = {
         "dtype": f"{a.dtype.kind}{a.dtype.itemsize}",
-        "bdata": memoryview(a.reshape(-1)).cast("B"),
+        "bdata": memoryview(a.reshape(-1)).cast("B"),  # type: ignore[arg-type]
     }
     if a.ndim > 1:
         spec["shape"] = ", ".join(str(n) for n in a.shape)
@@ -351,6 +348,8 @@ class _Attrs:
         if name.startswith("_"):
             raise AttributeError(name)
         value = self._spec.get(name)
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            return [_Attrs(v) for v in value]
         return _Attrs(value) if isinstance(value, Mapping) else value
 
     def __getitem__(self, name: str) -> Any:
@@ -430,8 +429,13 @@ def _figure_class() -> Any:
             return tuple(_Attrs(t) for t in self.traces)
 
         @property
-        def layout(self) -> _Attrs:  # type: ignore[override]
+        def figure_layout(self) -> _Attrs:
+            """The layout last shown (``layout`` is the widget's own CSS layout)."""
             return _Attrs(self.spec_layout)
+
+        def to_plotly_json(self) -> dict[str, Any]:
+            """The figure last shown, as its spec (numpy arrays inside), template aside."""
+            return {"data": list(self.traces), "layout": dict(self.spec_layout)}
 
         # -- what the page sends --
 
@@ -459,7 +463,7 @@ def _figure_class() -> Any:
             expected = {"select": "points", "click": "point", "view": "ranges"}
             if kind not in expected or set(content) != {"kind", "revision", expected[kind]}:
                 return self._refuse(content, "unknown kind or fields")
-            if not _exact_int(revision) or revision < 1:
+            if type(revision) is not int or revision < 1:
                 return self._refuse(content, "no figure revision")
             payload = content[expected[kind]]
             if kind == "view":

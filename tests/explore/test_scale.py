@@ -222,7 +222,7 @@ def test_your_own_coordinates_replace_the_pca():
     top = [own.shown.rows.position[i] for i in own.shown.trace.top_k]
     query = next(t for t in fig.data if t.name == "query")
     assert (query.x[0], query.y[0]) == pytest.approx(tuple(coords[top].mean(axis=0)))
-    assert "your coordinates" in fig.layout.xaxis.title.text
+    assert "your coordinates" in fig.figure_layout.xaxis.title.text
     assert not list(next(t for t in fig.data if t.name == "cluster anchors").x)
 
 
