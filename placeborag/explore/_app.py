@@ -131,6 +131,36 @@ def _shown(value: Any) -> str:
     return shown(value, 60)
 
 
+def _check_scenario(s: Scenario) -> None:
+    """Refuse a scenario the app could not show as given, with the store's or the embedder's
+    own error naming the field: an empty store of its options is cheap to make."""
+    FakeVectorStore(embedder=FakeEmbedder(**s.embedder_options), **s.store_options)
+    if s.k > MAX_K:
+        raise PlaceboragValueError(f"k={shown(s.k)} must be between 1 and {MAX_K:,}")
+
+
+def _decimals(value: float) -> int:
+    """The decimals ``value`` needs to be written exactly (up to 6)."""
+    text = f"{value:.6f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _float_slider(w: Any, value: float, high: float, step: float, description: str) -> Any:
+    """A slider from 0 that holds ``value`` exactly: wider than ``high`` when it must be,
+    with a finer step and readout when ``value`` is not on the usual step."""
+    places = max(2, _decimals(value))
+    on_step = abs(round(value / step) * step - value) < 1e-12
+    return w.FloatSlider(
+        value=value,
+        min=0.0,
+        max=max(high, value),
+        step=step if on_step else 10.0**-places,
+        readout_format=f".{places}f",
+        description=description,
+        continuous_update=False,
+    )
+
+
 def _profile_label(name: str) -> str:
     """``"faiss (L2 distance, ties by insertion)"``: the profile with its metric and tie rule."""
     profile = get_profile(name)
@@ -193,6 +223,8 @@ class Explorer:
         scenario = scenario or demo_scenario()
         if query is not None:
             scenario = scenario.replace(query=query)
+        if store is None:
+            _check_scenario(scenario)
         self.mode = mode
         self.scenario = scenario
         self.selection: list[str] = []
@@ -258,23 +290,9 @@ class Explorer:
                     "$ne/$nin match a record without the key where the profile's engine does",
                 ],
             ),
-            "recall": w.FloatSlider(
-                value=s.recall,
-                min=0.0,
-                max=1.0,
-                step=0.05,
-                description="recall",
-                continuous_update=False,
-            ),
+            "recall": _float_slider(w, s.recall, 1.0, 0.05, "recall"),
             "dimensions": w.Dropdown(options=dims, value=s.dimensions, description="dimensions"),
-            "cluster_spread": w.FloatSlider(
-                value=s.cluster_spread,
-                min=0.0,
-                max=2.0,
-                step=0.05,
-                description="cluster spread",
-                continuous_update=False,
-            ),
+            "cluster_spread": _float_slider(w, s.cluster_spread, 2.0, 0.05, "cluster spread"),
             "model_name": w.Text(
                 value=s.model_name, description="model name", continuous_update=False
             ),
