@@ -1476,10 +1476,13 @@ class FilterModesDisplay(_Display):
                 f"post-filter returns {returned['post']}",
                 "x": 0.01,
             },
-            "xaxis": {"domain": [0.0, 0.45], "showticklabels": False},
-            "xaxis2": {"domain": [0.55, 1.0], "showticklabels": False, "anchor": "y2"},
-            "yaxis": {"automargin": True},
-            "yaxis2": {"anchor": "x2", "automargin": True},
+            # The post-filter funnel's stage names sit in the gap, clear of the widest pre bar.
+            "xaxis": {"domain": [0.0, 0.4], "showticklabels": False},
+            "xaxis2": {"domain": [0.6, 1.0], "showticklabels": False, "anchor": "y2"},
+            # Top-down, widest first, wherever it is drawn (plotly.js reverses a funnel's
+            # axis only by default, which an in-place update could lose).
+            "yaxis": {"automargin": True, "autorange": "reversed"},
+            "yaxis2": {"anchor": "x2", "automargin": True, "autorange": "reversed"},
             "annotations": [
                 {
                     "text": f"<b>{m}-filter</b>",

@@ -226,3 +226,14 @@ def test_every_ranked_point_has_its_rank_or_its_place_at_the_cut_in_its_hover():
         cut = int(trace.cut_rank[trace.ids.index(doc)])
         assert places[doc] == f"place {cut} at the top-20 cut, dropped by the post-filter"
     assert set(places) == set(returned) | set(dropped)
+
+
+def test_both_funnels_read_top_down_widest_first_with_labels_clear_of_the_other(demo):
+    """The first stage (every candidate) on top, in the app's widget as in a plain figure:
+    the axes say so themselves rather than rely on plotly.js's default for funnels."""
+    traces, layout = FilterModesDisplay.from_scenario(demo).spec()
+    for trace, axis in zip(traces, ("yaxis", "yaxis2")):
+        assert list(trace["y"])[0] == "candidates"
+        assert layout[axis]["autorange"] == "reversed"
+    pre_end, post_start = layout["xaxis"]["domain"][1], layout["xaxis2"]["domain"][0]
+    assert post_start - pre_end >= 0.2  # room for the post funnel's stage names
