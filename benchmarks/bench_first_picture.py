@@ -28,9 +28,7 @@ LARGE_TARGET_S = 4.0
 LARGE = 100_000
 
 _TIMED = "import time; _t0 = time.perf_counter()\n{body}\nprint(time.perf_counter() - _t0)"
-FLOOR = (
-    "import numpy, pandas, sklearn.decomposition, plotly.graph_objects, ipywidgets, anywidget"
-)
+FLOOR = "import numpy, pandas, sklearn.decomposition, plotly.graph_objects, ipywidgets, anywidget"
 DEMO = "from placeborag.explore import app\nexplorer = app()"
 BUILD_LARGE = (
     f"from placeborag.explore import app, demo_scenario\nexplorer = app(demo_scenario({LARGE}))"

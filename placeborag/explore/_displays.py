@@ -7,7 +7,6 @@ app): when the traces keep their kinds and names, only their arrays are replaced
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import weakref
@@ -318,12 +317,10 @@ def density_trace(
     """A heatmap of how many documents fall in each cell (a numpy 2-D histogram), drawn under
     the points: empty cells transparent, fuller ones darker (log of the count).
 
-    x and y are the cell centres (1-D float32: binary buffers); z is the grid as a plotly.js
-    typed-array spec (float32, base64, with its shape; NaN for an empty cell), rounded to 3
-    decimals: plotly's widget would send a 2-D array as nested JSON lists, and check each of
-    its 19,200 numbers in Python first. Not x, y and z as three columns: the front end then
-    answers every redraw of the figure with its own gridded x and y (over 1 MB of JSON at
-    160 x 120 cells), which the kernel must take in before the next change.
+    x, y and z (the grid, float32, NaN for an empty cell, rounded to 3 decimals) are numpy
+    arrays: binary buffers for the app's widget, and a typed array or a list as the plotly
+    in use writes a ``go.Figure``. Not x, y and z as three columns: the front end then
+    answers every redraw with its own gridded x and y (over 1 MB at 160 x 120 cells).
     """
     finite = np.isfinite(x) & np.isfinite(y)
     x, y = x[finite], y[finite]
@@ -341,28 +338,13 @@ def density_trace(
         "name": "density",
         "x": np.ascontiguousarray(cx, dtype=np.float32),
         "y": np.ascontiguousarray(cy, dtype=np.float32),
-        "z": typed_array(z),
+        "z": z,
         "zmin": 0.0,
         "colorscale": [[0.0, "rgba(60,60,110,0.06)"], [1.0, "rgba(40,40,90,0.4)"]],
         "showscale": False,
         "hoverinfo": "skip",
         "showlegend": True,
     }
-
-
-def typed_array(values: np.ndarray) -> dict[str, str]:
-    """A numeric array as a plotly.js typed-array spec (what plotly.py's own JSON writes for
-    a 2-D array): its bytes in base64, their dtype and the shape. plotly's validators take it
-    as it is, and the front end decodes it into typed arrays."""
-    kinds = {"float32": "f4", "float64": "f8", "int32": "i4", "uint8": "u1"}
-    values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<"))
-    spec = {
-        "dtype": kinds[values.dtype.name],
-        "bdata": base64.b64encode(values.tobytes()).decode("ascii"),
-    }
-    if values.ndim > 1:
-        spec["shape"] = ", ".join(str(n) for n in values.shape)
-    return spec
 
 
 def histogram2d(
