@@ -34,7 +34,7 @@ from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
 from placeborag.explore._displays import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._export import Export, build_export
-from placeborag.explore._figure import bundle_loader, figure_view, panel
+from placeborag.explore._figure import bundle_loader, figure_view, panel, status_widget
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
@@ -84,8 +84,22 @@ _CSS = (
     # A table row of a selected document; rows answer clicks (select / unselect).
     " .placeborag-table tr[data-selected] {outline: 2px solid #0072B2; background: #e6f1fa;}"
     " .placeborag-table tr[data-id] {cursor: pointer;}"
-    " .placeborag-inspect {font: 13px/1.4 sans-serif;}"
+    " .placeborag-inspect {font: 13px/1.4 sans-serif; max-height: 420px; overflow: auto;}"
+    " .placeborag-group-title {font: bold 12px sans-serif; color: #555; text-transform: uppercase;"
+    " letter-spacing: 0.04em; margin: 4px 0 2px;}"
+    " .placeborag-note {font: 12px/1.3 sans-serif; color: #666; max-width: 300px;}"
+    " .placeborag-side .widget-html-content {white-space: normal;}"
+    " .placeborag-side textarea {font: 11px/1.3 monospace;}"
+    " .placeborag-status {font: 12px sans-serif; color: #0072B2; margin-left: 12px;}"
+    " .placeborag-spinner {display: inline-block; width: 9px; height: 9px; border: 2px solid"
+    " #0072B2; border-right-color: transparent; border-radius: 50%;"
+    " animation: placeborag-spin 0.8s linear infinite;}"
+    " @keyframes placeborag-spin {to {transform: rotate(360deg);}}"
+    # While the kernel works (shown after half a second), the views say they are not current.
+    " .placeborag-busy .placeborag-figure {opacity: 0.55; transition: opacity 0.2s;}"
 )
+_STYLE = {"description_width": "84px"}
+_CONTROL_WIDTH = "300px"
 NEIGHBOURS = 5  # nearest documents shown for an inspected one
 FOUND = 10  # matches listed by the find box
 
@@ -254,6 +268,16 @@ class Explorer:
         self, dimension_choices: Sequence[int], max_k: int, projection: str = "pca"
     ) -> None:
         w = optional("ipywidgets")
+        self._make_controls(w, dimension_choices, max_k, projection)
+        self._make_panels(w)
+        self._make_views(w)
+        self.widget = self._lay_out(w)
+        self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
+
+    def _make_controls(
+        self, w: Any, dimension_choices: Sequence[int], max_k: int, projection: str
+    ) -> None:
+        """The controls, each showing the scenario's own value, observed for changes."""
         s = self.scenario
         keys = metadata_keys(s.documents)
         dims = sorted({*dimension_choices, s.dimensions})
@@ -314,51 +338,60 @@ class Explorer:
                 ],
             ),
         }
-        style = {"description_width": "100px"}
         for name, control in self.controls.items():
             control.style = (
-                {**style}
+                {**_STYLE}
                 if not isinstance(control, w.ToggleButtons)
-                else {**style, "button_width": "70px"}
+                else {**_STYLE, "button_width": "64px"}
             )
+            control.layout = w.Layout(width=_CONTROL_WIDTH)
             control.add_class(CSS_CLASSES[name])
             control.observe(self._on_change, names="value")
             if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="420px")
-        self.controls["query"].layout = w.Layout(width="420px")
+        self.controls["where"].layout = w.Layout(width="250px")
+        self.apply_button = w.Button(
+            description="apply", tooltip="apply the where filter", layout=w.Layout(width="60px")
+        )
+        self.apply_button.add_class(CSS_CLASSES["apply"])
+        self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
+        # Says why a control changes nothing here (updated with every drawing).
+        self.semantics_note = w.HTML("").add_class("placeborag-note")
+
+    def _make_panels(self, w: Any) -> None:
+        """The messages, the selection, find and inspect, and the export panel."""
+        side = w.Layout(width="100%")
+        self.status = status_widget() if self.mode == "widget" else None
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
+        self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
         # The tables answer row clicks through their own widget's messages (widget mode).
         self.results_html = (panel(self._on_row) if self.mode == "widget" else w.HTML()).add_class(
             CSS_CLASSES["results"]
         )
-        self.selection_html = w.HTML(self._selection_hint())
+        self.selection_html = w.HTML(self._selection_hint(), layout=side)
         self.selection_html.add_class(CSS_CLASSES["selection"])
         self.select_box = w.Text(
             description="select",
-            placeholder="ids, comma-separated, or a JSON filter; Enter selects",
+            placeholder="ids, comma-separated, or a JSON filter",
             continuous_update=False,
-            layout=w.Layout(width="420px"),
-            style=style,
+            layout=side,
+            style={"description_width": "50px"},
         ).add_class(CSS_CLASSES["select_box"])
         self.select_box.observe(self._on_select_box, names="value")
         self.clear_button = w.Button(description="clear selection", icon="times")
         self.clear_button.add_class(CSS_CLASSES["clear"])
         self.clear_button.on_click(lambda _: self.select([]))
-        self.apply_button = w.Button(description="apply", tooltip="apply the where filter")
-        self.apply_button.add_class(CSS_CLASSES["apply"])
-        self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
-        self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
         self.find_box = w.Text(
             description="find",
             placeholder="an id or words of a text; Enter finds",
             continuous_update=False,
-            layout=w.Layout(width="420px"),
-            style=style,
+            layout=side,
+            style={"description_width": "50px"},
         ).add_class(CSS_CLASSES["find"])
         self.find_box.observe(lambda c: self.find(str(c["new"])), names="value")
         self.inspect_html = w.HTML(
-            "<i>click a point (or find a document) to see where the query left it and why</i>"
+            "<i>click a point (or find a document) to see where the query left it and why</i>",
+            layout=side,
         ).add_class(CSS_CLASSES["inspect"])
         self.export_button = w.Button(
             description="export pytest",
@@ -366,11 +399,14 @@ class Explorer:
             tooltip="write a pytest module for this state",
         )
         self.export_button.add_class(CSS_CLASSES["export_button"])
-        self.export_button.on_click(lambda _: self.export())
-        self.export_area = w.Textarea(layout=w.Layout(width="100%", height="260px"))
-        self.preview_html = w.HTML("")
+        self.export_button.on_click(lambda _: self._busy_while(self._export_note(), self.export))
+        self.export_area = w.Textarea(layout=w.Layout(width="100%", height="200px"))
+        self.preview_html = w.HTML("", layout=side)
         self.last_export: Export | None = None
         self.export_area.add_class(CSS_CLASSES["export"])
+
+    def _make_views(self, w: Any) -> None:
+        """A container per figure: the figure widget goes in at its first drawing."""
         self.figures: dict[str, Any] = dict.fromkeys(FIGURES)
         if self.mode == "widget":
             self.views = {name: w.Box(layout=w.Layout(width="100%")) for name in FIGURES}
@@ -380,60 +416,99 @@ class Explorer:
             }
         for name, view in self.views.items():
             view.add_class("placeborag-figure").add_class(f"placeborag-figure-{name}")
-        views = self.views
+        self.results_html.add_class("placeborag-figure")
+
+    def _group(self, w: Any, title: str, items: Sequence[Any], note: str = "") -> Any:
+        head = w.HTML(f'<div class="placeborag-group-title">{html.escape(title)}</div>{note}')
+        box = w.VBox([head, *items], layout=w.Layout(margin="0 12px 4px 0"))
+        return box.add_class("placeborag-group")
+
+    def _embedder_group(self, w: Any) -> Any:
         c = self.controls
-        column = w.Layout(flex="1 1 0", min_width="430px")
-        controls = w.HBox(
+        fixed = self.state.fixed_embedder
+        if fixed is None:
+            return self._group(
+                w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]]
+            )
+        # A store of the user's own vectors: its controls would show values that are not the
+        # store's, and change nothing; they stay (disabled) but hidden, and a note says why.
+        for name in _EMBEDDER_CONTROLS:
+            c[name].layout.display = "none"
+        name = getattr(fixed, "model_name", type(fixed).__name__)
+        note = (
+            f'<div class="placeborag-note">the store\'s own vectors ({html.escape(str(name))}):'
+            " nothing to re-embed</div>"
+        )
+        return self._group(
+            w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]], note
+        )
+
+    def _lay_out(self, w: Any) -> Any:
+        """Four groups of controls above the views; beside the views, a side panel (the
+        selection, find and inspect, the export) that grows without moving the plots."""
+        c, views = self.controls, self.views
+        groups = w.HBox(
             [
-                w.VBox(
-                    [
-                        c["query"],
-                        w.HBox([c["where"], self.apply_button]),
-                        c["k"],
-                        c["color_by"],
-                        c["projection"],
-                        c["method"],
-                    ],
-                    layout=column,
+                self._group(
+                    w, "query", [c["query"], w.HBox([c["where"], self.apply_button]), c["k"]]
                 ),
-                w.VBox(
+                self._group(
+                    w,
+                    "store",
                     [
                         c["profile"],
                         c["metric"],
                         c["filter_mode"],
                         c["filter_semantics"],
+                        self.semantics_note,
                         c["recall"],
                     ],
-                    layout=column,
                 ),
-                w.VBox([c["dimensions"], c["cluster_spread"], c["model_name"]], layout=column),
+                self._embedder_group(w),
+                self._group(w, "view", [c["color_by"], c["projection"], c["method"]]),
             ],
-            layout=w.Layout(flex_flow="row wrap"),
+            layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
-        self.results_html.add_class("placeborag-figure")
+        plots = w.VBox(
+            [
+                views["projection"],
+                views["ranking"],
+                w.HTML("<h4>Pre- versus post-filter</h4>"),
+                self.results_html,
+                views["funnel"],
+                views["anchors"],
+            ],
+            layout=w.Layout(flex="1 1 560px", min_width="480px"),
+        )
+        side = w.VBox(
+            [
+                w.HTML('<div class="placeborag-group-title">selection</div>'),
+                self.select_box,
+                self.clear_button,
+                self.selection_html,
+                w.HTML('<div class="placeborag-group-title">find and inspect</div>'),
+                self.find_box,
+                self.inspect_html,
+                w.HTML('<div class="placeborag-group-title">export</div>'),
+                self.export_button,
+                self.preview_html,
+                self.export_area,
+            ],
+            layout=w.Layout(flex="0 0 330px", width="330px", margin="0 0 0 12px"),
+        ).add_class("placeborag-side")
+        header = [w.HTML(f"<style>{_CSS}</style><b>placeborag explorer</b>")]
+        if self.status is not None:
+            header.append(self.status)
         parts = [
-            w.HTML(f"<style>{_CSS}</style><h3>placeborag explorer</h3>"),
-            controls,
+            w.HBox(header, layout=w.Layout(align_items="center")),
+            groups,
             self.error_html,
             self.stale_html,
-            w.HBox([self.select_box, self.clear_button]),
-            self.selection_html,
-            self.find_box,
-            self.inspect_html,
-            views["projection"],
-            views["ranking"],
-            w.HTML("<h4>Pre- versus post-filter</h4>"),
-            self.results_html,
-            views["funnel"],
-            views["anchors"],
-            self.export_button,
-            self.preview_html,
-            self.export_area,
+            w.HBox([plots, side], layout=w.Layout(flex_flow="row wrap", width="100%")),
         ]
         if self.mode == "widget":
             parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
-        self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
-        self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
+        return w.VBox(parts, layout=w.Layout(width="100%"))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The app's widget view, plus a static HTML snapshot (the state line, a picture of
@@ -499,8 +574,53 @@ class Explorer:
                 self._syncing = False
         self.refresh(changed=change["owner"].description)
 
+    def _busy_while(self, note: str, work: Any) -> Any:
+        """Run ``work()`` with ``note`` in the busy indicator (the page shows it, and dims
+        the views, only past half a second)."""
+        if self.status is None:
+            return work()
+        self.status.busy = note
+        try:
+            return work()
+        finally:
+            self.status.busy = ""
+
+    def _refresh_note(self) -> str:
+        """What a redraw from the controls is about to do, for the busy indicator."""
+        try:
+            scenario = self._scenario_from_controls()
+        except Exception:
+            return "updating the views"
+        n = len(scenario.documents)
+        if self.state.embeds_anew(scenario):
+            return f"re-embedding {n:,} documents"
+        if self.controls["method"].value == "umap":
+            return f"fitting UMAP to {n:,} documents (the first fit compiles: up to ~15 s)"
+        return f"updating the views of {n:,} documents"
+
+    def _export_note(self) -> str:
+        count = len(self.selection) or "the top-k"
+        return f"writing the pytest module for {count} documents"
+
+    def _show_semantics_note(self) -> None:
+        """The semantics toggle changes only $ne/$nin over records without the key: say so
+        when the filter on screen has neither."""
+        where = json.dumps(self.scenario.where) if self.scenario.where is not None else ""
+        self.semantics_note.value = (
+            ""
+            if '"$ne"' in where or '"$nin"' in where
+            else "semantics: no effect here (it changes only $ne/$nin, and the filter has neither)"
+        )
+
     def refresh(self, changed: str | None = None) -> None:
         """Recompute and redraw every view from the controls; errors are shown, not raised."""
+        if self.status is not None and changed is not None:
+            self._busy_while(self._refresh_note(), lambda: self._refresh(changed))
+        else:
+            self._refresh(changed)
+        self._show_semantics_note()
+
+    def _refresh(self, changed: str | None = None) -> None:
         start = time.perf_counter()
         self.state.phases = self.phases = {}
         released = False
@@ -594,6 +714,9 @@ class Explorer:
                 self._watch_selection(name, display)
             return
         display.plot()
+        if name in ("projection", "ranking"):
+            # Nothing selects with the mouse here (the select box does): offer zoom, not boxes.
+            display.figure_.update_layout(dragmode="zoom", modebar_remove=["select2d", "lasso2d"])
         self.figures[name] = display.figure_
         out = self.outputs[name]
         ipy = optional("IPython.display")

@@ -740,7 +740,7 @@ class RankingDisplay(_ProjectionBased):
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
         strings = n <= HOVER_TEXT_UP_TO
         traces = []
-        labelled = rank_label_mask(t.rank, t.cut_rank, t.k)
+        labelled = spaced_labels(position, y, t.rank, rank_label_mask(t.rank, t.cut_rank, t.k))
         for status, rows in zip(STATUSES, self.groups()):
             ranked = status in (RETURNED, DROPPED, TIED)
             mask = np.zeros(n, dtype=bool)
@@ -873,6 +873,30 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
     last = int(r.max()) if r.size else 0
     out: np.ndarray = (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
     return out
+
+
+def spaced_labels(
+    x: np.ndarray, y: np.ndarray, rank: np.ndarray, labelled: np.ndarray
+) -> np.ndarray:
+    """``labelled`` thinned so no two written ranks overlap: best rank first, a label is kept
+    unless one already kept on the same side of its row (ranks alternate above and below)
+    is closer than a 30th of the score axis. The others keep their rank in the hover text."""
+    out = np.zeros(len(labelled), dtype=bool)
+    chosen = np.flatnonzero(labelled & (rank > 0))
+    if not chosen.size:
+        return labelled & (rank <= 0)
+    xs = np.asarray(x, dtype=np.float64)
+    gap = float(np.ptp(xs[np.isfinite(xs)])) / 30 if np.isfinite(xs).any() else 0.0
+    kept: list[tuple[float, float, int]] = []
+    for i in chosen[np.argsort(rank[chosen], kind="stable")].tolist():
+        side = int(rank[i]) % 2
+        near = any(
+            s == side and abs(kx - xs[i]) < gap and abs(ky - y[i]) < 0.5 for kx, ky, s in kept
+        )
+        if not near:
+            kept.append((float(xs[i]), float(y[i]), side))
+            out[i] = True
+    return out | (labelled & (rank <= 0))
 
 
 def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
@@ -1028,6 +1052,8 @@ class ScoreAxis:
     def break_marks(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """A shaded band and a note per break, as plotly shapes and annotations."""
         shapes, notes = [], []
+        ends = self.position(np.array([self.low, self.high]))
+        room = 0.08 * float(abs(ends[1] - ends[0]) or 1.0)  # notes closer than this would overlap
         for a, b in self.breaks:
             x0, x1 = self.position(np.array([a, b]))
             lo, hi = x0 + self._keep, x1 - self._keep
@@ -1045,9 +1071,11 @@ class ScoreAxis:
                     "layer": "below",
                 }
             )
+            if any(abs(n["x"] - (lo + hi) / 2) < room for n in notes):
+                continue  # the band is drawn; one note says what the bands are
             notes.append(
                 {
-                    "text": f"axis break:<br>{b - a:.2f} with<br>no documents",
+                    "text": f"axis break:<br>{b - a:.3g} with<br>no documents",
                     "x": (lo + hi) / 2,
                     "xref": "x",
                     "y": 0.0,

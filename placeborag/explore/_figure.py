@@ -34,7 +34,14 @@ import numpy as np
 
 from placeborag.explore._deps import optional
 
-__all__ = ["bundle_loader", "figure_view", "panel", "plotly_bundle", "wire"]
+__all__ = [
+    "bundle_loader",
+    "figure_view",
+    "panel",
+    "plotly_bundle",
+    "status_widget",
+    "wire",
+]
 
 LOG = logging.getLogger("placeborag.explore")
 _FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
@@ -211,6 +218,34 @@ function render({ model, el }) {
   model.on("change:value", show);
   show();
   return () => model.off("change:value", show);
+}
+export default { render };
+"""
+
+# A busy note: shown only once work has lasted half a second, with the app's views dimmed.
+_STATUS_ESM = """
+function render({ model, el }) {
+  el.classList.add("placeborag-status");
+  let timer = null;
+  const mark = (on) => {
+    const app = el.closest(".placeborag-app");
+    if (app) app.classList.toggle("placeborag-busy", on);
+  };
+  const show = () => {
+    const text = model.get("busy");
+    clearTimeout(timer);
+    if (!text) { el.textContent = ""; mark(false); return; }
+    timer = setTimeout(() => {
+      el.textContent = "";
+      const spin = document.createElement("span");
+      spin.className = "placeborag-spinner";
+      el.append(spin, " " + text);
+      mark(true);
+    }, 500);
+  };
+  model.on("change:busy", show);
+  show();
+  return () => { clearTimeout(timer); model.off("change:busy", show); };
 }
 export default { render };
 """
@@ -552,6 +587,25 @@ def _panel_class() -> Any:
                     LOG.exception("placeborag explorer: handling a row click failed")
 
     return HtmlPanel
+
+
+@functools.cache
+def _status_class() -> Any:
+    anywidget = optional("anywidget")
+    traitlets = optional("traitlets")
+
+    class BusyStatus(anywidget.AnyWidget):  # type: ignore[misc,name-defined]
+        """What the kernel is busy with (empty: idle); the page shows it after 0.5 s."""
+
+        _esm = _STATUS_ESM
+        busy = traitlets.Unicode("").tag(sync=True)
+
+    return BusyStatus
+
+
+def status_widget() -> Any:
+    """The app's busy indicator."""
+    return _status_class()()
 
 
 def panel(on_row: Callable[[str], None] | None = None) -> Any:
