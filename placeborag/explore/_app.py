@@ -99,7 +99,7 @@ _CSS = (
     " .placeborag-busy .placeborag-figure {opacity: 0.55; transition: opacity 0.2s;}"
 )
 _STYLE = {"description_width": "84px"}
-_CONTROL_WIDTH = "300px"
+_CONTROL_WIDTH = "290px"
 NEIGHBOURS = 5  # nearest documents shown for an inspected one
 FOUND = 10  # matches listed by the find box
 
@@ -316,7 +316,7 @@ class Explorer:
             ),
             "recall": _float_slider(w, s.recall, 1.0, 0.05, "recall"),
             "dimensions": w.Dropdown(options=dims, value=s.dimensions, description="dimensions"),
-            "cluster_spread": _float_slider(w, s.cluster_spread, 2.0, 0.05, "cluster spread"),
+            "cluster_spread": _float_slider(w, s.cluster_spread, 2.0, 0.05, "spread"),
             "model_name": w.Text(
                 value=s.model_name, description="model name", continuous_update=False
             ),
@@ -342,14 +342,15 @@ class Explorer:
             control.style = (
                 {**_STYLE}
                 if not isinstance(control, w.ToggleButtons)
-                else {**_STYLE, "button_width": "64px"}
+                else {**_STYLE, "button_width": "72px"}
             )
-            control.layout = w.Layout(width=_CONTROL_WIDTH)
+            if not isinstance(control, w.ToggleButtons):
+                control.layout = w.Layout(width=_CONTROL_WIDTH)
             control.add_class(CSS_CLASSES[name])
             control.observe(self._on_change, names="value")
             if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="250px")
+        self.controls["where"].layout = w.Layout(width="226px")
         self.apply_button = w.Button(
             description="apply", tooltip="apply the where filter", layout=w.Layout(width="60px")
         )
@@ -465,12 +466,17 @@ class Explorer:
                     ],
                 ),
                 self._embedder_group(w),
-                self._group(w, "view", [c["color_by"], c["projection"], c["method"]]),
             ],
             layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
+        # The view choices sit right above the views they change.
+        toolbar = w.HBox(
+            [c["color_by"], c["projection"], c["method"]],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
+        ).add_class("placeborag-view-controls")
         plots = w.VBox(
             [
+                toolbar,
                 views["projection"],
                 views["ranking"],
                 w.HTML("<h4>Pre- versus post-filter</h4>"),
@@ -486,13 +492,14 @@ class Explorer:
                 self.select_box,
                 self.clear_button,
                 self.selection_html,
-                w.HTML('<div class="placeborag-group-title">find and inspect</div>'),
-                self.find_box,
-                self.inspect_html,
                 w.HTML('<div class="placeborag-group-title">export</div>'),
                 self.export_button,
                 self.preview_html,
                 self.export_area,
+                # Last: the inspect panel grows downwards, moving nothing but itself.
+                w.HTML('<div class="placeborag-group-title">find and inspect</div>'),
+                self.find_box,
+                self.inspect_html,
             ],
             layout=w.Layout(flex="0 0 330px", width="330px", margin="0 0 0 12px"),
         ).add_class("placeborag-side")
@@ -609,7 +616,7 @@ class Explorer:
         self.semantics_note.value = (
             ""
             if '"$ne"' in where or '"$nin"' in where
-            else "semantics: no effect here (it changes only $ne/$nin, and the filter has neither)"
+            else "semantics: no effect (no $ne/$nin in the filter)"
         )
 
     def refresh(self, changed: str | None = None) -> None:

@@ -466,27 +466,24 @@ class ProjectionDisplay(_ProjectionBased):
     def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The figure as plain data: its traces and layout (numpy arrays inside)."""
         p = self.projection
-        three = p.coords.shape[1] >= 3
-        n = p.coords.shape[0]
-        kind = "scatter3d" if three else ("scattergl" if n >= WEBGL_FROM else "scatter")
-        # The marks on top share the points' renderer: WebGL draws above every SVG trace.
-        over = "scatter3d" if three else kind
-        size = 3 if n >= 20_000 else (5 if n >= WEBGL_FROM else 9)
-        strings = n <= HOVER_TEXT_UP_TO
+        look = _Look(p)
+        groups = self.groups()
+        traces = self._category_traces(look, groups) + self._mark_traces(look, groups[-1])
+        if look.n >= DENSITY_FROM and not look.three:
+            # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
+            # heatmaps under scatter traces, and WebGL above SVG.
+            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
+        return traces, self._layout(look, groups[-1])
 
-        def xyz(points: np.ndarray) -> dict[str, Any]:
-            points = np.atleast_2d(points)
-            out = {"x": points[:, 0], "y": points[:, 1]}
-            if three:
-                out["z"] = points[:, 2]
-            return out
-
+    def _category_traces(self, look: _Look, groups: list[np.ndarray]) -> list[dict[str, Any]]:
+        """One trace of documents per category (colour), in the projection's label order."""
+        p = self.projection
+        kind, size, strings, xyz, n = look.kind, look.size, look.strings, look.xyz, look.n
         score = p.trace.score
         if strings:
             template = "%{text}<br>score %{customdata:.6f}<extra>%{fullData.name}</extra>"
         else:
             template = "row %{customdata} (click for the document)<extra>%{fullData.name}</extra>"
-        groups = self.groups()
         traces: list[dict[str, Any]] = []
         for i, (label, rows) in enumerate(zip(p.label_order, groups)):
             traces.append(
@@ -515,7 +512,14 @@ class ProjectionDisplay(_ProjectionBased):
                     "legendgrouptitle": {"text": plotly_text(p.color_by)},
                 }
             )
-        top = groups[-1]
+        return traces
+
+    def _mark_traces(self, look: _Look, top: np.ndarray) -> list[dict[str, Any]]:
+        """The marks drawn over the documents: the top-k rings, the anchors, the query."""
+        p = self.projection
+        three, over, xyz = look.three, look.over, look.xyz
+        score = p.trace.score
+        traces: list[dict[str, Any]] = []
         traces.append(
             {
                 "type": over,
@@ -574,10 +578,12 @@ class ProjectionDisplay(_ProjectionBased):
                 },
             }
         )
-        if n >= DENSITY_FROM and not three:
-            # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
-            # heatmaps under scatter traces, and WebGL above SVG.
-            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
+        return traces
+
+    def _layout(self, look: _Look, top: np.ndarray) -> dict[str, Any]:
+        """Title (with the state shown), axes, the variance warning and the rank labels."""
+        p = self.projection
+        three, n = look.three, look.n
         axes = [
             f"PC{i + 1} ({100 * v:.1f}%)" if three else f"PC{i + 1} ({100 * v:.1f}% of variance)"
             for i, v in enumerate(p.explained)
@@ -641,7 +647,27 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleanchor": "x",
                 "scaleratio": 1,
             }
-        return traces, layout
+        return layout
+
+
+class _Look:
+    """How a projection is drawn: 2-D or 3-D, the renderer, marker size, hover strings."""
+
+    def __init__(self, p: Projection) -> None:
+        self.three = p.coords.shape[1] >= 3
+        self.n = n = p.coords.shape[0]
+        self.kind = "scatter3d" if self.three else ("scattergl" if n >= WEBGL_FROM else "scatter")
+        # The marks on top share the points' renderer: WebGL draws above every SVG trace.
+        self.over = "scatter3d" if self.three else self.kind
+        self.size = 3 if n >= 20_000 else (5 if n >= WEBGL_FROM else 9)
+        self.strings = n <= HOVER_TEXT_UP_TO
+
+    def xyz(self, points: np.ndarray) -> dict[str, Any]:
+        points = np.atleast_2d(points)
+        out = {"x": points[:, 0], "y": points[:, 1]}
+        if self.three:
+            out["z"] = points[:, 2]
+        return out
 
 
 def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
@@ -1051,7 +1077,8 @@ class ScoreAxis:
 
     def break_marks(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """A shaded band and a note per break, as plotly shapes and annotations."""
-        shapes, notes = [], []
+        shapes: list[dict[str, Any]] = []
+        notes: list[dict[str, Any]] = []
         ends = self.position(np.array([self.low, self.high]))
         room = 0.08 * float(abs(ends[1] - ends[0]) or 1.0)  # notes closer than this would overlap
         for a, b in self.breaks:

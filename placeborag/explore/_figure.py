@@ -198,7 +198,19 @@ async function render({ model, el }) {
   model.on("change:figure", draw);
   model.on("change:selected", () => { queue = queue.then(select); });
   draw();
+  // The figure takes its container's width whenever the container changes size (a side
+  // panel, a notebook resized), not only when the window does.
+  let width = 0;
+  const resized = new ResizeObserver(() => {
+    const now = el.getBoundingClientRect().width;
+    if (drawn !== null && Math.abs(now - width) > 1) {
+      width = now;
+      Plotly.Plots.resize(gd);
+    }
+  });
+  resized.observe(el);
   return () => {
+    resized.disconnect();
     model.off("change:figure", draw);
     Plotly.purge(gd);
   };
