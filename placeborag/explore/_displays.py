@@ -757,11 +757,22 @@ class RankingDisplay(_ProjectionBased):
     def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The figure as plain data: its traces and layout (numpy arrays inside)."""
         p = self.projection
-        t = p.trace
         axis = self.axis
-        position = axis.position(t.score)
+        position = axis.position(p.trace.score)
         row = {label: i for i, label in enumerate(p.label_order)}
-        y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.trace.ids)
+        y = np.array([row[v] for v in p.labels], dtype=np.float64)
+        y += spread_offsets(p.trace.trace.ids)
+        traces = self._status_traces(position, y)
+        if len(p.trace.ids) >= DENSITY_FROM:
+            rows_y = (-0.5, len(p.label_order) - 0.5)
+            traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
+        shapes, annotations = self._marks(axis)
+        return traces, self._layout(axis, shapes, annotations)
+
+    def _status_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
+        """One trace per status; ranked points carry their (thinned) rank labels."""
+        p = self.projection
+        t = p.trace
         n = len(t.ids)
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
         strings = n <= HOVER_TEXT_UP_TO
@@ -809,9 +820,11 @@ class RankingDisplay(_ProjectionBased):
                     },
                 }
             )
-        if n >= DENSITY_FROM:
-            rows_y = (-0.5, len(p.label_order) - 0.5)
-            traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
+        return traces
+
+    def _marks(self, axis: ScoreAxis) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The axis breaks, the top-k cut line and the tie notes (shapes, annotations)."""
+        t = self.projection.trace
         cut = self.cut
         shapes, annotations = axis.break_marks()
         if cut is not None:
@@ -841,6 +854,13 @@ class RankingDisplay(_ProjectionBased):
                 }
             )
         annotations += tie_marks(t, axis)
+        return shapes, annotations
+
+    def _layout(
+        self, axis: ScoreAxis, shapes: list[dict[str, Any]], annotations: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        p = self.projection
+        t = p.trace
         tickvals, ticktext = axis.ticks()
         layout = {
             "title": {
@@ -874,7 +894,7 @@ class RankingDisplay(_ProjectionBased):
             "autosize": True,
             "height": 440,
         }
-        return traces, layout
+        return layout
 
 
 _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
