@@ -503,7 +503,9 @@ class Explorer:
             ],
             layout=w.Layout(flex="0 0 330px", width="330px", margin="0 0 0 12px"),
         ).add_class("placeborag-side")
-        header = [w.HTML(f"<style>{_CSS}</style><b>placeborag explorer</b>")]
+        header = [
+            w.HTML(f"<style>{_CSS}</style><b class='placeborag-title'>placeborag explorer</b>")
+        ]
         if self.status is not None:
             header.append(self.status)
         parts = [

@@ -70,8 +70,7 @@ def test_run_all_to_every_figure_drawn_against_one_plain_plotly_figure(jupyterla
     result = {
         "plain_ms": plain,
         "explorer_ms": explorer,
-        "ratio_of_medians": sorted(explorer)[len(explorer) // 2]
-        / sorted(plain)[len(plain) // 2],
+        "ratio_of_medians": sorted(explorer)[len(explorer) // 2] / sorted(plain)[len(plain) // 2],
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "first-picture-browser.json").write_text(json.dumps(result, indent=2))
