@@ -200,13 +200,19 @@ async function render({ model, el }) {
   draw();
   // The figure takes its container's width whenever the container changes size (a side
   // panel, a notebook resized), not only when the window does.
-  let width = 0;
+  // Once per frame at most, outside the observer's callback, and never on a hidden plot
+  // (plotly refuses to resize one).
+  let width = 0, pending = false;
   const resized = new ResizeObserver(() => {
-    const now = el.getBoundingClientRect().width;
-    if (drawn !== null && Math.abs(now - width) > 1) {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      const now = el.getBoundingClientRect().width;
+      if (drawn === null || now < 1 || Math.abs(now - width) <= 1) return;
       width = now;
-      Plotly.Plots.resize(gd);
-    }
+      Promise.resolve(Plotly.Plots.resize(gd)).catch(() => {});
+    });
   });
   resized.observe(el);
   return () => {
