@@ -64,11 +64,16 @@ function slot() {
 # plotly.min.js is a UMD bundle: given a CommonJS `module`, it exports Plotly through it, so
 # the page needs no require.js and no global of ours.
 _LOADER_ESM = """
-async function initialize({ model }) {
+// anywidget gives initialize() two seconds: plotly.js loads in the background instead, and
+// every figure waits on the slot's promise.
+function initialize({ model }) {
   const s = slot();
   const gzipped = model.get("bundle");
   if (s.started || !gzipped || !gzipped.byteLength) return;
   s.started = true;
+  load(s, gzipped);
+}
+async function load(s, gzipped) {
   let url = null;
   try {
     const stream = new Blob([gzipped]).stream().pipeThrough(new DecompressionStream("gzip"));
