@@ -32,19 +32,11 @@ from placeborag import (
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
-from placeborag.explore._displays import (
-    ProjectionDisplay,
-    RankingDisplay,
-    draw,
-    remember_sent,
-    sent_to,
-    state_line,
-)
+from placeborag.explore._displays import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
-from placeborag.explore._figure import bundle_loader, figure_widget
+from placeborag.explore._figure import bundle_loader, figure_view, panel, status_widget
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
-from placeborag.explore._selection import bridge
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
@@ -96,8 +88,22 @@ _CSS = (
     " .placeborag-app .placeborag-results table.placeborag-table tr[data-selected]"
     " {outline: 2px solid #0072B2; background: #e6f1fa;}"
     " .placeborag-table tr[data-id] {cursor: pointer;}"
-    " .placeborag-inspect {font: 13px/1.4 sans-serif;}"
+    " .placeborag-inspect {font: 13px/1.4 sans-serif; max-height: 420px; overflow: auto;}"
+    " .placeborag-group-title {font: bold 12px sans-serif; color: #555; text-transform: uppercase;"
+    " letter-spacing: 0.04em; margin: 4px 0 2px;}"
+    " .placeborag-note {font: 12px/1.3 sans-serif; color: #666; max-width: 300px;}"
+    " .placeborag-side .widget-html-content {white-space: normal;}"
+    " .placeborag-side textarea {font: 11px/1.3 monospace;}"
+    " .placeborag-status {font: 12px sans-serif; color: #0072B2; margin-left: 12px;}"
+    " .placeborag-spinner {display: inline-block; width: 9px; height: 9px; border: 2px solid"
+    " #0072B2; border-right-color: transparent; border-radius: 50%;"
+    " animation: placeborag-spin 0.8s linear infinite;}"
+    " @keyframes placeborag-spin {to {transform: rotate(360deg);}}"
+    # While the kernel works (shown after half a second), the views say they are not current.
+    " .placeborag-busy .placeborag-figure {opacity: 0.55; transition: opacity 0.2s;}"
 )
+_STYLE = {"description_width": "84px"}
+_CONTROL_WIDTH = "290px"
 NEIGHBOURS = 5  # nearest documents shown for an inspected one
 FOUND = 10  # matches listed by the find box
 
@@ -126,6 +132,35 @@ def _checked_coords(coords: Any, n: int) -> np.ndarray | None:
 
 def _shown(value: Any) -> str:
     return shown(value, 60)
+
+
+def _check_scenario(s: Scenario) -> None:
+    """Refuse a scenario the app could not show as given, with the store's or the embedder's
+    own error naming the field: an empty store of its options is cheap to make."""
+    FakeVectorStore(embedder=FakeEmbedder(**s.embedder_options), **s.store_options)
+    check_k(s.k, "k")
+
+
+def _decimals(value: float) -> int:
+    """The decimals ``value`` needs to be written exactly (up to 6)."""
+    text = f"{value:.6f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _float_slider(w: Any, value: float, high: float, step: float, description: str) -> Any:
+    """A slider from 0 that holds ``value`` exactly: wider than ``high`` when it must be,
+    with a finer step and readout when ``value`` is not on the usual step."""
+    places = max(2, _decimals(value))
+    on_step = abs(round(value / step) * step - value) < 1e-12
+    return w.FloatSlider(
+        value=value,
+        min=0.0,
+        max=max(high, value),
+        step=step if on_step else 10.0**-places,
+        readout_format=f".{places}f",
+        description=description,
+        continuous_update=False,
+    )
 
 
 def _profile_label(name: str) -> str:
@@ -191,6 +226,8 @@ class Explorer:
             scenario = scenario.replace(query=query)
         if settings:
             scenario = scenario.replace(**checked_settings(settings, scenario))
+        if store is None:
+            _check_scenario(scenario)
         self.mode = mode
         self.scenario = scenario
         self.selection: list[str] = []
@@ -208,7 +245,6 @@ class Explorer:
         self._id_set: frozenset[str] = frozenset()
         self._id_array = np.zeros(0, dtype=object)
         self._drawn: dict[str, Any] = {}
-        self._boxed: set[str] = set()  # figures where a box or lasso may be drawn in the page
         self._filters: Any = None  # the tables drawn last (re-rendered to mark a selection)
         self.inspected: str | None = None  # the document the inspect panel shows
         self._build_widgets(dimension_choices, max_k, projection)
@@ -220,6 +256,16 @@ class Explorer:
         self, dimension_choices: Sequence[int], max_k: int, projection: str = "pca"
     ) -> None:
         w = optional("ipywidgets")
+        self._make_controls(w, dimension_choices, max_k, projection)
+        self._make_panels(w)
+        self._make_views(w)
+        self.widget = self._lay_out(w)
+        self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
+
+    def _make_controls(
+        self, w: Any, dimension_choices: Sequence[int], max_k: int, projection: str
+    ) -> None:
+        """The controls, each showing the scenario's own value, observed for changes."""
         s = self.scenario
         keys = metadata_keys(s.documents)
         dims = sorted({*dimension_choices, s.dimensions})
@@ -256,23 +302,9 @@ class Explorer:
                     "$ne/$nin match a record without the key where the profile's engine does",
                 ],
             ),
-            "recall": w.FloatSlider(
-                value=s.recall,
-                min=0.0,
-                max=1.0,
-                step=0.05,
-                description="recall",
-                continuous_update=False,
-            ),
+            "recall": _float_slider(w, s.recall, 1.0, 0.05, "recall"),
             "dimensions": w.Dropdown(options=dims, value=s.dimensions, description="dimensions"),
-            "cluster_spread": w.FloatSlider(
-                value=s.cluster_spread,
-                min=0.0,
-                max=2.0,
-                step=0.05,
-                description="cluster spread",
-                continuous_update=False,
-            ),
+            "cluster_spread": _float_slider(w, s.cluster_spread, 2.0, 0.05, "spread"),
             "model_name": w.Text(
                 value=s.model_name, description="model name", continuous_update=False
             ),
@@ -294,64 +326,76 @@ class Explorer:
                 ],
             ),
         }
-        style = {"description_width": "100px"}
         for name, control in self.controls.items():
             control.style = (
-                {**style}
+                {**_STYLE}
                 if not isinstance(control, w.ToggleButtons)
-                else {**style, "button_width": "70px"}
+                else {**_STYLE, "button_width": "72px"}
             )
+            if not isinstance(control, w.ToggleButtons):
+                control.layout = w.Layout(width=_CONTROL_WIDTH)
             control.add_class(CSS_CLASSES[name])
             control.observe(self._on_change, names="value")
             if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="420px")
-        self.controls["query"].layout = w.Layout(width="420px")
+        self.controls["where"].layout = w.Layout(width="226px")
+        self.apply_button = w.Button(
+            description="apply", tooltip="apply the where filter", layout=w.Layout(width="60px")
+        )
+        self.apply_button.add_class(CSS_CLASSES["apply"])
+        self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
+        # Says why a control changes nothing here (updated with every drawing).
+        self.semantics_note = w.HTML("").add_class("placeborag-note")
+
+    def _make_panels(self, w: Any) -> None:
+        """The messages, the selection, find and inspect, and the export panel."""
+        side = w.Layout(width="100%")
+        self.status = status_widget() if self.mode == "widget" else None
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
-        self.results_html = w.HTML().add_class(CSS_CLASSES["results"])
-        self.selection_html = w.HTML(self._selection_hint())
+        self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
+        # The tables answer row clicks through their own widget's messages (widget mode).
+        self.results_html = (panel(self._on_row) if self.mode == "widget" else w.HTML()).add_class(
+            CSS_CLASSES["results"]
+        )
+        self.selection_html = w.HTML(self._selection_hint(), layout=side)
         self.selection_html.add_class(CSS_CLASSES["selection"])
         self.select_box = w.Text(
             description="select",
-            placeholder="ids, comma-separated, or a JSON filter; Enter selects",
+            placeholder="ids, comma-separated, or a JSON filter",
             continuous_update=False,
-            layout=w.Layout(width="420px"),
-            style=style,
+            layout=side,
+            style={"description_width": "50px"},
         ).add_class(CSS_CLASSES["select_box"])
         self.select_box.observe(self._on_select_box, names="value")
         self.clear_button = w.Button(description="clear selection", icon="times")
         self.clear_button.add_class(CSS_CLASSES["clear"])
         self.clear_button.on_click(lambda _: self.select([]))
-        self.apply_button = w.Button(description="apply", tooltip="apply the where filter")
-        self.apply_button.add_class(CSS_CLASSES["apply"])
-        self.apply_button.on_click(lambda _: self.refresh(changed="apply"))
-        self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
-        self._bridge = (
-            bridge(self._app_class, self._on_bridge, self._on_click, self._on_row)
-            if self.mode == "widget"
-            else None
-        )
         self.find_box = w.Text(
             description="find",
             placeholder="an id or words of a text; Enter finds",
             continuous_update=False,
-            layout=w.Layout(width="420px"),
-            style=style,
+            layout=side,
+            style={"description_width": "50px"},
         ).add_class(CSS_CLASSES["find"])
         self.find_box.observe(lambda c: self.find(str(c["new"])), names="value")
         self.inspect_html = w.HTML(
-            "<i>click a point (or find a document) to see where the query left it and why</i>"
+            "<i>click a point (or find a document) to see where the query left it and why</i>",
+            layout=side,
         ).add_class(CSS_CLASSES["inspect"])
-        self.export_panel = ExportPanel(self._export_from_screen)
+        self.export_panel = ExportPanel(
+            lambda **options: self._busy_while(
+                self._export_note(), lambda: self._export_from_screen(**options)
+            )
+        )
         # The panel's widgets under their old names (scripts and tests use them).
         self.export_button = self.export_panel.button
         self.export_area = self.export_panel.area
         self.preview_html = self.export_panel.preview_html
+
+    def _make_views(self, w: Any) -> None:
+        """A container per figure: the figure widget goes in at its first drawing."""
         self.figures: dict[str, Any] = dict.fromkeys(FIGURES)
         if self.mode == "widget":
-            # Each FigureWidget is made from its first drawing (see _draw), so that it opens
-            # in the front end with its traces in its initial state: updates sent while the
-            # front end is still loading the widget's model can be lost.
             self.views = {name: w.Box(layout=w.Layout(width="100%")) for name in FIGURES}
         else:
             self.views = self.outputs = {
@@ -359,60 +403,105 @@ class Explorer:
             }
         for name, view in self.views.items():
             view.add_class("placeborag-figure").add_class(f"placeborag-figure-{name}")
-        views = self.views
+        self.results_html.add_class("placeborag-figure")
+
+    def _group(self, w: Any, title: str, items: Sequence[Any], note: str = "") -> Any:
+        head = w.HTML(f'<div class="placeborag-group-title">{html.escape(title)}</div>{note}')
+        box = w.VBox([head, *items], layout=w.Layout(margin="0 12px 4px 0"))
+        return box.add_class("placeborag-group")
+
+    def _embedder_group(self, w: Any) -> Any:
         c = self.controls
-        column = w.Layout(flex="1 1 0", min_width="430px")
-        controls = w.HBox(
+        fixed = self.state.fixed_embedder
+        if fixed is None:
+            return self._group(
+                w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]]
+            )
+        # A store of the user's own vectors: its controls would show values that are not the
+        # store's, and change nothing; they stay (disabled) but hidden, and a note says why.
+        for name in _EMBEDDER_CONTROLS:
+            c[name].layout.display = "none"
+        name = getattr(fixed, "model_name", type(fixed).__name__)
+        note = (
+            f'<div class="placeborag-note">the store\'s own vectors ({html.escape(str(name))}):'
+            " nothing to re-embed</div>"
+        )
+        return self._group(
+            w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]], note
+        )
+
+    def _lay_out(self, w: Any) -> Any:
+        """Four groups of controls above the views; beside the views, a side panel (the
+        selection, find and inspect, the export) that grows without moving the plots."""
+        c, views = self.controls, self.views
+        groups = w.HBox(
             [
-                w.VBox(
-                    [
-                        c["query"],
-                        w.HBox([c["where"], self.apply_button]),
-                        c["k"],
-                        c["color_by"],
-                        c["projection"],
-                        c["method"],
-                    ],
-                    layout=column,
+                self._group(
+                    w, "query", [c["query"], w.HBox([c["where"], self.apply_button]), c["k"]]
                 ),
-                w.VBox(
+                self._group(
+                    w,
+                    "store",
                     [
                         c["profile"],
                         c["metric"],
                         c["filter_mode"],
                         c["filter_semantics"],
+                        self.semantics_note,
                         c["recall"],
                     ],
-                    layout=column,
                 ),
-                w.VBox([c["dimensions"], c["cluster_spread"], c["model_name"]], layout=column),
+                self._embedder_group(w),
             ],
-            layout=w.Layout(flex_flow="row wrap"),
+            layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
-        self.results_html.add_class("placeborag-figure")
+        # The view choices sit right above the views they change.
+        toolbar = w.HBox(
+            [c["color_by"], c["projection"], c["method"]],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
+        ).add_class("placeborag-view-controls")
+        plots = w.VBox(
+            [
+                toolbar,
+                views["projection"],
+                views["ranking"],
+                w.HTML("<h4>Pre- versus post-filter</h4>"),
+                self.results_html,
+                views["funnel"],
+                views["anchors"],
+            ],
+            layout=w.Layout(flex="1 1 560px", min_width="480px"),
+        )
+        side = w.VBox(
+            [
+                w.HTML('<div class="placeborag-group-title">selection</div>'),
+                self.select_box,
+                self.clear_button,
+                self.selection_html,
+                w.HTML('<div class="placeborag-group-title">export</div>'),
+                self.export_panel.widget,
+                # Last: the inspect panel grows downwards, moving nothing but itself.
+                w.HTML('<div class="placeborag-group-title">find and inspect</div>'),
+                self.find_box,
+                self.inspect_html,
+            ],
+            layout=w.Layout(flex="0 0 330px", width="330px", margin="0 0 0 12px"),
+        ).add_class("placeborag-side")
+        header = [
+            w.HTML(f"<style>{_CSS}</style><b class='placeborag-title'>placeborag explorer</b>")
+        ]
+        if self.status is not None:
+            header.append(self.status)
         parts = [
-            w.HTML(f"<style>{_CSS}</style><h3>placeborag explorer</h3>"),
-            controls,
+            w.HBox(header, layout=w.Layout(align_items="center")),
+            groups,
             self.error_html,
             self.stale_html,
-            w.HBox([self.select_box, self.clear_button]),
-            self.selection_html,
-            self.find_box,
-            self.inspect_html,
-            views["projection"],
-            views["ranking"],
-            w.HTML("<h4>Pre- versus post-filter</h4>"),
-            self.results_html,
-            views["funnel"],
-            views["anchors"],
-            self.export_panel.widget,
+            w.HBox([plots, side], layout=w.Layout(flex_flow="row wrap", width="100%")),
         ]
-        if self._bridge is not None:
-            parts.append(self._bridge)
         if self.mode == "widget":
             parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
-        self.widget = w.VBox(parts, layout=w.Layout(width="100%"))
-        self.widget.add_class(CSS_CLASSES["app"]).add_class(self._app_class)
+        return w.VBox(parts, layout=w.Layout(width="100%"))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The app's widget view, plus a static HTML snapshot (the state line, a picture of
@@ -478,8 +567,53 @@ class Explorer:
                 self._syncing = False
         self.refresh(changed=change["owner"].description)
 
+    def _busy_while(self, note: str, work: Any) -> Any:
+        """Run ``work()`` with ``note`` in the busy indicator (the page shows it, and dims
+        the views, only past half a second)."""
+        if self.status is None:
+            return work()
+        self.status.busy = note
+        try:
+            return work()
+        finally:
+            self.status.busy = ""
+
+    def _refresh_note(self) -> str:
+        """What a redraw from the controls is about to do, for the busy indicator."""
+        try:
+            scenario = self._scenario_from_controls()
+        except Exception:
+            return "updating the views"
+        n = len(scenario.documents)
+        if self.state.embeds_anew(scenario):
+            return f"re-embedding {n:,} documents"
+        if self.controls["method"].value == "umap":
+            return f"fitting UMAP to {n:,} documents (the first fit compiles: up to ~15 s)"
+        return f"updating the views of {n:,} documents"
+
+    def _export_note(self) -> str:
+        count = len(self.selection) or "the top-k"
+        return f"writing the pytest module for {count} documents"
+
+    def _show_semantics_note(self) -> None:
+        """The semantics toggle changes only $ne/$nin over records without the key: say so
+        when the filter on screen has neither."""
+        where = json.dumps(self.scenario.where) if self.scenario.where is not None else ""
+        self.semantics_note.value = (
+            ""
+            if '"$ne"' in where or '"$nin"' in where
+            else "semantics: no effect (no $ne/$nin in the filter)"
+        )
+
     def refresh(self, changed: str | None = None) -> None:
         """Recompute and redraw every view from the controls; errors are shown, not raised."""
+        if self.status is not None and changed is not None:
+            self._busy_while(self._refresh_note(), lambda: self._refresh(changed))
+        else:
+            self._refresh(changed)
+        self._show_semantics_note()
+
+    def _refresh(self, changed: str | None = None) -> None:
         start = time.perf_counter()
         self.state.phases = self.phases = {}
         released = False
@@ -563,43 +697,26 @@ class Explorer:
         if name == "funnel":
             self._drawn["tables"] = key
         if self.mode == "widget":
-            if self.figures[name] is None:
-                first = display.plot().figure_
-                widget = figure_widget(first)
-                remember_sent(widget, *sent_to(first))
-                widget.observe(self._replay_on_new_view, names="_view_count")
-                self.figures[name] = widget
-                self.views[name].children = (widget,)
-            else:
-                display.plot(self.figures[name])
+            figure = self.figures[name]
+            if figure is None:
+                figure = self.figures[name] = figure_view()
+                figure.on_select = lambda points, name=name: self._on_select(name, points)
+                figure.on_click = lambda point, name=name: self._on_click(name, point)
+                self.views[name].children = (figure,)
+            figure.show(*display.spec())
             if name in ("projection", "ranking"):
                 self._watch_selection(name, display)
             return
         display.plot()
+        if name in ("projection", "ranking"):
+            # Nothing selects with the mouse here (the select box does): offer zoom, not boxes.
+            display.figure_.update_layout(dragmode="zoom", modebar_remove=["select2d", "lasso2d"])
         self.figures[name] = display.figure_
         out = self.outputs[name]
         ipy = optional("IPython.display")
         with out:
             out.clear_output(wait=True)
             ipy.display(display.figure_)
-
-    @staticmethod
-    def _replay_on_new_view(change: dict[str, Any]) -> None:
-        """Send a figure whole again once a front end has opened a view of it.
-
-        plotly's front-end model can come up with an empty figure when the widget's first
-        state arrives while its JavaScript is still loading (seen in JupyterLab, one page
-        load in a few). A view reports itself through ``_view_count`` only once the model
-        is ready, so the traces and the layout sent now are drawn.
-        """
-        if (change["new"] or 0) <= (change["old"] or 0):
-            return
-        figure = change["owner"]
-        traces, layout = sent_to(figure)
-        figure.data = ()
-        figure.layout = {}
-        remember_sent(figure, (), {})
-        draw(figure, list(traces), layout)
 
     # -- selection and export --------------------------------------------------------------
 
@@ -621,35 +738,23 @@ class Explorer:
 
     def _show_selection(self, name: str) -> None:
         """Highlight the selected documents still present in figure ``name`` (plotly dims the
-        others), or clear the highlight when nothing is selected."""
+        others), or clear the highlight (and a box or lasso drawn) when nothing is selected."""
         figure = self.figures.get(name)
         rows = self._trace_rows.get(name)
         if figure is None or rows is None or self.mode != "widget":
             return
-        chosen = set(self.selection)
+        chosen = list(self.selection)
         ids = self._id_array
-        # 3-D traces have no selection in plotly: leave them alone.
-        indexes = [i for i, t in enumerate(figure.data) if "selectedpoints" in t]
-        if not indexes:
-            return
-        values: list[Any] = []
-        for i in indexes:
-            members = rows.get(i)
-            if not chosen or members is None:
-                values.append(None)
+        values: dict[int, list[int] | None] = {}
+        for i, members in rows.items():
+            if not chosen:
+                values[i] = None
             else:
-                picked = np.flatnonzero(np.isin(ids[members], list(chosen)))
-                values.append(picked.tolist())
-        figure.plotly_restyle({"selectedpoints": values}, indexes)
-        if not chosen and (name in self._boxed or figure.layout.selections):
-            # Only a box or lasso drawn in the page needs clearing: an empty relayout is
-            # still a full redraw of every point in the browser.
-            self._boxed.discard(name)
-            figure.plotly_relayout({"selections": []})
+                values[i] = np.flatnonzero(np.isin(ids[members], chosen)).tolist()
+        figure.show_selection(values)
 
-    def _on_bridge(self, figure: str, points: list[tuple[int, int]]) -> None:
-        """A selection made in the front end (every trace's points at once)."""
-        self._boxed.add(figure)  # its box stays drawn in the page until cleared
+    def _on_select(self, figure: str, points: list[tuple[int, int]]) -> None:
+        """A box or lasso selection made in the page (every trace's points at once)."""
         grouped: dict[int, list[int]] = {}
         for trace, point in points:
             grouped.setdefault(trace, []).append(point)

@@ -300,6 +300,13 @@ class Projection:
         return self.trace.ids
 
 
+def _unit(vector: np.ndarray) -> np.ndarray:
+    """``vector`` in float64 scaled to unit length, as the store stores a record's vector."""
+    v = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else v
+
+
 def project(
     store: FakeVectorStore,
     query: str,
@@ -363,9 +370,12 @@ def project(
         if names
         else np.zeros((0, rows.vectors.shape[1]))
     )
+    # The store holds every vector unit-normalised: the query is projected as it would be
+    # stored, or over vectors of other lengths it lands far from its own top-k.
+    unit_query = _unit(trace.query_vector)
     if projection == "umap":
         assert coords is not None
-        query_at = place(trace.query_vector, rows.vectors, coords)[0]
+        query_at = place(unit_query, rows.vectors, coords)[0]
         anchors = place(anchor_vectors, rows.vectors, coords)
         explained = np.zeros(n_components)
     else:
@@ -375,7 +385,7 @@ def project(
             if names
             else np.zeros((0, projector.components.shape[0]))
         )
-        query_at = projector.transform(trace.query_vector[None, :])[0]
+        query_at = projector.transform(unit_query[None, :])[0]
         coords = coords if coords is not None else projector.transform(rows.vectors)
         explained = projector.explained
     if color_by == "stage":  # where this query left each document: changes with the query

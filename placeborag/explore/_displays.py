@@ -7,7 +7,6 @@ app): when the traces keep their kinds and names, only their arrays are replaced
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import weakref
@@ -318,12 +317,10 @@ def density_trace(
     """A heatmap of how many documents fall in each cell (a numpy 2-D histogram), drawn under
     the points: empty cells transparent, fuller ones darker (log of the count).
 
-    x and y are the cell centres (1-D float32: binary buffers); z is the grid as a plotly.js
-    typed-array spec (float32, base64, with its shape; NaN for an empty cell), rounded to 3
-    decimals: plotly's widget would send a 2-D array as nested JSON lists, and check each of
-    its 19,200 numbers in Python first. Not x, y and z as three columns: the front end then
-    answers every redraw of the figure with its own gridded x and y (over 1 MB of JSON at
-    160 x 120 cells), which the kernel must take in before the next change.
+    x, y and z (the grid, float32, NaN for an empty cell, rounded to 3 decimals) are numpy
+    arrays: binary buffers for the app's widget, and a typed array or a list as the plotly
+    in use writes a ``go.Figure``. Not x, y and z as three columns: the front end then
+    answers every redraw with its own gridded x and y (over 1 MB at 160 x 120 cells).
     """
     finite = np.isfinite(x) & np.isfinite(y)
     x, y = x[finite], y[finite]
@@ -341,28 +338,13 @@ def density_trace(
         "name": "density",
         "x": np.ascontiguousarray(cx, dtype=np.float32),
         "y": np.ascontiguousarray(cy, dtype=np.float32),
-        "z": typed_array(z),
+        "z": z,
         "zmin": 0.0,
         "colorscale": [[0.0, "rgba(60,60,110,0.06)"], [1.0, "rgba(40,40,90,0.4)"]],
         "showscale": False,
         "hoverinfo": "skip",
         "showlegend": True,
     }
-
-
-def typed_array(values: np.ndarray) -> dict[str, str]:
-    """A numeric array as a plotly.js typed-array spec (what plotly.py's own JSON writes for
-    a 2-D array): its bytes in base64, their dtype and the shape. plotly's validators take it
-    as it is, and the front end decodes it into typed arrays."""
-    kinds = {"float32": "f4", "float64": "f8", "int32": "i4", "uint8": "u1"}
-    values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<"))
-    spec = {
-        "dtype": kinds[values.dtype.name],
-        "bdata": base64.b64encode(values.tobytes()).decode("ascii"),
-    }
-    if values.ndim > 1:
-        spec["shape"] = ", ".join(str(n) for n in values.shape)
-    return spec
 
 
 def histogram2d(
@@ -477,28 +459,31 @@ class ProjectionDisplay(_ProjectionBased):
         return out
 
     def plot(self, figure: Any = None) -> ProjectionDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         p = self.projection
-        three = p.coords.shape[1] >= 3
-        n = p.coords.shape[0]
-        kind = "scatter3d" if three else ("scattergl" if n >= WEBGL_FROM else "scatter")
-        # The marks on top share the points' renderer: WebGL draws above every SVG trace.
-        over = "scatter3d" if three else kind
-        size = 3 if n >= 20_000 else (5 if n >= WEBGL_FROM else 9)
-        strings = n <= HOVER_TEXT_UP_TO
+        look = _Look(p)
+        groups = self.groups()
+        traces = self._category_traces(look, groups) + self._mark_traces(look, groups[-1])
+        if look.n >= DENSITY_FROM and not look.three:
+            # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
+            # heatmaps under scatter traces, and WebGL above SVG.
+            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
+        return traces, self._layout(look, groups[-1])
 
-        def xyz(points: np.ndarray) -> dict[str, Any]:
-            points = np.atleast_2d(points)
-            out = {"x": points[:, 0], "y": points[:, 1]}
-            if three:
-                out["z"] = points[:, 2]
-            return out
-
+    def _category_traces(self, look: _Look, groups: list[np.ndarray]) -> list[dict[str, Any]]:
+        """One trace of documents per category (colour), in the projection's label order."""
+        p = self.projection
+        kind, size, strings, xyz, n = look.kind, look.size, look.strings, look.xyz, look.n
         score = p.trace.score
         if strings:
             template = "%{text}<br>score %{customdata:.6f}<extra>%{fullData.name}</extra>"
         else:
             template = "row %{customdata} (click for the document)<extra>%{fullData.name}</extra>"
-        groups = self.groups()
         traces: list[dict[str, Any]] = []
         for i, (label, rows) in enumerate(zip(p.label_order, groups)):
             traces.append(
@@ -527,7 +512,14 @@ class ProjectionDisplay(_ProjectionBased):
                     "legendgrouptitle": {"text": plotly_text(p.color_by)},
                 }
             )
-        top = groups[-1]
+        return traces
+
+    def _mark_traces(self, look: _Look, top: np.ndarray) -> list[dict[str, Any]]:
+        """The marks drawn over the documents: the top-k rings, the anchors, the query."""
+        p = self.projection
+        three, over, xyz = look.three, look.over, look.xyz
+        score = p.trace.score
+        traces: list[dict[str, Any]] = []
         traces.append(
             {
                 "type": over,
@@ -586,10 +578,12 @@ class ProjectionDisplay(_ProjectionBased):
                 },
             }
         )
-        if n >= DENSITY_FROM and not three:
-            # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
-            # heatmaps under scatter traces, and WebGL above SVG.
-            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
+        return traces
+
+    def _layout(self, look: _Look, top: np.ndarray) -> dict[str, Any]:
+        """Title (with the state shown), axes, the variance warning and the rank labels."""
+        p = self.projection
+        three, n = look.three, look.n
         axes = [
             f"PC{i + 1} ({100 * v:.1f}%)" if three else f"PC{i + 1} ({100 * v:.1f}% of variance)"
             for i, v in enumerate(p.explained)
@@ -653,8 +647,27 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleanchor": "x",
                 "scaleratio": 1,
             }
-        self._show(figure, traces, layout)
-        return self
+        return layout
+
+
+class _Look:
+    """How a projection is drawn: 2-D or 3-D, the renderer, marker size, hover strings."""
+
+    def __init__(self, p: Projection) -> None:
+        self.three = p.coords.shape[1] >= 3
+        self.n = n = p.coords.shape[0]
+        self.kind = "scatter3d" if self.three else ("scattergl" if n >= WEBGL_FROM else "scatter")
+        # The marks on top share the points' renderer: WebGL draws above every SVG trace.
+        self.over = "scatter3d" if self.three else self.kind
+        self.size = 3 if n >= 20_000 else (5 if n >= WEBGL_FROM else 9)
+        self.strings = n <= HOVER_TEXT_UP_TO
+
+    def xyz(self, points: np.ndarray) -> dict[str, Any]:
+        points = np.atleast_2d(points)
+        out = {"x": points[:, 0], "y": points[:, 1]}
+        if self.three:
+            out["z"] = points[:, 2]
+        return out
 
 
 def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
@@ -737,17 +750,34 @@ class RankingDisplay(_ProjectionBased):
         return [shown[status == name] for name in STATUSES]
 
     def plot(self, figure: Any = None) -> RankingDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
+        p = self.projection
+        axis = self.axis
+        position = axis.position(p.trace.score)
+        row = {label: i for i, label in enumerate(p.label_order)}
+        y = np.array([row[v] for v in p.labels], dtype=np.float64)
+        y += spread_offsets(p.trace.trace.ids)
+        traces = self._status_traces(position, y)
+        if len(p.trace.ids) >= DENSITY_FROM:
+            rows_y = (-0.5, len(p.label_order) - 0.5)
+            traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
+        shapes, annotations = self._marks(axis)
+        return traces, self._layout(axis, shapes, annotations)
+
+    def _status_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
+        """One trace per status; ranked points carry their (thinned) rank labels."""
         p = self.projection
         t = p.trace
-        axis = self.axis
-        position = axis.position(t.score)
-        row = {label: i for i, label in enumerate(p.label_order)}
-        y = np.array([row[v] for v in p.labels], dtype=np.float64) + spread_offsets(t.trace.ids)
         n = len(t.ids)
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
         strings = n <= HOVER_TEXT_UP_TO
         traces = []
-        labelled = rank_label_mask(t.rank, t.cut_rank, t.k)
+        labelled = spaced_labels(position, y, t.rank, rank_label_mask(t.rank, t.cut_rank, t.k))
         for status, rows in zip(STATUSES, self.groups()):
             ranked = status in (RETURNED, DROPPED, TIED)
             mask = np.zeros(n, dtype=bool)
@@ -790,9 +820,11 @@ class RankingDisplay(_ProjectionBased):
                     },
                 }
             )
-        if n >= DENSITY_FROM:
-            rows_y = (-0.5, len(p.label_order) - 0.5)
-            traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
+        return traces
+
+    def _marks(self, axis: ScoreAxis) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The axis breaks, the top-k cut line and the tie notes (shapes, annotations)."""
+        t = self.projection.trace
         cut = self.cut
         shapes, annotations = axis.break_marks()
         if cut is not None:
@@ -822,6 +854,13 @@ class RankingDisplay(_ProjectionBased):
                 }
             )
         annotations += tie_marks(t, axis)
+        return shapes, annotations
+
+    def _layout(
+        self, axis: ScoreAxis, shapes: list[dict[str, Any]], annotations: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        p = self.projection
+        t = p.trace
         tickvals, ticktext = axis.ticks()
         layout = {
             "title": {
@@ -855,8 +894,7 @@ class RankingDisplay(_ProjectionBased):
             "autosize": True,
             "height": 440,
         }
-        self._show(figure, traces, layout)
-        return self
+        return layout
 
 
 _STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
@@ -881,6 +919,30 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
     last = int(r.max()) if r.size else 0
     out: np.ndarray = (r > 0) & ((r <= 5) | (r % 5 == 0) | (r == last))
     return out
+
+
+def spaced_labels(
+    x: np.ndarray, y: np.ndarray, rank: np.ndarray, labelled: np.ndarray
+) -> np.ndarray:
+    """``labelled`` thinned so no two written ranks overlap: best rank first, a label is kept
+    unless one already kept on the same side of its row (ranks alternate above and below)
+    is closer than a 30th of the score axis. The others keep their rank in the hover text."""
+    out = np.zeros(len(labelled), dtype=bool)
+    chosen = np.flatnonzero(labelled & (rank > 0))
+    if not chosen.size:
+        return labelled & (rank <= 0)
+    xs = np.asarray(x, dtype=np.float64)
+    gap = float(np.ptp(xs[np.isfinite(xs)])) / 30 if np.isfinite(xs).any() else 0.0
+    kept: list[tuple[float, float, int]] = []
+    for i in chosen[np.argsort(rank[chosen], kind="stable")].tolist():
+        side = int(rank[i]) % 2
+        near = any(
+            s == side and abs(kx - xs[i]) < gap and abs(ky - y[i]) < 0.5 for kx, ky, s in kept
+        )
+        if not near:
+            kept.append((float(xs[i]), float(y[i]), side))
+            out[i] = True
+    return out | (labelled & (rank <= 0))
 
 
 def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
@@ -1035,7 +1097,10 @@ class ScoreAxis:
 
     def break_marks(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """A shaded band and a note per break, as plotly shapes and annotations."""
-        shapes, notes = [], []
+        shapes: list[dict[str, Any]] = []
+        notes: list[dict[str, Any]] = []
+        ends = self.position(np.array([self.low, self.high]))
+        room = 0.08 * float(abs(ends[1] - ends[0]) or 1.0)  # notes closer than this would overlap
         for a, b in self.breaks:
             x0, x1 = self.position(np.array([a, b]))
             lo, hi = x0 + self._keep, x1 - self._keep
@@ -1053,9 +1118,11 @@ class ScoreAxis:
                     "layer": "below",
                 }
             )
+            if any(abs(n["x"] - (lo + hi) / 2) < room for n in notes):
+                continue  # the band is drawn; one note says what the bands are
             notes.append(
                 {
-                    "text": f"axis break:<br>{b - a:.2f} with<br>no documents",
+                    "text": f"axis break:<br>{b - a:.3g} with<br>no documents",
                     "x": (lo + hi) / 2,
                     "xref": "x",
                     "y": 0.0,
@@ -1182,6 +1249,12 @@ class AnchorsDisplay(_Display):
         return True
 
     def plot(self, figure: Any = None) -> AnchorsDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         g = self.geometry
         members, pairs = g.members, g.pairs
         # Plain arrays once: pandas indexing per trace costs more than the drawing.
@@ -1354,8 +1427,7 @@ class AnchorsDisplay(_Display):
             # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
             "height": 460 + 28 * len(g.errors),
         }
-        self._show(figure, traces, layout)
-        return self
+        return traces, layout
 
 
 # plotly's codes for circle-open, square, diamond-open, cross and triangle-up-open
@@ -1433,6 +1505,12 @@ class FilterModesDisplay(_Display):
         return cls.from_stores(stores, scenario.query, scenario.k, scenario.where)
 
     def plot(self, figure: Any = None) -> FilterModesDisplay:
+        """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
+        self._show(figure, *self.spec())
+        return self
+
+    def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The figure as plain data: its traces and layout (numpy arrays inside)."""
         traces = []
         for i, mode in enumerate(("pre", "post")):
             f = self.funnels[mode]
@@ -1455,10 +1533,13 @@ class FilterModesDisplay(_Display):
                 f"post-filter returns {returned['post']}",
                 "x": 0.01,
             },
-            "xaxis": {"domain": [0.0, 0.45], "showticklabels": False},
-            "xaxis2": {"domain": [0.55, 1.0], "showticklabels": False, "anchor": "y2"},
-            "yaxis": {"automargin": True},
-            "yaxis2": {"anchor": "x2", "automargin": True},
+            # The post-filter funnel's stage names sit in the gap, clear of the widest pre bar.
+            "xaxis": {"domain": [0.0, 0.4], "showticklabels": False},
+            "xaxis2": {"domain": [0.6, 1.0], "showticklabels": False, "anchor": "y2"},
+            # Top-down, widest first, wherever it is drawn (plotly.js reverses a funnel's
+            # axis only by default, which an in-place update could lose).
+            "yaxis": {"automargin": True, "autorange": "reversed"},
+            "yaxis2": {"anchor": "x2", "automargin": True, "autorange": "reversed"},
             "annotations": [
                 {
                     "text": f"<b>{m}-filter</b>",
@@ -1475,8 +1556,7 @@ class FilterModesDisplay(_Display):
             "margin": {"t": 80, "l": 120, "r": 20, "b": 30},
             "height": 360,
         }
-        self._show(figure, traces, layout)
-        return self
+        return traces, layout
 
     def to_html(self, selected: Sequence[str] = ()) -> str:
         """Both tables side by side, as HTML (CSS classes for styling and browser tests); the

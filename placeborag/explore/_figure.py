@@ -1,25 +1,20 @@
-"""The explorer's figure widget: plotly's FigureWidget, with plotly.js shipped once per kernel.
+"""The explorer's figure widget: a small anywidget of our own that draws with ``Plotly.react``.
 
-plotly 6's ``FigureWidget`` is an anywidget whose front-end module (``_esm``, about 5 MB of
-plotly.js) is part of every figure's widget state: a notebook saved with its widget state
-stores it once per figure (four times for one explorer). :func:`figure_widget` makes a
-:class:`FigureWidget` subclass whose ``_esm`` is a stub of a few hundred bytes; the bundle
-travels once, in one hidden :func:`bundle_loader` widget per kernel that every app shows. The
-loader imports the bundle in the page and hands the module to the stubs through a promise on
-``globalThis`` under a key made of the bundle's SHA-256, so two plotly versions in one page
-never mix. A notebook reopened with its saved widget state restores the loader's model with
-the others, so its figures draw again without a kernel.
+Nothing of plotly's widget or renderer code is used (no ``FigureWidget``, no
+``plotly.io._renderers``, which pulls in nbformat and jsonschema): the kernel sends the figure
+JSON the displays build (:meth:`FigureView.show`), numeric arrays as binary buffers, and the
+page draws it with plotly.js's public ``Plotly.react``. plotly.js is the plotly package's own
+bundled file (``plotly/package_data/plotly.min.js``), gzipped, shipped once per kernel in one
+hidden :func:`bundle_loader` widget that every app shows; the page imports it once and hands it
+to every figure through a promise on ``globalThis`` keyed by the bundle's SHA-256, so two plotly
+versions in one page never mix. A notebook saved with its widget state restores the loader with
+the figures, so they draw again without a kernel.
 
-The stub also leaves out the messages the explorer does not use. After every redraw plotly's
-view sends the trace and layout defaults it computed (``_js2py_traceDeltas``, a deep merge
-and diff of every trace, 100,000-point arrays included) and a message per hover, click and
-selection (``_js2py_pointsCallback``); the kernel handles each of them before the next
-request. The app keeps what it draws itself (``placeborag.explore._displays.sent_to``) and
-gets selections and clicks through its own bridge (``_selection.py``), so the stub's view
-sends none of them. Zoom and pan still reach the kernel (``_js2py_relayout``), so a later
-redraw starts from the range on screen, as with plotly's own widget. And it draws WebGL at the
-screen's pixel ratio, where plotly's default draws twice the page's pixels in each direction:
-four times the work for a standard screen, which a software renderer pays on every redraw.
+Events come back through the widget's own messages, each naming the figure revision it was
+drawn on: a box or lasso selection (every trace's points at once), a click on a point, and the
+view range after a zoom or pan. :meth:`FigureView._handle` refuses anything malformed (logged
+once per widget, never a selection, never an exception) and ignores a message about a
+revision that is no longer on screen.
 """
 
 from __future__ import annotations
@@ -27,15 +22,33 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import importlib.resources
 import json
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from placeborag.explore._deps import optional
 
-__all__ = ["bundle_loader", "figure_widget", "plotly_bundle"]
+__all__ = [
+    "bundle_loader",
+    "figure_view",
+    "panel",
+    "plotly_bundle",
+    "status_widget",
+    "wire",
+]
 
-# A promise per bundle digest on globalThis: whichever module (loader or stub) runs first
-# makes it; the loader resolves it with the imported bundle.
+LOG = logging.getLogger("placeborag.explore")
+_FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
+_MAX_POINTS_IN_MESSAGE = 2_000_000  # more pairs than any figure draws: refused as malformed
+
+# A promise per bundle digest on globalThis: whichever module (loader or figure) runs first
+# makes it; the loader resolves it with plotly.js.
 _SLOT = """
 const KEY = Symbol.for(%s);
 function slot() {
@@ -48,18 +61,30 @@ function slot() {
   return s;
 }
 """
+# plotly.min.js is a UMD bundle: given a CommonJS `module`, it exports Plotly through it, so
+# the page needs no require.js and no global of ours.
 _LOADER_ESM = """
-async function initialize({ model }) {
+// anywidget gives initialize() two seconds: plotly.js loads in the background instead, and
+// every figure waits on the slot's promise.
+function initialize({ model }) {
   const s = slot();
   const gzipped = model.get("bundle");
   if (s.started || !gzipped || !gzipped.byteLength) return;
   s.started = true;
+  load(s, gzipped);
+}
+async function load(s, gzipped) {
   let url = null;
   try {
     const stream = new Blob([gzipped]).stream().pipeThrough(new DecompressionStream("gzip"));
     const source = await new Response(stream).text();
-    url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-    s.resolve(await import(/* webpackIgnore: true */ url));
+    const wrapped = "const module = { exports: {} }; const exports = module.exports;\\n"
+      + source + "\\nexport default module.exports;";
+    url = URL.createObjectURL(new Blob([wrapped], { type: "text/javascript" }));
+    const mod = await import(/* webpackIgnore: true */ url);
+    const Plotly = mod.default && mod.default.react ? mod.default : globalThis.Plotly;
+    if (!Plotly || !Plotly.react) throw new Error("plotly.js did not export Plotly.react");
+    s.resolve(Plotly);
   } catch (error) {
     s.started = false;
     s.reject(error);
@@ -69,35 +94,183 @@ async function initialize({ model }) {
 }
 export default { initialize, render() {} };
 """
-# plotly's own widget module, with a view that reports nothing back but zoom and pan. The
-# patch goes on this page's copy of the bundle, which only these stubs use.
-_STUB_ESM = """
-export default async () => {
+# One figure: decode the arrays, Plotly.react, apply the kernel's selection, report events.
+_FIGURE_ESM = """
+const TYPES = { f4: Float32Array, f8: Float64Array, i1: Int8Array, u1: Uint8Array,
+  i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array };
+function typed(spec) {
+  const T = TYPES[spec.dtype];
+  let bytes;
+  if (typeof spec.bdata === "string") {
+    const raw = atob(spec.bdata);
+    bytes = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  } else {
+    const b = spec.bdata;
+    bytes = new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
+  }
+  const flat = new T(bytes.buffer, 0, bytes.byteLength / T.BYTES_PER_ELEMENT);
+  const shape = spec.shape ? String(spec.shape).split(",").map(Number) : [];
+  if (shape.length !== 2) return flat;
+  const rows = [];
+  for (let r = 0; r < shape[0]; r++) rows.push(flat.subarray(r * shape[1], (r + 1) * shape[1]));
+  return rows;
+}
+function decode(value) {
+  if (Array.isArray(value)) return value.map(decode);
+  if (value && typeof value === "object" && !ArrayBuffer.isView(value)) {
+    if (typeof value.dtype === "string" && TYPES[value.dtype] && "bdata" in value) {
+      return typed(value);
+    }
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = decode(v);
+    return out;
+  }
+  return value;
+}
+const NOT_SELECTABLE = new Set(["scatter3d", "heatmap", "funnel"]);
+function pairs(event) {
+  return ((event && event.points) || [])
+    .filter((p) => Number.isInteger(p.curveNumber) && Number.isInteger(p.pointNumber))
+    .map((p) => [p.curveNumber, p.pointNumber]);
+}
+function ranges(gd) {
+  const out = {};
+  for (const [key, axis] of Object.entries(gd.layout || {})) {
+    if (!/^[xy]axis[0-9]*$/.test(key) || !axis || !Array.isArray(axis.range)) continue;
+    const r = axis.range.map(Number);
+    if (r.length === 2 && r.every(Number.isFinite)) out[key] = r;
+  }
+  return out;
+}
+async function render({ model, el }) {
   const s = slot();
   const late = setTimeout(() => console.error(
-    "placeborag: the plotly bundle has not loaded after 30 s (no loader widget in the page?)"
+    "placeborag: plotly.js has not loaded after 30 s (no loader widget in the page?)"
   ), 30000);
-  const mod = await s.promise;
+  const Plotly = await s.promise;
   clearTimeout(late);
-  const view = mod.FigureView.prototype;
-  if (!view.placeboragLean) {
-    view.placeboragLean = true;
-    view._sendTraceDeltas = function () {};
-    view._sendLayoutDelta = function () {};
-    view._send_points_callback_message = function () {};
-    // plotly draws WebGL at twice the page's pixels by default (plotGlPixelRatio 2), four
-    // times the pixels a standard screen shows: draw at the screen's own ratio instead.
-    const render = view.perform_render;
-    view.perform_render = function () {
-      const config = this.model.get("_config");
-      if (config && config.plotGlPixelRatio === undefined) {
-        config.plotGlPixelRatio = Math.min(2, Math.max(1, globalThis.devicePixelRatio || 1));
-      }
-      return render.call(this);
-    };
-  }
-  return mod.default();
-};
+  const gd = document.createElement("div");
+  gd.className = "placeborag-plot";
+  el.appendChild(gd);
+  let drawn = null;  // the revision on screen
+  let queue = Promise.resolve();
+  const on = (name, handler) => { gd.removeAllListeners(name); gd.on(name, handler); };
+  const bind = () => {
+    on("plotly_selected", (e) => model.send({ kind: "select", revision: drawn, points: pairs(e) }));
+    on("plotly_deselect", () => model.send({ kind: "select", revision: drawn, points: [] }));
+    on("plotly_click", (e) => {
+      const p = pairs(e)[0];
+      if (p) model.send({ kind: "click", revision: drawn, point: p });
+    });
+    on("plotly_relayout", (e) => {
+      if (!e || !Object.keys(e).some((k) => /axis[0-9]*[.](range|autorange)/.test(k))) return;
+      model.send({ kind: "view", revision: drawn, ranges: ranges(gd) });
+    });
+  };
+  const select = () => {
+    const chosen = model.get("selected") || {};
+    if (drawn === null || chosen.revision !== drawn || !gd.data) return;
+    const indexes = [], values = [];
+    for (const [trace, points] of chosen.points || []) {
+      const t = gd.data[trace];
+      if (!t || NOT_SELECTABLE.has(t.type)) continue;
+      indexes.push(trace);
+      values.push(points === null ? null : points);
+    }
+    if (indexes.length) Plotly.restyle(gd, { selectedpoints: values }, indexes);
+    if (chosen.clear && (gd.layout.selections || []).length) {
+      Plotly.relayout(gd, { selections: [] });
+    }
+  };
+  const draw = () => {
+    queue = queue.then(async () => {
+      const figure = model.get("figure") || {};
+      if (!Array.isArray(figure.data)) return;
+      const config = Object.assign({
+        responsive: true, displaylogo: false,
+        // WebGL at the screen's own pixel ratio (plotly's default draws twice the page's
+        // pixels each way: four times the work a standard screen shows).
+        plotGlPixelRatio: Math.min(2, Math.max(1, globalThis.devicePixelRatio || 1)),
+      }, figure.config || {});
+      await Plotly.react(gd, decode(figure.data), decode(figure.layout || {}), config);
+      drawn = figure.revision;
+      gd.dataset.revision = String(drawn);
+      bind();
+      select();
+    }).catch((error) => console.error("placeborag: drawing the figure failed", error));
+  };
+  model.on("change:figure", draw);
+  model.on("change:selected", () => { queue = queue.then(select); });
+  draw();
+  // The figure takes its container's width whenever the container changes size (a side
+  // panel, a notebook resized), not only when the window does.
+  // Once per frame at most, outside the observer's callback, and never on a hidden plot
+  // (plotly refuses to resize one).
+  let width = 0, pending = false;
+  const resized = new ResizeObserver(() => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      const now = el.getBoundingClientRect().width;
+      if (drawn === null || now < 1 || Math.abs(now - width) <= 1) return;
+      width = now;
+      Promise.resolve(Plotly.Plots.resize(gd)).catch(() => {});
+    });
+  });
+  resized.observe(el);
+  return () => {
+    resized.disconnect();
+    model.off("change:figure", draw);
+    Plotly.purge(gd);
+  };
+}
+export default { render };
+"""
+# An HTML panel (the pre/post tables) whose row clicks come back as messages.
+_PANEL_ESM = """
+function render({ model, el }) {
+  const show = () => { el.innerHTML = model.get("value"); };
+  el.addEventListener("click", (event) => {
+    const row = event.target && event.target.closest && event.target.closest("tr[data-id]");
+    if (row && el.contains(row)) {
+      model.send({ kind: "row", revision: model.get("revision"), id: row.dataset.id });
+    }
+  });
+  model.on("change:value", show);
+  show();
+  return () => model.off("change:value", show);
+}
+export default { render };
+"""
+
+# A busy note: shown only once work has lasted half a second, with the app's views dimmed.
+_STATUS_ESM = """
+function render({ model, el }) {
+  el.classList.add("placeborag-status");
+  let timer = null;
+  const mark = (on) => {
+    const app = el.closest(".placeborag-app");
+    if (app) app.classList.toggle("placeborag-busy", on);
+  };
+  const show = () => {
+    const text = model.get("busy");
+    clearTimeout(timer);
+    if (!text) { el.textContent = ""; mark(false); return; }
+    timer = setTimeout(() => {
+      el.textContent = "";
+      const spin = document.createElement("span");
+      spin.className = "placeborag-spinner";
+      el.append(spin, " " + text);
+      mark(true);
+    }, 500);
+  };
+  model.on("change:busy", show);
+  show();
+  return () => { clearTimeout(timer); model.off("change:busy", show); };
+}
+export default { render };
 """
 
 _LOADER: list[Any] = []  # the kernel's loader widget, once made
@@ -105,12 +278,20 @@ _LOADER: list[Any] = []  # the kernel's loader widget, once made
 
 @functools.cache
 def plotly_bundle() -> tuple[bytes, str]:
-    """plotly's widget bundle (the JavaScript every FigureWidget carries), gzipped (a third
-    of its size; the page inflates it with ``DecompressionStream``), and its digest."""
-    basewidget = optional("plotly.basewidget")
-    source = str(basewidget.BaseFigureWidget._esm).encode("utf-8")
+    """plotly.js as the plotly package ships it (``package_data/plotly.min.js``), gzipped (a
+    third of its size; the page inflates it with ``DecompressionStream``), and its digest."""
+    source = importlib.resources.files("plotly").joinpath("package_data/plotly.min.js").read_bytes()
     digest = hashlib.sha256(source).hexdigest()[:16]
-    return gzip.compress(source, compresslevel=6, mtime=0), digest
+    return gzip.compress(source, compresslevel=3, mtime=0), digest
+
+
+@functools.cache
+def _template() -> dict[str, Any]:
+    """plotly's ``plotly_white`` template as the plotly package ships it (a JSON file): what
+    ``go.Figure(layout={"template": "plotly_white"})`` would send, without validating it."""
+    path = importlib.resources.files("plotly").joinpath("package_data/templates/plotly_white.json")
+    template: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return template
 
 
 def _slot(digest: str) -> str:
@@ -119,7 +300,7 @@ def _slot(digest: str) -> str:
 
 def bundle_loader() -> Any:
     """The kernel's one loader widget (hidden): it carries plotly.js for every figure that
-    :func:`figure_widget` makes. Every app puts it in its layout, so a front end that shows
+    :func:`figure_view` makes. Every app puts it in its layout, so a front end that shows
     an app (or restores a saved notebook) creates its model. A closed one is replaced."""
     if _LOADER and _LOADER[0].comm is not None:
         return _LOADER[0]
@@ -137,23 +318,319 @@ def bundle_loader() -> Any:
     return loader
 
 
+# -- the figure JSON on the wire ------------------------------------------------------------
+
+
+def wire(value: Any) -> Any:
+    """A figure spec (dicts, lists, numpy arrays and scalars) as the widget sends it: numeric
+    arrays become ``{"dtype", "bdata", "shape"}`` with their bytes as a binary buffer
+    (ipywidgets sends those out of band), everything else plain JSON values."""
+    if isinstance(value, dict):
+        return {str(k): wire(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [wire(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _wire_array(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _wire_array(a: np.ndarray) -> Any:
+    kind, size = a.dtype.kind, a.dtype.itemsize
+    if kind == "b":
+        a = a.astype(np.uint8)
+    elif kind == "f" and size != 4:
+        a = a.astype(np.float32 if size < 4 else np.float64)
+    elif kind in "iu" and size == 8:
+        small = a.astype(np.int32)
+        if not np.array_equal(small, a):
+            return a.tolist()  # beyond int32: plotly.js has no 64-bit integer arrays
+        a = small
+    elif kind == "u" and size == 4:
+        a = a.astype(np.float64)
+    elif kind not in "iuf":
+        return [wire(v) for v in a.tolist()]
+    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    spec: dict[str, Any] = {
+        "dtype": f"{a.dtype.kind}{a.dtype.itemsize}",
+        "bdata": memoryview(a.reshape(-1)).cast("B"),  # type: ignore[arg-type]
+    }
+    if a.ndim > 1:
+        spec["shape"] = ", ".join(str(n) for n in a.shape)
+    return spec
+
+
+# -- messages from the page -----------------------------------------------------------------
+
+_AXIS = re.compile(r"[xy]axis[0-9]{0,2}")
+
+
+def _exact_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _point(value: Any) -> tuple[int, int] | None:
+    """A ``[trace, point]`` pair of non-negative ints (not bools, floats or strings)."""
+    if type(value) is not list or len(value) != 2:
+        return None
+    trace, point = value
+    if not (_exact_int(trace) and _exact_int(point)) or trace < 0 or point < 0:
+        return None
+    return trace, point
+
+
+def _ranges(value: Any) -> dict[str, tuple[float, float]] | None:
+    if type(value) is not dict or len(value) > 16:
+        return None
+    out = {}
+    for key, pair in value.items():
+        if type(key) is not str or not _AXIS.fullmatch(key):
+            return None
+        if type(pair) is not list or len(pair) != 2:
+            return None
+        if not all(type(v) in (int, float) and math.isfinite(v) for v in pair):
+            return None
+        out[key] = (float(pair[0]), float(pair[1]))
+    return out
+
+
+class _Attrs:
+    """Read-only attribute access to a spec dict (``figure.layout.title.text``), for code and
+    tests that read a figure the way they read a plotly one."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self._spec = spec
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = self._spec.get(name)
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            return [_Attrs(v) for v in value]
+        return _Attrs(value) if isinstance(value, Mapping) else value
+
+    def __getitem__(self, name: str) -> Any:
+        return self.__getattr__(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._spec
+
+    def to_plotly_json(self) -> dict[str, Any]:
+        return dict(self._spec)
+
+
 @functools.cache
 def _figure_class() -> Any:
-    go = optional("plotly.graph_objects")
+    anywidget = optional("anywidget")
+    traitlets = optional("traitlets")
     _, digest = plotly_bundle()
-    return type(
-        "FigureWidget",
-        (go.FigureWidget,),
-        {
-            "__module__": __name__,
-            "__doc__": "plotly's FigureWidget, its front end loaded from the kernel's bundle "
-            "loader, reporting only zoom and pan back.",
-            "_esm": _slot(digest) + _STUB_ESM,
-        },
-    )
+
+    class FigureView(anywidget.AnyWidget):  # type: ignore[misc,name-defined]
+        """One figure of the explorer: the kernel sends it whole (:meth:`show`), the page
+        draws it with ``Plotly.react`` and reports selections, clicks and view ranges."""
+
+        _esm = _slot(digest) + _FIGURE_ESM
+        figure = traitlets.Dict({}).tag(sync=True)
+        selected = traitlets.Dict({}).tag(sync=True)
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.revision = 0
+            self.traces: list[dict[str, Any]] = []
+            self.spec_layout: dict[str, Any] = {}
+            self.view: dict[str, tuple[float, float]] = {}  # axis ranges on screen
+            self.refused = 0  # malformed messages from the page
+            self.stale = 0  # messages about a revision no longer on screen
+            self.on_select: Callable[[list[tuple[int, int]]], None] | None = None
+            self.on_click: Callable[[tuple[int, int]], None] | None = None
+            self._shows_selection = False
+            self.on_msg(self._handle)
+
+        # -- what the kernel sends --
+
+        def show(
+            self,
+            traces: Sequence[dict[str, Any]],
+            layout: dict[str, Any],
+            config: dict[str, Any] | None = None,
+        ) -> None:
+            """Draw ``traces`` and ``layout`` (a display's spec) as the next revision."""
+            self.revision += 1
+            self.traces = list(traces)
+            self.spec_layout = {"font": _FONT, **layout}
+            self._shows_selection = False
+            self.figure = {
+                "revision": self.revision,
+                "data": wire(self.traces),
+                "layout": wire({"template": _template(), **self.spec_layout}),
+                **({"config": wire(config)} if config else {}),
+            }
+
+        def show_selection(self, points: Mapping[int, Sequence[int] | None]) -> None:
+            """Highlight ``points`` (trace index -> point indexes; None: no highlight on that
+            trace) on the revision on screen; all None also removes a box or lasso drawn."""
+            chosen = any(v is not None for v in points.values())
+            if not chosen and not self._shows_selection:
+                return  # nothing highlighted, nothing to clear (a redraw starts clean)
+            self._shows_selection = chosen
+            self.selected = {
+                "revision": self.revision,
+                "points": [[t, None if v is None else list(v)] for t, v in points.items()],
+                "clear": not chosen,
+            }
+
+        # -- what a test or a script reads --
+
+        @property
+        def data(self) -> tuple[_Attrs, ...]:
+            return tuple(_Attrs(t) for t in self.traces)
+
+        @property
+        def figure_layout(self) -> _Attrs:
+            """The layout last shown (``layout`` is the widget's own CSS layout)."""
+            return _Attrs(self.spec_layout)
+
+        def to_plotly_json(self) -> dict[str, Any]:
+            """The figure last shown, as its spec (numpy arrays inside), template aside."""
+            return {"data": list(self.traces), "layout": dict(self.spec_layout)}
+
+        # -- what the page sends --
+
+        def _refuse(self, content: Any, why: str) -> None:
+            self.refused += 1
+            if self.refused == 1:
+                text = json.dumps(content, default=repr)[:200]
+                LOG.warning(
+                    "placeborag explorer: ignored a malformed message from the page (%s): %s; "
+                    "further ones are ignored silently",
+                    why,
+                    text,
+                )
+
+        def _handle(self, _widget: Any, content: Any, _buffers: Any) -> None:
+            try:
+                self._dispatch(content)
+            except Exception:  # a message must never break the kernel's comm handling
+                LOG.exception("placeborag explorer: handling a message from the page failed")
+
+        def _dispatch(self, content: Any) -> None:
+            if type(content) is not dict:
+                return self._refuse(content, "not an object")
+            kind, revision = content.get("kind"), content.get("revision")
+            expected = {"select": "points", "click": "point", "view": "ranges"}
+            if kind not in expected or set(content) != {"kind", "revision", expected[kind]}:
+                return self._refuse(content, "unknown kind or fields")
+            if type(revision) is not int or revision < 1:
+                return self._refuse(content, "no figure revision")
+            payload = content[expected[kind]]
+            if kind == "view":
+                ranges = _ranges(payload)
+                if ranges is None:
+                    return self._refuse(content, "ranges are not [low, high] numbers by axis")
+                if revision == self.revision:
+                    self.view = ranges
+                else:
+                    self.stale += 1
+                return None
+            if kind == "click":
+                point = _point(payload)
+                if point is None or not self._on_screen(point):
+                    return self._refuse(content, "not a [trace, point] pair of this figure")
+                if revision != self.revision:
+                    self.stale += 1
+                elif self.on_click is not None:
+                    self.on_click(point)
+                return None
+            if type(payload) is not list or len(payload) > _MAX_POINTS_IN_MESSAGE:
+                return self._refuse(content, "points is not a list")
+            points = [_point(p) for p in payload]
+            if any(p is None or not self._on_screen(p) for p in points):
+                return self._refuse(content, "a point is not a [trace, point] pair of this figure")
+            if revision != self.revision:
+                self.stale += 1
+            elif self.on_select is not None:
+                self.on_select([p for p in points if p is not None])
+            return None
+
+        def _on_screen(self, point: tuple[int, int]) -> bool:
+            trace, index = point
+            if trace >= len(self.traces):
+                return False
+            x = self.traces[trace].get("x")
+            return x is not None and index < len(x)
+
+    return FigureView
 
 
-def figure_widget(figure: Any) -> Any:
-    """A FigureWidget of ``figure`` (a ``go.Figure``) whose front end loads plotly.js from
-    :func:`bundle_loader` instead of carrying it in its own state."""
-    return _figure_class()(figure)
+def figure_view() -> Any:
+    """A new, empty figure widget (:class:`FigureView`)."""
+    return _figure_class()()
+
+
+@functools.cache
+def _panel_class() -> Any:
+    anywidget = optional("anywidget")
+    traitlets = optional("traitlets")
+
+    class HtmlPanel(anywidget.AnyWidget):  # type: ignore[misc,name-defined]
+        """HTML (the app's tables) whose row clicks (``tr[data-id]``) come back as ids."""
+
+        _esm = _PANEL_ESM
+        value = traitlets.Unicode("").tag(sync=True)
+        revision = traitlets.Int(0).tag(sync=True)
+
+        def __init__(self, on_row: Callable[[str], None] | None = None) -> None:
+            super().__init__()
+            self.on_row = on_row
+            self.refused = 0
+            self.observe(self._next, names="value")
+            self.on_msg(self._handle)
+
+        def _next(self, _change: Any) -> None:
+            self.revision += 1
+
+        def _handle(self, _widget: Any, content: Any, _buffers: Any) -> None:
+            ok = (
+                type(content) is dict
+                and set(content) == {"kind", "revision", "id"}
+                and content["kind"] == "row"
+                and _exact_int(content["revision"])
+                and type(content["id"]) is str
+            )
+            if not ok:
+                self.refused += 1
+                if self.refused == 1:
+                    LOG.warning("placeborag explorer: ignored a malformed row click")
+                return
+            if content["revision"] == self.revision and self.on_row is not None:
+                try:
+                    self.on_row(content["id"])
+                except Exception:
+                    LOG.exception("placeborag explorer: handling a row click failed")
+
+    return HtmlPanel
+
+
+@functools.cache
+def _status_class() -> Any:
+    anywidget = optional("anywidget")
+    traitlets = optional("traitlets")
+
+    class BusyStatus(anywidget.AnyWidget):  # type: ignore[misc,name-defined]
+        """What the kernel is busy with (empty: idle); the page shows it after 0.5 s."""
+
+        _esm = _STATUS_ESM
+        busy = traitlets.Unicode("").tag(sync=True)
+
+    return BusyStatus
+
+
+def status_widget() -> Any:
+    """The app's busy indicator."""
+    return _status_class()()
+
+
+def panel(on_row: Callable[[str], None] | None = None) -> Any:
+    """An HTML panel widget whose table rows answer clicks with ``on_row(id)``."""
+    return _panel_class()(on_row)

@@ -280,7 +280,7 @@ def test_an_invalid_filter_shows_the_error_inline_dims_the_views_and_the_app_sur
     page.wait_for_function(STALE)
     assert "showing the last valid state" in page.locator(".placeborag-stale-note").inner_text()
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator(".placeborag-app h3").scroll_into_view_if_needed()
+    page.locator(".placeborag-title").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "explorer-stale.png"))
     plots = page.evaluate(PLOTS)
     where.fill('{"lang": "en"}')

@@ -95,7 +95,7 @@ def test_a_screenshot_is_saved_and_the_console_stayed_clean(page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_function(DRAWN)
     # Notebook 7 scrolls the notebook inside its own panel: a shot of the window, app on top.
-    page.locator(".placeborag-app h3").scroll_into_view_if_needed()
+    page.locator(".placeborag-title").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "explorer-notebook7.png"))
     ours = [p for p in page.problems if not all(part in p for part in NOTEBOOK_OWN)]
     assert ours == [], "\n".join(ours)

@@ -158,3 +158,18 @@ def test_projection_of_fewer_documents_than_components_pads_with_zero_axes():
     assert projector.components.shape == (3, 8)
     assert not projector.components[2].any()
     assert projector.explained[2] == 0
+
+
+def test_a_query_equal_to_a_documents_text_sits_on_that_document_over_unnormalised_vectors():
+    """The store keeps every vector unit-normalised; the query must be projected the same
+    way, or over the user's own vectors (any lengths) it lands far out from its top-k."""
+    from placeborag.explore import store_from_vectors
+
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(60, 16)) * rng.uniform(1.0, 20.0, size=(60, 1))
+    ids = [f"d{i}" for i in range(60)]
+    store = store_from_vectors(vectors, ids, [f"text {i}" for i in range(60)])
+    p = project(store, "text 7", 5)
+    assert p.trace.rank[7] == 1
+    spread = np.ptp(p.coords, axis=0).max()
+    assert np.linalg.norm(p.query - p.coords[7]) < 1e-3 * spread

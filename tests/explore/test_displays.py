@@ -226,3 +226,35 @@ def test_every_ranked_point_has_its_rank_or_its_place_at_the_cut_in_its_hover():
         cut = int(trace.cut_rank[trace.ids.index(doc)])
         assert places[doc] == f"place {cut} at the top-20 cut, dropped by the post-filter"
     assert set(places) == set(returned) | set(dropped)
+
+
+def test_both_funnels_read_top_down_widest_first_with_labels_clear_of_the_other(demo):
+    """The first stage (every candidate) on top, in the app's widget as in a plain figure:
+    the axes say so themselves rather than rely on plotly.js's default for funnels."""
+    traces, layout = FilterModesDisplay.from_scenario(demo).spec()
+    for trace, axis in zip(traces, ("yaxis", "yaxis2")):
+        assert trace["y"][0] == "candidates"
+        assert layout[axis]["autorange"] == "reversed"
+    pre_end, post_start = layout["xaxis"]["domain"][1], layout["xaxis2"]["domain"][0]
+    assert post_start - pre_end > 0.19  # room for the post funnel's stage names
+
+
+def test_axis_break_notes_are_not_written_over_each_other_and_never_read_zero():
+    from placeborag.explore._displays import ScoreAxis
+
+    axis = ScoreAxis(0.0, 1.0, [(0.100, 0.1004), (0.1005, 0.1009), (0.5, 0.9)])
+    _, notes = axis.break_marks()
+    xs = sorted(n["x"] for n in notes)
+    assert all(b - a >= 0.08 * (axis.position(np.array([1.0]))[0]) for a, b in zip(xs, xs[1:]))
+    assert not any("0.00 with" in n["text"] for n in notes)
+
+
+def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
+    from placeborag.explore._displays import spaced_labels
+
+    x = np.array([1.0, 1.001, 1.002, 0.5, 0.0])
+    y = np.zeros(5)
+    rank = np.array([1, 3, 5, 2, 0])
+    kept = spaced_labels(x, y, rank, rank > 0)
+    # 1, 3 and 5 sit on one spot above their row: only rank 1 is written; 2 is below, alone.
+    assert kept.tolist() == [True, False, False, True, False]

@@ -1,64 +1,63 @@
-"""The explorer's figure widgets carry plotly.js once per kernel, and its notebook stays small."""
+"""The explorer's own figure widget: plotly.js once per kernel from the plotly package's own
+file, figures sent as JSON with binary arrays, and only valid, current messages obeyed."""
 
 from __future__ import annotations
 
 import base64
 import gzip
 import json
+import logging
+import subprocess
+import sys
+from importlib.resources import files
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-go = pytest.importorskip("plotly.graph_objects")
+pytest.importorskip("plotly")
 pytest.importorskip("anywidget")
-pytest.importorskip("ipywidgets")
+ipywidgets = pytest.importorskip("ipywidgets")
 
 from placeborag.explore import app  # noqa: E402
-from placeborag.explore._figure import bundle_loader, figure_widget, plotly_bundle  # noqa: E402
+from placeborag.explore._figure import (  # noqa: E402
+    bundle_loader,
+    figure_view,
+    plotly_bundle,
+    wire,
+)
 
 MB = 1_000_000
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def plain(value):
-    """A figure's JSON without what equal figures may differ in: trace uids, and properties
-    left None or as an empty container (plotly draws those as if absent)."""
-    if isinstance(value, dict):
-        return {
-            k: plain(v)
-            for k, v in value.items()
-            if k != "uid" and v is not None and not (isinstance(v, dict) and not v)
-        }
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
+def plotly_source() -> bytes:
+    return files("plotly").joinpath("package_data", "plotly.min.js").read_bytes()
 
 
-def dumps(value) -> str:
-    return json.dumps(plain(value), sort_keys=True, default=repr)
+def send(figure, content) -> None:
+    """A message from the page, through the widget's own comm handler."""
+    figure._handle(figure, content, [])
 
 
-def plotly_source() -> str:
-    from plotly.basewidget import BaseFigureWidget
-
-    return str(BaseFigureWidget._esm)
-
-
-def test_a_figure_widget_carries_a_stub_not_plotly_js():
-    figure = figure_widget(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])))
-    assert isinstance(figure, go.FigureWidget)
-    assert len(figure._esm) < 2_000
-    assert len(plotly_source()) > 1 * MB  # what plotly's own FigureWidget carries
-    assert figure.data[0].x == (1, 2)
+def test_a_figure_widget_carries_a_small_module_not_plotly_js():
+    figure = figure_view()
+    assert len(figure._esm) < 10_000
+    assert len(plotly_source()) > 1 * MB
+    figure.show([{"type": "scatter", "name": "a", "x": np.array([1.0, 2.0])}], {"height": 300})
+    assert figure.data[0].name == "a" and list(figure.data[0].x) == [1.0, 2.0]
+    assert figure.figure_layout.height == 300
+    assert figure.figure["revision"] == figure.revision == 1
 
 
-def test_the_loader_carries_plotly_js_gzipped_under_its_digest():
+def test_the_loader_carries_plotlys_own_bundle_gzipped_under_its_digest():
     loader = bundle_loader()
     assert loader is bundle_loader()  # one per kernel
-    assert gzip.decompress(loader.bundle).decode("utf-8") == plotly_source()
+    assert gzip.decompress(loader.bundle) == plotly_source()
     _, digest = plotly_bundle()
-    figure = figure_widget(go.Figure())
-    assert f"placeborag.plotly-bundle.{digest}" in figure._esm
+    assert f"placeborag.plotly-bundle.{digest}" in figure_view()._esm
     assert f"placeborag.plotly-bundle.{digest}" in loader._esm
     assert len(loader.bundle) < len(plotly_source()) / 2
 
@@ -70,18 +69,252 @@ def test_a_closed_loader_is_replaced():
     assert second is not first and second.comm is not None
 
 
-def test_every_app_shows_the_loader_and_draws_into_stub_figures(demo):
+def test_numeric_arrays_travel_as_binary_buffers_and_strings_as_json():
+    from ipywidgets.widgets.widget import _remove_buffers
+
+    x = np.linspace(0.0, 1.0, 100_000)
+    rows = np.arange(100_000, dtype=np.int64)
+    figure = figure_view()
+    figure.show(
+        [{"type": "scattergl", "x": x, "customdata": rows, "text": np.array(["a", "b"])}], {}
+    )
+    state, _paths, buffers = _remove_buffers(figure.get_state())
+    assert len(json.dumps(state)) < 20_000  # the arrays are not in the JSON
+    trace = state["figure"]["data"][0]
+    assert trace["x"]["dtype"] == "f8" and trace["customdata"]["dtype"] == "i4"
+    assert trace["text"] == ["a", "b"]
+    sizes = sorted(len(memoryview(b).cast("B")) for b in buffers)
+    assert sizes[-2:] == [400_000, 800_000]
+    assert np.array_equal(np.frombuffer(wire(x)["bdata"], dtype="<f8"), x)
+
+
+def test_a_two_dimensional_array_keeps_its_shape():
+    spec = wire(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert spec["dtype"] == "f4" and spec["shape"] == "2, 3"
+
+
+def test_building_the_app_imports_no_plotly_widget_or_renderer_module():
+    code = (
+        "import sys; from placeborag.explore import app; explorer = app(); "
+        "explorer.controls['k'].value = 3; "
+        "heavy = [m for m in sys.modules if m.startswith(('plotly.io._renderers', "
+        "'plotly.basewidget', 'plotly.graph_objs._figurewidget', 'plotly.missing_anywidget', "
+        "'nbformat', 'jsonschema'))]; print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_app_shows_the_loader_and_draws_into_its_own_figures(demo):
     explorer = app(demo)
-    loader = bundle_loader()
-    assert loader in explorer.widget.children
+    assert bundle_loader() in explorer.widget.children
     for name, figure in explorer.figures.items():
-        assert len(figure._esm) < 2_000, name
-    assert explorer.figures["projection"].data  # drawn
+        assert type(figure).__name__ == "FigureView", name
+        assert figure.data, name
+        assert explorer.views[name].children == (figure,)
 
 
 def test_output_mode_needs_no_loader(demo):
     explorer = app(demo, mode="output")
     assert not any(type(w).__name__ == "PlotlyBundle" for w in explorer.widget.children)
+
+
+# -- messages from the page -------------------------------------------------------------------
+
+
+def test_a_selection_message_of_the_revision_on_screen_selects_its_documents(demo):
+    explorer = app(demo)
+    ranking = explorer.figures["ranking"]
+    returned = ranking.data[0]
+    send(ranking, {"kind": "select", "revision": ranking.revision, "points": [[0, 0], [0, 1]]})
+    assert len(explorer.selection) == 2
+    assert ranking.selected["revision"] == ranking.revision  # highlighted in the page
+    assert returned.name == "returned"
+    send(ranking, {"kind": "select", "revision": ranking.revision, "points": []})
+    assert explorer.selection == []
+    assert ranking.selected["clear"] is True  # the box drawn in the page is removed
+
+
+def test_a_click_message_inspects_the_point(demo):
+    explorer = app(demo)
+    projection = explorer.figures["projection"]
+    send(projection, {"kind": "click", "revision": projection.revision, "point": [0, 0]})
+    assert explorer.inspected is not None
+
+
+def test_a_view_message_records_the_ranges_on_screen(demo):
+    explorer = app(demo)
+    figure = explorer.figures["projection"]
+    ranges = {"xaxis": [-1.0, 1.0], "yaxis": [-0.5, 0.5]}
+    send(figure, {"kind": "view", "revision": figure.revision, "ranges": ranges})
+    assert figure.view == {"xaxis": (-1.0, 1.0), "yaxis": (-0.5, 0.5)}
+
+
+def test_a_message_about_an_earlier_drawing_is_ignored(demo):
+    """A box drawn just before a redraw names the old revision: its point numbers mean other
+    documents now, so it selects nothing."""
+    explorer = app(demo)
+    ranking = explorer.figures["ranking"]
+    old = ranking.revision
+    explorer.controls["k"].value = 3
+    assert ranking.revision == old + 1
+    send(ranking, {"kind": "select", "revision": old, "points": [[0, 0]]})
+    assert explorer.selection == [] and ranking.stale == 1
+
+
+def test_a_redraw_sends_no_selection_clearing_unless_something_was_highlighted(demo):
+    explorer = app(demo)
+    ranking = explorer.figures["ranking"]
+    explorer.controls["k"].value = 7
+    assert ranking.selected == {}
+    explorer.select([explorer.shown.trace.ids[0]])
+    assert ranking.selected["clear"] is False
+    explorer.select([])
+    assert ranking.selected["clear"] is True
+
+
+_JUNK = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=5)
+    | st.sampled_from(["1", "select", "click", "view", "points", True, 1.9, -1, 10**30]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+
+
+def _point_junk():
+    bad_number = st.sampled_from([True, False, 1.0, 1.9, "1", None, -1, 10**20])
+    return st.one_of(
+        st.lists(bad_number, min_size=2, max_size=2),
+        st.tuples(st.integers(0, 3), bad_number).map(list),
+        st.lists(st.integers(0, 3), min_size=0, max_size=3).filter(lambda p: len(p) != 2),
+        st.tuples(st.integers(0, 3), st.integers(10_000, 10**9)).map(list),  # no such point
+        st.tuples(st.integers(50, 10**9), st.integers(0, 3)).map(list),  # no such trace
+        _JUNK,
+    )
+
+
+def _messages(revision: int):
+    """What a page might send that must select nothing: junk, or a well-formed-looking
+    message that is malformed in one field, or one about another revision."""
+    stale = st.integers().filter(lambda r: r != revision)
+    bad_revision = st.one_of(stale, st.sampled_from([True, 1.0, "1", None, [1]]))
+    good_points = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)).map(list), max_size=4)
+    return st.one_of(
+        _JUNK,
+        st.fixed_dictionaries(
+            {"kind": st.just("select"), "revision": bad_revision, "points": good_points}
+        ),
+        st.fixed_dictionaries(
+            {
+                "kind": st.just("select"),
+                "revision": st.just(revision),
+                "points": st.lists(_point_junk(), min_size=1, max_size=3) | _JUNK,
+            }
+        ),
+        st.fixed_dictionaries(
+            {"kind": st.just("click"), "revision": bad_revision, "point": st.just([0, 0])}
+        ),
+        st.fixed_dictionaries(
+            {"kind": st.just("click"), "revision": st.just(revision), "point": _point_junk()}
+        ),
+        st.fixed_dictionaries(
+            {"kind": st.sampled_from(["select", "click", "view"]), "revision": st.just(revision)},
+            optional={"points": _JUNK, "point": _JUNK, "ranges": _JUNK, "extra": _JUNK},
+        ),
+        st.fixed_dictionaries(
+            {"kind": st.sampled_from(["pick", "Select", "", None]), "revision": st.just(revision)},
+            optional={"points": good_points},
+        ),
+    )
+
+
+def _obeyed(figure, message) -> bool:
+    """Whether ``message`` is one the widget must act on (the protocol, written out here
+    independently of the widget's own checks): then the property below does not apply."""
+    if type(message) is not dict or message.get("revision") != figure.revision:
+        return False
+    if type(message["revision"]) is not int:
+        return False
+
+    def on_screen(p) -> bool:
+        return (
+            type(p) is list
+            and len(p) == 2
+            and all(type(v) is int and v >= 0 for v in p)
+            and p[0] < len(figure.data)
+            and figure.data[p[0]].x is not None
+            and p[1] < len(figure.data[p[0]].x)
+        )
+
+    if message.get("kind") == "select" and set(message) == {"kind", "revision", "points"}:
+        points = message["points"]
+        return type(points) is list and all(on_screen(p) for p in points)
+    if message.get("kind") == "click" and set(message) == {"kind", "revision", "point"}:
+        return on_screen(message["point"])
+    return message.get("kind") == "view"  # changes no selection, but may change the view
+
+
+@pytest.fixture(scope="module")
+def selected_app():
+    from placeborag.explore import demo_scenario
+
+    explorer = app(demo_scenario())
+    explorer.select(list(explorer.shown.trace.ids[:2]))
+    return explorer
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_malformed_and_stale_messages_never_change_the_selection_nor_raise(selected_app, data):
+    explorer = selected_app
+    before = list(explorer.selection)
+    inspected = explorer.inspected
+    for name in ("projection", "ranking"):
+        figure = explorer.figures[name]
+        view = dict(figure.view)
+        message = data.draw(_messages(figure.revision), label=name)
+        if _obeyed(figure, message):
+            continue
+        send(figure, message)
+        assert explorer.selection == before
+        assert explorer.inspected == inspected
+        assert figure.view == view
+
+
+def test_a_malformed_message_is_logged_once_per_figure(demo, caplog):
+    explorer = app(demo)
+    figure = explorer.figures["ranking"]
+    with caplog.at_level(logging.WARNING, logger="placeborag.explore"):
+        for junk in ("1", True, 1.9, {"kind": "select", "revision": figure.revision}, [0, 1]):
+            send(figure, junk)
+    assert figure.refused == 5
+    assert len([r for r in caplog.records if "malformed" in r.getMessage()]) == 1
+    assert explorer.selection == []
+
+
+def test_point_indexes_that_are_not_ints_are_refused_not_read_as_points(demo):
+    explorer = app(demo)
+    figure = explorer.figures["ranking"]
+    for points in (["1", "2"], [True, 0], [[0, 1.9]], [[0, True]], [[0, "1"]], [[-1, 0]]):
+        send(figure, {"kind": "select", "revision": figure.revision, "points": points})
+    assert explorer.selection == [] and figure.refused == 6
+
+
+def test_a_row_click_through_the_tables_widget_toggles_the_document(demo):
+    explorer = app(demo)
+    tables = explorer.results_html
+    first = explorer.shown.trace.ids[0]
+    tables._handle(tables, {"kind": "row", "revision": tables.revision, "id": first}, [])
+    assert explorer.selection == [first]
+    tables._handle(tables, {"kind": "row", "revision": tables.revision - 1, "id": first}, [])
+    tables._handle(tables, {"kind": "row", "revision": tables.revision, "id": 5}, [])
+    assert explorer.selection == [first] and tables.refused == 1
 
 
 @pytest.mark.slow
@@ -99,15 +332,15 @@ def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_p
 
     state = nb.metadata["widgets"][WIDGET_STATE]["state"]
     ids = [model["state"].get("_anywidget_id", "") for model in state.values()]
-    assert ids.count("placeborag.explore._figure.FigureWidget") == 4
+    assert ids.count("placeborag.explore._figure.FigureView") == 4
     assert ids.count("placeborag.explore._figure.PlotlyBundle") == 1
-    marker = plotly_source()[-2000:]  # the bundle's licence trailer, stored nowhere else
+    marker = plotly_source()[-300:].decode("utf-8")  # the bundle's trailer, stored nowhere else
     assert sum(marker in json.dumps(model) for model in state.values()) == 0
     (loader,) = (
         m for m in state.values() if m["state"].get("_anywidget_id", "").endswith("Bundle")
     )
     (buffer,) = loader["buffers"]
-    assert gzip.decompress(base64.b64decode(buffer["data"])).decode("utf-8") == plotly_source()
+    assert gzip.decompress(base64.b64decode(buffer["data"])) == plotly_source()
 
     outputs = [o for cell in nb.cells for o in cell.get("outputs", []) if "data" in o]
     (shown,) = [o["data"] for o in outputs if WIDGET_VIEW in o["data"]]
@@ -115,50 +348,3 @@ def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_p
     assert "static snapshot" in static and "<script" not in static
     assert "returned:" in static and "<li>" in static
     assert "<svg" in static and "<circle" in static  # the projection, pictured
-
-
-def test_a_new_colour_takes_over_the_traces_on_screen_and_draws_what_a_fresh_app_draws(demo):
-    """Colouring by another category changes the number of traces: the ones on screen are
-    reused in order (deleting them all would drop the browser's WebGL scene), and the figure
-    still ends up as a fresh app draws it."""
-    from placeborag.explore import Explorer
-
-    explorer = app(demo)
-    figure = explorer.figures["projection"]
-    options = [o for o in explorer.controls["color_by"].options if o != "cluster"]
-    for value in [*options, "cluster", options[-1], "cluster"]:
-        first = figure.data[0].uid
-        explorer.controls["color_by"].value = value
-        assert explorer.error == ""
-        assert figure.data[0].uid == first
-        fresh = Explorer(demo)
-        fresh.controls["color_by"].value = value
-        ours = figure.to_plotly_json()["data"]
-        theirs = fresh.figures["projection"].to_plotly_json()["data"]
-        assert dumps(ours) == dumps(theirs), value
-
-
-def test_a_redraw_sends_no_selection_clearing_unless_a_box_was_drawn(demo, monkeypatch):
-    """An empty ``selections`` relayout is a full redraw of every point in the browser: sent
-    only to clear a box or lasso drawn in the page."""
-    explorer = app(demo)
-    cleared: list[str] = []
-    for name in ("projection", "ranking"):
-        figure = explorer.figures[name]
-        send = figure._send_relayout_msg
-
-        def spy(data, *args, _name=name, _send=send, **kwargs):
-            if "selections" in data:
-                cleared.append(_name)
-            return _send(data, *args, **kwargs)
-
-        monkeypatch.setattr(figure, "_send_relayout_msg", spy)
-    explorer.controls["k"].value = 7
-    explorer.controls["query"].value = "parcel"
-    assert cleared == []
-    explorer._on_bridge("ranking", [(0, 0)])  # a box drawn over the ranking's first point
-    assert explorer.selection
-    explorer.select([])
-    assert cleared == ["ranking"]
-    explorer.controls["k"].value = 4
-    assert cleared == ["ranking"]

@@ -17,6 +17,7 @@ from plotly.serializers import _py_to_js
 
 from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, _displays, demo_scenario
 from placeborag.explore._displays import ScoreAxis, drawn_rows, point_opacity
+from placeborag.explore._figure import wire
 
 DOC_TRACES = 3  # the demo's projection, coloured by cluster: refund, shipping, parcel, ...
 
@@ -222,7 +223,7 @@ def test_your_own_coordinates_replace_the_pca():
     top = [own.shown.rows.position[i] for i in own.shown.trace.top_k]
     query = next(t for t in fig.data if t.name == "query")
     assert (query.x[0], query.y[0]) == pytest.approx(tuple(coords[top].mean(axis=0)))
-    assert "your coordinates" in fig.layout.xaxis.title.text
+    assert "your coordinates" in fig.figure_layout.xaxis.title.text
     assert not list(next(t for t in fig.data if t.name == "cluster anchors").x)
 
 
@@ -240,9 +241,15 @@ def test_bad_coordinates_raise_before_the_app_is_built(coords, message):
         Explorer(coords=coords)
 
 
-def _grid(spec):
-    """The density grid as the front end decodes it: a float32 typed-array spec with a shape
-    (no nested lists of 19,200 numbers)."""
-    assert spec.keys() == {"dtype", "bdata", "shape"} and spec["dtype"] == "f4"
-    shape = tuple(int(n) for n in spec["shape"].split(","))
-    return np.frombuffer(base64.b64decode(spec["bdata"]), "<f4").reshape(shape).astype(float)
+def _grid(z):
+    """The density grid as a 2-D float32 array (one binary buffer on the wire, with its
+    shape: no nested lists of 19,200 numbers); a plotly 6 figure holds it as a typed-array
+    spec."""
+    if isinstance(z, dict):
+        shape = tuple(int(n) for n in z["shape"].split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), "<f4").reshape(shape).astype(float)
+    z = np.asarray(z)
+    assert z.ndim == 2 and z.dtype == np.float32
+    spec = wire(z)
+    assert spec["dtype"] == "f4" and spec["shape"] == f"{z.shape[0]}, {z.shape[1]}"
+    return z.astype(float)
