@@ -1425,3 +1425,133 @@ def test_a_recording_through_a_symlink_loads_when_a_writer_died_between_its_rena
     record(link, overwrite=True)
     assert link.is_symlink()
     assert sorted(p.name for p in rec_path.parent.iterdir()) == ["link", "rec"]
+
+
+# -- untrusted recordings: kind and size before reading (issue 27) --------------------------
+
+
+def _hang_guard() -> None:
+    """Fail instead of hanging for good when a loader blocks on a FIFO (the old code did)."""
+    import signal
+
+    if hasattr(signal, "SIGALRM"):
+
+        def stuck(signum: int, frame: object) -> None:
+            raise TimeoutError("the loader blocked reading a FIFO")
+
+        signal.signal(signal.SIGALRM, stuck)
+        signal.alarm(10)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes need POSIX")
+@pytest.mark.parametrize("name", ["vectors.bin", "manifest.json"])
+def test_a_fifo_in_a_recording_is_refused_without_blocking(rec_path: Path, name: str) -> None:
+    import os
+    import signal
+
+    (rec_path / name).unlink()
+    os.mkfifo(rec_path / name)
+    _hang_guard()
+    try:
+        with pytest.raises(PlaceboragValueError) as excinfo:
+            Recording.load(rec_path)
+    finally:
+        signal.alarm(0)
+    assert excinfo.value.args == (
+        f"{name} in {rec_path} is a named pipe (FIFO); placeborag reads regular files only",
+    )
+
+
+def _no_whole_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail, rather than exhaust the machine's memory, where a loader reads vectors.bin whole
+    before checking it (the old code did)."""
+    real = Path.read_bytes
+
+    def guarded(self: Path) -> bytes:
+        assert self.name != "vectors.bin", "vectors.bin read whole before any check"
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", guarded)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_link_to_dev_zero_as_the_vectors_is_refused_before_reading(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_whole_read(monkeypatch)
+    (rec_path / "vectors.bin").unlink()
+    (rec_path / "vectors.bin").symlink_to("/dev/zero")
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        Recording.load(rec_path)
+    assert excinfo.value.args == (
+        f"vectors.bin in {rec_path} is a character device; placeborag reads regular files only",
+    )
+
+
+def test_a_sparse_vectors_file_beyond_the_limit_is_refused_before_reading(
+    rec_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 27: vectors.bin was read whole before any size check, so a 3 GiB sparse file
+    # (declared by a forged manifest) ran the loader out of memory.
+    rows, dimension = 5, 3 * 2**30 // (5 * 4)
+    with open(rec_path / "vectors.bin", "r+b") as handle:
+        handle.truncate(rows * dimension * 4)  # sparse: no disk, 3 GiB to a reader
+    forge(rec_path, edit=lambda m: m.update(dimension=dimension))
+    reads: list[int] = []
+    real_read = getattr(replay._files, "read_regular", None)
+
+    def counted(path: Path, limit: int, *args: Any, **kwargs: Any) -> bytes:
+        assert real_read is not None
+        data = real_read(path, limit, *args, **kwargs)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(replay._files, "read_regular", counted, raising=False)
+    _no_whole_read(monkeypatch)
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        Recording.load(rec_path)
+    size = rows * dimension * 4
+    manifest_size = (rec_path / "manifest.json").stat().st_size
+    assert excinfo.value.args == (
+        f"vectors.bin in {rec_path} holds {size:,} bytes, more than the limit of "
+        f"{2 * 2**30 - manifest_size:,}; Recording.load(..., max_bytes=) reads larger "
+        "recordings (2,147,483,648 by default)",
+    )
+    assert reads == [manifest_size]  # the manifest only: not a byte of the vectors
+    with pytest.raises(PlaceboragValueError, match="more than the limit of 100"):
+        Recording.load(rec_path, max_bytes=100 + manifest_size)
+
+
+def test_a_recording_within_a_raised_limit_loads(rec_path: Path) -> None:
+    size = sum(p.stat().st_size for p in rec_path.iterdir())
+    assert Recording.load(rec_path, max_bytes=size).document_texts == tuple(DOCS)
+    with pytest.raises(PlaceboragValueError, match="more than the limit"):
+        Recording.load(rec_path, max_bytes=size - 1)
+
+
+def test_a_miss_in_a_large_recording_computes_few_exact_similarities(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 27: one missed lookup on a 3,000-chunk recording took 1.7 to 5.5 s to build its
+    # message: difflib's quadratic ratio against every recorded text.
+    import difflib
+
+    texts = [f"chunk {i}: refunds are paid within {i % 17} days of the return" for i in range(3000)]
+    recording = record_vectors(
+        tmp_path / "rec",
+        embed_documents=lambda batch: [[1.0, float(len(t) % 5) + 1.0] for t in batch],
+        documents=texts,
+        model="toy",
+    )
+    ratios = []
+    real_ratio = difflib.SequenceMatcher.ratio
+
+    def counted(self: difflib.SequenceMatcher[str]) -> float:
+        ratios.append(1)
+        return real_ratio(self)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", counted)
+    with pytest.raises(UnrecordedText) as excinfo:
+        recording.embedder().embed("chunk 12: refunds are paid within 12 days of a return")
+    assert len(ratios) <= 12
+    assert excinfo.value.candidates[0] == texts[12]

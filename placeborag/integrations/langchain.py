@@ -20,7 +20,6 @@ lists what changes when a test swaps LangChain's doubles for these.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,7 +29,7 @@ from typing import Any, cast
 import numpy as np
 
 from placeborag._errors import FilterError, PlaceboragTypeError, PlaceboragValueError
-from placeborag._files import write_text
+from placeborag._files import read_regular, write_text
 from placeborag._store import FakeVectorStore, Match
 from placeborag.integrations import _shared
 
@@ -49,7 +48,15 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
-from placeborag._validation import check_real, check_vector, shown
+from placeborag._validation import (
+    check_int,
+    check_path,
+    check_real,
+    check_vector,
+    dump_json,
+    load_json,
+    shown,
+)
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 
 __all__ = [
@@ -64,6 +71,8 @@ __all__ = [
 # The LangChain model's document and query methods, in that order.
 _METHODS = ("embed_documents", "embed_query")
 _DUMP_FORMAT = "placeborag.langchain/1"
+#: The largest file :meth:`PlaceboVectorStore.load` reads unless told otherwise (``max_bytes=``).
+MAX_DUMP_BYTES = 256 * 2**20
 # Generated ids are uuid5s in this namespace: the same writes give the same ids on every run.
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://placeborag.invalid/langchain/ids")
 
@@ -360,34 +369,65 @@ class PlaceboVectorStore(VectorStore):
                 for i, t, m in zip(records.ids, records.texts, records.metadata)
             ],
         }
-        try:
-            text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise PlaceboragTypeError(
-                f"PlaceboVectorStore.dump writes JSON, and a record's metadata is not JSON: {exc}"
-            ) from None
+        # Tagged: a datetime or date in metadata (which the store allows) reads back as itself.
+        text = dump_json(
+            payload,
+            "PlaceboVectorStore.dump: a record's metadata",
+            tagged=True,
+            ensure_ascii=False,
+            indent=1,
+        )
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_text(path, text)  # atomic: a failed dump leaves the old file whole
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], embedding: Any = None, **kwargs: Any
+        cls,
+        path: str | os.PathLike[str],
+        embedding: Any = None,
+        *,
+        max_bytes: int = MAX_DUMP_BYTES,
+        **kwargs: Any,
     ) -> PlaceboVectorStore:
         """A new store over ``embedding`` (and store options) holding the records of ``dump``.
 
-        The texts are embedded again, in one call.
+        The texts are embedded again, in one call. The file must be a regular file (a FIFO or
+        a device is refused without blocking) of at most ``max_bytes`` (``MAX_DUMP_BYTES``,
+        256 MiB), checked before it is read.
         """
-        with open(path, encoding="utf-8") as stream:
-            payload = json.load(stream)
+        check_int(max_bytes, "max_bytes", minimum=1)
+        raw = read_regular(
+            check_path(path, "path"),
+            max_bytes,
+            f"dump file {shown(os.fspath(path))}",
+            f"PlaceboVectorStore.load(path, max_bytes=) reads larger files ({MAX_DUMP_BYTES:,} by"
+            " default)",
+        )
+        try:
+            payload = load_json(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            payload = None
         if not isinstance(payload, dict) or payload.get("format") != _DUMP_FORMAT:
             raise PlaceboragValueError(
                 f"{shown(os.fspath(path))} is not a file written by PlaceboVectorStore.dump"
             )
-        records = payload["records"]
+        records = payload.get("records")
+        if not isinstance(records, list) or not all(
+            isinstance(r, dict)
+            and isinstance(r.get("id"), str)
+            and isinstance(r.get("text"), str)
+            and isinstance(r.get("metadata", {}), (dict, type(None)))
+            for r in records
+        ):
+            raise PlaceboragValueError(
+                f"{shown(os.fspath(path))} holds records that are not objects with a str 'id',"
+                " a str 'text' and an object 'metadata'; it was not written by"
+                " PlaceboVectorStore.dump"
+            )
         vector_store = cls(embedding, **kwargs)
         vector_store.add_texts(
             [r["text"] for r in records],
-            [r["metadata"] for r in records],
+            [r.get("metadata") for r in records],
             ids=[r["id"] for r in records],
         )
         return vector_store
