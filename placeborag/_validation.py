@@ -26,6 +26,8 @@ from typing import Any
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 
 __all__ = [
+    "DATETIME_TAG",
+    "DATE_TAG",
     "check_bool",
     "check_choice",
     "check_int",
@@ -361,10 +363,10 @@ def load_json(text: str) -> Any:
     return json.loads(text, object_hook=_untagged)
 
 
-def json_text(value: object) -> str:
+def json_text(value: object, *, sort_keys: bool = False) -> str:
     """``value`` (metadata, a filter) as one line of JSON for a person to read, in the form a
     scenario file holds it: a datetime as ``{"$datetime": "2026-01-05T00:00:00"}``."""
-    return json.dumps(value, ensure_ascii=False, default=_tagged)
+    return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=_tagged)
 
 
 def dump_json(value: object, what: str, *, tagged: bool = False, **options: Any) -> str:

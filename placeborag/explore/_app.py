@@ -28,7 +28,7 @@ from placeborag import (
     get_profile,
 )
 from placeborag._store import _MAX_K as MAX_K
-from placeborag._validation import check_choice, check_int, check_str, shown
+from placeborag._validation import check_choice, check_int, check_str, json_text, load_json, shown
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
@@ -237,7 +237,7 @@ class Explorer:
         self.controls: dict[str, Any] = {
             "query": w.Text(value=s.query, description="query", continuous_update=False),
             "where": w.Text(
-                value="" if s.where is None else json.dumps(s.where, ensure_ascii=False),
+                value="" if s.where is None else json_text(s.where),
                 description="where",
                 placeholder='{"lang": "hu"}  (JSON; Enter applies; empty for no filter)',
                 continuous_update=False,
@@ -465,7 +465,7 @@ class Explorer:
         c = self.controls
         raw = c["where"].value.strip()
         try:
-            where = json.loads(raw) if raw else None
+            where = load_json(raw) if raw else None
         except json.JSONDecodeError as exc:
             raise ValueError(f"where is not valid JSON: {exc}") from None
         return self.scenario.replace(
@@ -522,7 +522,7 @@ class Explorer:
                 self.widget.add_class("placeborag-stale")
                 self.stale_html.value = (
                     "The views below are stale: showing the last valid state "
-                    f"(where={html.escape(json.dumps(self.scenario.where, ensure_ascii=False))})."
+                    f"(where={html.escape(json_text(self.scenario.where))})."
                 )
         else:
             self.scenario = scenario
@@ -878,7 +878,7 @@ class Explorer:
             if not raw:
                 ids: list[str] = []
             elif raw.startswith("{"):
-                where = json.loads(raw)
+                where = load_json(raw)
                 s = self.scenario
                 if self._views is None:
                     raise PlaceboragValueError(

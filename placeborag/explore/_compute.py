@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 import numbers
 import re
 import sys
@@ -21,7 +20,14 @@ import numpy as np
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
 from placeborag._embedder import _MAX_DIMENSIONS
 from placeborag._hashing import splitmix64
-from placeborag._validation import check_int, check_real, check_str, check_texts, shown
+from placeborag._validation import (
+    check_int,
+    check_real,
+    check_str,
+    check_texts,
+    json_text,
+    shown,
+)
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -640,7 +646,7 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
             "rank": pd.array([int(trace.rank[i]) or None for i in at], dtype="Int64"),
             "id": [rows.ids[i] for i in at],
             "text": [rows.texts[i] for i in at],
-            "metadata": [json.dumps(dict(rows.metadatas[i]), ensure_ascii=False) for i in at],
+            "metadata": [json_text(dict(rows.metadatas[i])) for i in at],
             "score": trace.score[idx],
             "status": [str(trace.status[i]) for i in at],
             "tie": [ties.get(rows.ids[i], "") for i in at],

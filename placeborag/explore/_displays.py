@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError
-from placeborag._validation import check_mapping, check_str, shown
+from placeborag._validation import check_mapping, check_str, json_text, shown
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -865,7 +864,7 @@ _LABEL_ALL_UP_TO = 15  # past this many ranks, only some are written on the plot
 
 def state_line(trace: Any) -> str:
     """The state a view shows, in one line: profile, metric, filter mode, where, recall."""
-    where = "none" if trace.where is None else json.dumps(trace.where, ensure_ascii=False)
+    where = "none" if trace.where is None else json_text(trace.where)
     return (
         f"profile {trace.profile} ({trace.metric}, ties by {trace.tie_rule}) · "
         f"{trace.filter_mode}-filter · where {_short(where, 60)} · recall {trace.recall:g}"

@@ -19,6 +19,7 @@ query becomes the vector the store ranks the query text with.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import re
@@ -35,7 +36,7 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
 )
-from placeborag._validation import shown
+from placeborag._validation import DATE_TAG, DATETIME_TAG, load_json, shown
 from placeborag.explore._scenario import Scenario
 
 __all__ = ["Export", "build_export", "export_pytest"]
@@ -84,6 +85,31 @@ DATA = json.loads(
 {blob}
 )
 '''
+
+# The head of a module whose data holds a datetime or date (metadata, a where): JSON has no
+# such type, so the data tags them as placeborag's scenario files do, and the module reads the
+# tags back. Only such modules carry the hook.
+_HEAD_TAGGED = _HEAD.replace(
+    "import json\n",
+    "import datetime\nimport json\n",
+).replace(
+    "DATA = json.loads(\n{blob}\n)\n",
+    '''
+def _placeborag_value(obj):
+    """An object of DATA tagged "$datetime" or "$date" as the value it was exported from."""
+    if len(obj) == 1 and "$datetime" in obj:
+        return datetime.datetime.fromisoformat(obj["$datetime"])
+    if len(obj) == 1 and "$date" in obj:
+        return datetime.date.fromisoformat(obj["$date"])
+    return obj
+
+
+DATA = json.loads(
+{blob},
+    object_hook=_placeborag_value,
+)
+''',
+)
 
 _TEST = """
 
@@ -175,9 +201,11 @@ def build_export(
     preview = _run(data)
     data["expected_ids"] = [m.id for m in preview]
     data["expected_scores"] = [float(m.score) for m in preview]
-    source = (
-        _HEAD.format(blob=_json_literal(data)) + _RUNTIME + _TEST.format(name=_test_name(query))
-    )
+    text = json.dumps(data, ensure_ascii=True)
+    tagged = f'"{DATETIME_TAG}":' in text or f'"{DATE_TAG}":' in text
+    blob = _json_literal(data)
+    head = _HEAD_TAGGED if tagged else _HEAD
+    source = head.format(blob=blob) + _RUNTIME + _TEST.format(name=_test_name(query))
     return Export(source=source, ids=tuple(chosen), preview=tuple(preview))
 
 
@@ -300,6 +328,10 @@ def _plain(value: Any, what: str) -> Any:
         return out
     if isinstance(value, (list, tuple, np.ndarray)):
         return [_plain(item, f"{what}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, _dt.datetime):  # tagged as a scenario file tags it
+        return {DATETIME_TAG: value.isoformat()}
+    if isinstance(value, _dt.date):
+        return {DATE_TAG: value.isoformat()}
     raise PlaceboragTypeError(
         f"{what}: {value!r} cannot be exported: a {type(value).__name__} is not a str, int, "
         "float, bool, None, list or dict"
@@ -327,7 +359,7 @@ def _json_literal(data: dict[str, Any]) -> str:
 
 def _run(data: dict[str, Any]) -> list[Match]:
     """What the exported module computes: ``data`` read back from its JSON, then run."""
-    loaded = json.loads(json.dumps(data, ensure_ascii=True, allow_nan=False))
+    loaded = load_json(json.dumps(data, ensure_ascii=True, allow_nan=False))
     store = _RUNTIME_NAMES["build_store"](loaded)
     return list(_RUNTIME_NAMES["run_query"](store, loaded))
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from placeborag import FakeVectorStore
 from placeborag._threads import beside
+from placeborag._validation import json_text
 from placeborag.explore._access import (
     QueryTrace,
     StoreRows,
@@ -175,7 +176,7 @@ class ExplorerState:
             # Hover texts need no vectors: a lazy one must not keep this store's alive.
             bare = replace(rows, vectors=np.zeros((0, rows.vectors.shape[1]), np.float32))
             self._hover = hover_labels(bare, lazy_from=HOVER_TEXT_UP_TO + 1)
-        where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
+        where = json_text(s.where, sort_keys=True)
         stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
 
         def traced(m: str) -> QueryTrace:
