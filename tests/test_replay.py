@@ -1430,33 +1430,17 @@ def test_a_recording_through_a_symlink_loads_when_a_writer_died_between_its_rena
 # -- untrusted recordings: kind and size before reading (issue 27) --------------------------
 
 
-def _hang_guard() -> None:
-    """Fail instead of hanging for good when a loader blocks on a FIFO (the old code did)."""
-    import signal
-
-    if hasattr(signal, "SIGALRM"):
-
-        def stuck(signum: int, frame: object) -> None:
-            raise TimeoutError("the loader blocked reading a FIFO")
-
-        signal.signal(signal.SIGALRM, stuck)
-        signal.alarm(10)
-
-
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes need POSIX")
 @pytest.mark.parametrize("name", ["vectors.bin", "manifest.json"])
 def test_a_fifo_in_a_recording_is_refused_without_blocking(rec_path: Path, name: str) -> None:
     import os
-    import signal
+
+    from _guards import no_hang
 
     (rec_path / name).unlink()
     os.mkfifo(rec_path / name)
-    _hang_guard()
-    try:
-        with pytest.raises(PlaceboragValueError) as excinfo:
-            Recording.load(rec_path)
-    finally:
-        signal.alarm(0)
+    with no_hang(), pytest.raises(PlaceboragValueError) as excinfo:
+        Recording.load(rec_path)
     assert excinfo.value.args == (
         f"{name} in {rec_path} is a named pipe (FIFO); placeborag reads regular files only",
     )

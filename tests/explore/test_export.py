@@ -258,10 +258,12 @@ def test_a_surrogate_pair_of_two_code_points_is_refused_not_merged(demo):
 def test_a_value_json_cannot_hold_is_named_by_its_key():
     with pytest.raises(PlaceboragValueError, match=r"\['price'\].*not finite"):
         _plain({"price": np.float64("inf")}, "metadata of id 'a'")
-    with pytest.raises(PlaceboragTypeError, match=r"\['when'\].*datetime"):
-        import datetime
+    with pytest.raises(PlaceboragTypeError, match=r"\['when'\].*set"):
+        _plain({"when": {2024}}, "metadata of id 'a'")
+    import datetime
 
-        _plain({"when": datetime.date(2024, 1, 1)}, "metadata of id 'a'")
+    # A date is exported tagged, as a scenario file holds it (issue 27).
+    assert _plain({"when": datetime.date(2024, 1, 1)}, "x") == {"when": {"$date": "2024-01-01"}}
     assert _plain({"n": np.int64(3), "b": np.bool_(True), "v": np.arange(2)}, "x") == {
         "n": 3,
         "b": True,

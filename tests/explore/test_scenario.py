@@ -193,21 +193,12 @@ def test_scenario_fields_are_every_store_option():
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
 def test_a_fifo_as_a_scenario_file_is_refused_without_blocking(tmp_path):
-    import signal
+    from _guards import no_hang
 
     fifo = tmp_path / "s.json"
     os.mkfifo(fifo)
-
-    def stuck(signum, frame):
-        raise TimeoutError("Scenario.load blocked reading a FIFO")
-
-    signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(10)
-    try:
-        with pytest.raises(PlaceboragValueError) as excinfo:
-            Scenario.load(fifo)
-    finally:
-        signal.alarm(0)
+    with no_hang(), pytest.raises(PlaceboragValueError) as excinfo:
+        Scenario.load(fifo)
     assert excinfo.value.args == (
         f"scenario file {str(fifo)!r} is a named pipe (FIFO); placeborag reads regular files only",
     )

@@ -14,16 +14,15 @@ several threads at once: every call finishes (no deadlock), with a result or a P
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import socket
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from _fuzz import FUZZ, FUZZ_SLOW, result_or_error, texts, tricky_json
+from _guards import no_hang
 from _race import race
 from hypothesis import given
 from hypothesis import strategies as st
@@ -39,25 +38,6 @@ from placeborag import (
 )
 
 KINDS = ["fifo", "socket", "char-device-link", "directory", "dangling-link", "loop-link"]
-
-
-@contextlib.contextmanager
-def no_hang(seconds: int = 20) -> Iterator[None]:
-    """Fail, rather than block the suite for good, when a loader waits on a FIFO."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def stuck(signum: int, frame: object) -> None:
-        raise TimeoutError("blocked on a special file")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def make(kind: str, path: Path) -> None:
