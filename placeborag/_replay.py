@@ -811,9 +811,11 @@ class ReplayEmbedder:
         *,
         queries: Iterable[str] | None = None,
         expected_sha256: str | None = None,
+        max_bytes: int = MAX_RECORDING_BYTES,
     ) -> ReplayEmbedder:
         """Load and verify the recording at ``path`` (see :meth:`Recording.load`) and wrap it."""
-        return cls(Recording.load(path, expected_sha256=expected_sha256), queries=queries)
+        recording = Recording.load(path, expected_sha256=expected_sha256, max_bytes=max_bytes)
+        return cls(recording, queries=queries)
 
     @property
     def recording(self) -> Recording:
