@@ -272,6 +272,14 @@ def test_a_writer_killed_at_random_points_always_leaves_a_loadable_path(
     for attempt in range(kills):
         child = context.Process(target=_writer_loop, args=(kind, str(path), attempt, writes))
         child.start()
+        if attempt % 4 in (0, 1):
+            # Every other pair of children is let finish its first write (one of each
+            # version) before the random moment, so both versions reach the path even on a
+            # machine too loaded to write a large one within 0.12 s.
+            done = writes.value
+            deadline = time.monotonic() + 30
+            while writes.value == done and time.monotonic() < deadline:
+                time.sleep(0.001)
         time.sleep(rng.uniform(0.0, 0.12))
         os.kill(child.pid, signal.SIGKILL)
         child.join()
