@@ -734,13 +734,15 @@ class Recording:
         )
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which directory ``path`` names now (a writer's exchange or rename changes it)."""
+def _identity(path: Path) -> tuple[str, int, int] | None:
+    """Which directory ``path`` leads a reader to now, and by which name (a writer's exchange
+    changes the directory; its first rename, to the backup name, changes the name)."""
     try:
-        st = os.stat(_files.readable_directory(path))
+        where = _files.readable_directory(path)
+        st = os.stat(where)
     except OSError:
         return None
-    return (st.st_dev, st.st_ino)
+    return (str(where), st.st_dev, st.st_ino)
 
 
 def _read(

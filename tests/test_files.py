@@ -592,7 +592,7 @@ def test_a_reader_of_a_recording_being_replaced_sees_the_old_or_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
 ) -> None:
     # issue 27: reading a recording while another writer replaced it gave false "vectors
-    # changed" or RecordingNotFound errors. A bounded loop: 60 overwrites, read all along.
+    # changed" or RecordingNotFound errors. A bounded loop: 24 overwrites, read all along.
     import threading
 
     from placeborag import Recording
@@ -617,7 +617,7 @@ def test_a_reader_of_a_recording_being_replaced_sees_the_old_or_the_new_one(
     for reader in readers:
         reader.start()
     try:
-        for i in range(60):
+        for i in range(24):
             _record(path, (i + 1) % 2)
     finally:
         stop.set()
