@@ -40,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Every PlaceboragError is a ValueError or a TypeError; OSError covers a missing file.
         print(f"placeborag report: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print(
+            f"placeborag report: {_out_of_memory('the scenario', args.scenario)}", file=sys.stderr
+        )
+        return 1
     try:
         write_report(args.out, scenario, projection=args.projection)
     except OSError as exc:
@@ -48,8 +53,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, ValueError, TypeError) as exc:
         print(f"placeborag report: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print(f"placeborag report: {_out_of_memory('the report', args.scenario)}", file=sys.stderr)
+        return 1
     print(f"wrote {args.out}")
     return 0
+
+
+def _out_of_memory(what: str, scenario: str | None) -> str:
+    """Why nothing was written when memory ran out (under a memory limit, a ulimit)."""
+    source = "the demo scenario" if scenario is None else f"--scenario {scenario}"
+    return (
+        f"ran out of memory building {what} from {source}; nothing was written. A smaller "
+        "scenario (fewer documents or dimensions) fits"
+    )
 
 
 def _unwritable(out: str, error: OSError) -> str:

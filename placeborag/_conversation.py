@@ -238,11 +238,19 @@ class Sessions(FreshLocks):
         return Session(f"session-{number}", owner, {"user": owner, **identity})
 
     def start(self, session: Session, *utterances: str | tuple[str, str]) -> Conversation:
-        """A new conversation owned by ``session``'s owner, from ``utterances``."""
+        """A new conversation owned by ``session``'s owner, from ``utterances``.
+
+        The turns are counted before the lock is taken, so a ``counter`` that calls back into
+        these sessions (to open a session, start or find a conversation) cannot deadlock; the
+        id is given under the lock, in the order the conversations are stored.
+        """
         _checked_session(session)
+        counted = conversation(*utterances, owner=session.owner, counter=self._counter)
         with self._lock:
             id = f"conv-{len(self._conversations) + 1}"
-            thread = conversation(*utterances, owner=session.owner, id=id, counter=self._counter)
+            thread = Conversation(
+                id=id, owner=session.owner, turns=counted.turns, counter=self._counter
+            )
             self._conversations[id] = thread
         return thread
 
@@ -251,14 +259,16 @@ class Sessions(FreshLocks):
         _checked_session(session)
         if not isinstance(id, str):
             raise PlaceboragTypeError(f"id={shown(id)} must be a str")
-        thread = self._conversations.get(id)
+        with self._lock:
+            thread = self._conversations.get(id)
         if thread is None or thread.owner != session.owner:
             return None
         return thread
 
     @property
     def conversations(self) -> tuple[Conversation, ...]:
-        return tuple(self._conversations.values())
+        with self._lock:
+            return tuple(self._conversations.values())
 
 
 # -- the window budget --------------------------------------------------------------------------

@@ -378,8 +378,11 @@ class HybridRetriever(FreshLocks):
     """Vector search on a :class:`~placeborag.FakeVectorStore` and BM25 keyword search, fused (RRF).
 
     Each half returns its best ``candidates`` records (both honour ``where``); the fused list is
-    cut to ``k``. The keyword half indexes the store's visible records at query time, so writes,
-    deletes and ``visibility="manual"`` apply to it as they do to vector search. A returned Match
+    cut to ``k``. The keyword half indexes the store's visible records (``store.records()``, one
+    consistent view, so a delete on another thread never leaves it an id it cannot read), and
+    keeps that index until the records change: writes, deletes and ``visibility="manual"`` apply
+    to it as they do to vector search, and a query with no write since the last builds nothing.
+    A returned Match
     carries the fused score (higher is better), whatever the store's profile reports.
     ``weights`` is ``(vector, keyword)``.
     """
@@ -394,7 +397,9 @@ class HybridRetriever(FreshLocks):
         k1: float = 1.2,
         b: float = 0.75,
     ) -> None:
-        if not callable(getattr(store, "query", None)) or not hasattr(store, "ids"):
+        if not callable(getattr(store, "query", None)) or not callable(
+            getattr(store, "records", None)
+        ):
             raise PlaceboragTypeError(f"store={shown(store)} must be a FakeVectorStore")
         self._candidates = _check_count(candidates, "candidates", minimum=1)
         self._rank_constant = _check_count(rank_constant, "rank_constant", minimum=0)
@@ -411,6 +416,9 @@ class HybridRetriever(FreshLocks):
         self._store = store
         self._queries: list[Any] = []
         self._lock = threading.RLock()
+        # The records view the index was built from (a store hands out the same view until a
+        # write lands) and the index: rebuilt only when the view changes.
+        self._indexed: tuple[Any, KeywordIndex] | None = None
 
     @property
     def store(self) -> Any:
@@ -429,10 +437,14 @@ class HybridRetriever(FreshLocks):
         )
 
     def _keyword_index(self) -> KeywordIndex:
+        records = self._store.records()
+        with self._lock:
+            if self._indexed is not None and self._indexed[0] is records:
+                return self._indexed[1]
         index = KeywordIndex(k1=self._k1, b=self._b)
-        for id in self._store.ids:
-            record = self._store.get(id)
-            index.add(id, record.text, record.metadata)
+        index.add_many(records.ids, records.texts, list(records.metadata))
+        with self._lock:
+            self._indexed = (records, index)
         return index
 
     def _run(

@@ -32,6 +32,7 @@ from placeborag._errors import (
 )
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
+from placeborag._metadata import check_metadata
 from placeborag._threads import FreshLocks
 from placeborag._validation import check_k, check_real, nearest, shown
 
@@ -162,12 +163,14 @@ class KnowledgeResult:
 def _as_match(item: object, position: int, query: str) -> Any:
     from placeborag._store import Match
 
+    where = f"results[{shown(query)}][{position}]"
     if isinstance(item, Match):
+        # A Match made by hand has not been through a store's checks: the filter will read it.
+        check_metadata(item.metadata, f"{where}.metadata")
         return item
     if isinstance(item, str):
         # Scripted results as bare texts: ids and fused scores follow the given order.
         return Match(f"{query}#{position}", item, {}, 1.0 / (position + 1))
-    where = f"results[{shown(query)}][{position}]"
     if isinstance(item, Mapping) and "id" in item:
         fields = (
             item["id"],
@@ -199,8 +202,11 @@ def _checked_match(fields: tuple[object, object, object, object], where: str, pa
         raise PlaceboragTypeError(
             f"{where}{part.format('metadata')}={shown(metadata)} must be a dict or None"
         )
+    # What a store would hold, checked as a store checks it: a search's where reads it with
+    # the store's filter language, which knows no set (a $in over one raised a bare TypeError).
+    checked = check_metadata(metadata, f"{where}{part.format('metadata')}") or {}
     number = check_real(score, f"{where}{part.format('score')}", "a finite real number")
-    return Match(id, text, dict(metadata), number)
+    return Match(id, text, checked, number)
 
 
 class StubKnowledgeStore(FreshLocks):

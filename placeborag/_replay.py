@@ -13,8 +13,9 @@ A recording is a directory of two files:
     sha256 is stable across numpy versions and platforms.
 ``manifest.json``
     UTF-8 JSON with sorted keys: format and version, model name, query instruction, dimension,
-    dtype, the sha256 of ``vectors.bin``, a sha256 over the ordered texts, the counts, the
-    document and query entries (``id``, ``text``, ``metadata``) and free-form provenance.
+    dtype, the sha256 of ``vectors.bin``, a sha256 over the ordered texts, the sha256 of the
+    whole recording (``recording_sha256``), the counts, the document and query entries
+    (``id``, ``text``, ``metadata``) and free-form provenance.
 
 Replay never calls a model.  A text that was not recorded, byte for byte, in the namespace it
 is asked in (documents and queries are separate) raises :class:`UnrecordedText`; nothing is
@@ -23,10 +24,14 @@ invented and no neighbour's vector is handed out in its place.
 
 from __future__ import annotations
 
+import collections
 import hashlib
+import heapq
 import json
 import os
+import stat
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -43,6 +48,7 @@ from placeborag._errors import (
 from placeborag._validation import (
     check_bool,
     check_choice,
+    check_int,
     check_mapping,
     check_path,
     check_str,
@@ -74,6 +80,14 @@ FORMAT = "placeborag-recording"
 FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 VECTORS_FILE = "vectors.bin"
+#: The most bytes :meth:`Recording.load` reads from a recording (its two files together) unless
+#: told otherwise (``max_bytes=``): a loader given an untrusted recording allocates about
+#: three times its vectors file and ten times its manifest, so this bounds its memory.
+MAX_RECORDING_BYTES = 2 * 2**30
+# The hash of everything that decides what replay answers; a 0.4.0 manifest has none.
+_RECORDING_HASH = "recording_sha256"
+# A reader racing a writer that replaces the recording reads again this often at most.
+_READ_ATTEMPTS = 8
 # Little-endian explicitly: the file must mean the same on every machine that reads it.
 _DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "float64": np.dtype("<f8")}
 
@@ -100,6 +114,33 @@ def _texts_sha256(documents: Sequence[str], queries: Sequence[str]) -> str:
         sort_keys=True,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _recording_sha256(manifest: Mapping[str, Any], vectors_sha256: str) -> str:
+    """The SHA-256 of everything that decides what a recording replays: the vectors (by their
+    own hash), their dtype, byte order and shape, the model name, the query instruction, and
+    every document's and query's id, text and metadata, in order. ``provenance`` is free-form
+    and not covered. The same recording gives the same hash on every machine."""
+    content = {
+        "vectors_sha256": vectors_sha256,
+        "dtype": manifest["dtype"],
+        "byte_order": "little",
+        "dimension": manifest["dimension"],
+        "model": manifest["model"],
+        "query_instruction": manifest["query_instruction"],
+        **{
+            kind: [
+                {"id": e["id"], "text": e["text"], "metadata": e["metadata"]}
+                for e in manifest[kind]
+            ]
+            for kind in ("documents", "queries")
+        },
+    }
+    payload = json.dumps(
+        content, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )
+    head = b"placeborag recording sha256\0"
+    return hashlib.sha256(head + payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _check_str(value: object, name: str) -> str:
@@ -354,7 +395,8 @@ def record_vectors(
     _check_vectors(query_stored.astype(np.float64), queries, "query")
 
     raw = np.concatenate([doc_stored, query_stored]).tobytes(order="C")
-    manifest = {
+    vectors_sha256 = hashlib.sha256(raw).hexdigest()
+    manifest: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "model": model,
@@ -363,7 +405,7 @@ def record_vectors(
         "dtype": dtype,
         "byte_order": "little",
         "vectors_file": VECTORS_FILE,
-        "vectors_sha256": hashlib.sha256(raw).hexdigest(),
+        "vectors_sha256": vectors_sha256,
         "texts_sha256": _texts_sha256(documents, queries),
         "document_count": len(documents),
         "query_count": len(queries),
@@ -371,21 +413,39 @@ def record_vectors(
         "queries": query_entries,
         "provenance": provenance,
     }
-    _files.replace_directory(target, {VECTORS_FILE: raw, MANIFEST_FILE: _dump_manifest(manifest)})
-    return Recording.load(target)
+    manifest[_RECORDING_HASH] = _recording_sha256(manifest, vectors_sha256)
+    try:
+        _files.replace_directory(
+            target,
+            {VECTORS_FILE: raw, MANIFEST_FILE: _dump_manifest(manifest)},
+            overwrite=overwrite,
+        )
+    except FileExistsError:  # another writer's recording arrived while this one was made
+        raise _exists(target) from None
+    return Recording.load(target, max_bytes=max(MAX_RECORDING_BYTES, 2 * len(raw)))
+
+
+def _exists(target: Path) -> PlaceboragValueError:
+    return PlaceboragValueError(
+        f"path={shown(str(target))} already exists; pass overwrite=True to replace the recording"
+    )
 
 
 def _check_target(target: Path, overwrite: bool) -> None:
-    if not target.exists():
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
         return
-    if not target.is_dir():
-        raise PlaceboragValueError(f"path={shown(str(target))} exists and is not a directory")
+    except OSError as exc:
+        raise _files._named(exc, target) from None
+    if not stat.S_ISDIR(mode):
+        raise PlaceboragValueError(
+            f"path={shown(str(target))} exists and is {_files.file_kind(mode)}, not a directory;"
+            " a recording is a directory"
+        )
     contents = {child.name for child in target.iterdir()}
     if contents and not overwrite:
-        raise PlaceboragValueError(
-            f"path={shown(str(target))} already exists; pass overwrite=True to replace the "
-            "recording"
-        )
+        raise _exists(target)
     if contents - {MANIFEST_FILE, VECTORS_FILE}:
         raise PlaceboragValueError(
             f"path={shown(str(target))} holds files other than a recording "
@@ -504,7 +564,8 @@ class Recording:
     Build one with :meth:`load` (or get one back from :func:`record_vectors`); the constructor
     only stores what :meth:`load` has already checked.  ``document_vectors`` and
     ``query_vectors`` are read-only ``(n, dimension)`` float64 arrays whose rows follow
-    ``document_texts`` / ``query_texts``.
+    ``document_texts`` / ``query_texts``.  ``sha256`` is the hash of everything replay answers
+    from: vectors, dtype, shape, ids, texts, model, query instruction and metadata.
     """
 
     def __init__(
@@ -512,6 +573,7 @@ class Recording:
         *,
         source: str,
         manifest: Mapping[str, Any],
+        sha256: str,
         document_vectors: np.ndarray,
         query_vectors: np.ndarray,
     ) -> None:
@@ -520,7 +582,11 @@ class Recording:
         self.query_instruction: str = manifest["query_instruction"]
         self.dimension: int = manifest["dimension"]
         self.dtype: str = manifest["dtype"]
-        self.sha256: str = manifest["vectors_sha256"]
+        #: The hash of everything replay answers from (see ``docs/replay.md``): what
+        #: ``expected_sha256=`` pins.
+        self.sha256: str = sha256
+        #: The sha256 of ``vectors.bin`` alone (what ``sha256`` was before 0.5).
+        self.vectors_sha256: str = manifest["vectors_sha256"]
         self.provenance: Mapping[str, Any] = manifest["provenance"]
         docs, queries = manifest["documents"], manifest["queries"]
         self.document_ids: tuple[str, ...] = tuple(e["id"] for e in docs)
@@ -534,62 +600,113 @@ class Recording:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str] | Traversable, *, expected_sha256: str | None = None
+        cls,
+        path: str | os.PathLike[str] | Traversable,
+        *,
+        expected_sha256: str | None = None,
+        max_bytes: int = MAX_RECORDING_BYTES,
     ) -> Recording:
         """Read and verify the recording in directory ``path``.
 
-        The sha256 of ``vectors.bin`` is checked against the manifest (and ``expected_sha256``
-        when given) before any vector is decoded; then the texts hash, the file size and every
-        vector (finite values, finite non-zero norm); a lone surrogate anywhere in the manifest
-        is refused as tampering.  Any failure is a ValueError that names
-        what was found and what was expected.  ``path`` may also be an
-        :mod:`importlib.resources` traversable, so a recording inside a zipped package loads.
+        Both files must be regular files, together at most ``max_bytes``
+        (:data:`MAX_RECORDING_BYTES` by default), and ``vectors.bin`` exactly as large as the
+        manifest says, all checked before the vectors are read. Then the sha256 of
+        ``vectors.bin`` is checked against the manifest, the texts hash, the recording's hash
+        (everything replay answers from: see ``docs/replay.md``) and ``expected_sha256`` when
+        given, before any vector is decoded; then every vector (finite values, finite non-zero
+        norm); a lone surrogate anywhere in the manifest is refused as tampering.  Any failure
+        is a ValueError that names what was found and what was expected.  A recording being
+        replaced while it is read is read again, so a reader gets the old recording or the new
+        one.  ``path`` may also be an :mod:`importlib.resources` traversable, so a recording
+        inside a zipped package loads.
         """
         if expected_sha256 is not None:
             _check_str(expected_sha256, "expected_sha256")
+        check_int(max_bytes, "max_bytes", minimum=1)
         if isinstance(path, (str, os.PathLike)) or not hasattr(path, "joinpath"):
             checked = check_path(path, "path")
-            source = str(checked)
-            root: Path | Traversable = _files.readable_directory(checked)
-        else:
-            root = path
-            source = str(root)
-        manifest_raw = _read(root, MANIFEST_FILE, source)
-        raw = _read(root, VECTORS_FILE, source)
-        actual = hashlib.sha256(raw).hexdigest()
-        if expected_sha256 is not None and actual != expected_sha256:
-            raise PlaceboragValueError(
-                f"{VECTORS_FILE} in {source} has sha256 {shown(actual)} but expected_sha256="
-                f"{shown(expected_sha256)}; the recording is not the one this caller pinned"
+            for attempt in range(_READ_ATTEMPTS):
+                before = _identity(checked)
+                try:
+                    return cls._load(
+                        _files.readable_directory(checked), str(checked), expected_sha256, max_bytes
+                    )
+                except (PlaceboragValueError, OSError):
+                    # A writer replaced the recording while it was read (its manifest and
+                    # vectors then disagree, or a file vanished): read the new one.
+                    if attempt + 1 == _READ_ATTEMPTS or _identity(checked) == before:
+                        raise
+            raise AssertionError("unreachable")  # pragma: no cover
+        return cls._load(path, str(path), expected_sha256, max_bytes)
+
+    @classmethod
+    def _load(
+        cls,
+        root: Path | Traversable,
+        source: str,
+        expected_sha256: str | None,
+        max_bytes: int,
+    ) -> Recording:
+        where = f"{MANIFEST_FILE} in {source}"
+        manifest_raw = _read(root, MANIFEST_FILE, source, max_bytes, None)
+        manifest = _load_manifest(manifest_raw, where)
+        doc_texts = [e["text"] for e in manifest["documents"]]
+        query_texts = [e["text"] for e in manifest["queries"]]
+        dtype = _DTYPES[manifest["dtype"]]
+        rows = len(doc_texts) + len(query_texts)
+        dimension = manifest["dimension"]
+        expected_size = rows * dimension * dtype.itemsize
+
+        def wrong_size(size: int) -> PlaceboragValueError | None:
+            if size == expected_size:
+                return None
+            # shown(): a forged dimension may be an int too long for repr.
+            return PlaceboragValueError(
+                f"{VECTORS_FILE} in {source} holds {size} bytes; {len(doc_texts)} documents + "
+                f"{len(query_texts)} queries x {shown(dimension)} dimensions x {dtype.itemsize}"
+                f" bytes ({manifest['dtype']}) = {shown(expected_size)} expected"
             )
-        manifest = _load_manifest(manifest_raw, f"{MANIFEST_FILE} in {source}")
+
+        raw = _read(root, VECTORS_FILE, source, max_bytes - len(manifest_raw), wrong_size)
+        error = wrong_size(len(raw))
+        if error is not None:  # it changed size while it was read
+            raise error
+        actual = hashlib.sha256(raw).hexdigest()
         if actual != manifest["vectors_sha256"]:
             raise PlaceboragValueError(
                 f"{VECTORS_FILE} in {source} has sha256 {shown(actual)} but {MANIFEST_FILE} "
                 "records "
                 f"{shown(manifest['vectors_sha256'])}; the vectors changed after recording"
             )
-        doc_texts = [e["text"] for e in manifest["documents"]]
-        query_texts = [e["text"] for e in manifest["queries"]]
         texts_hash = _texts_sha256(doc_texts, query_texts)
         if texts_hash != manifest["texts_sha256"]:
             raise PlaceboragValueError(
-                f"the texts in {MANIFEST_FILE} in {source} hash to {shown(texts_hash)} but it "
+                f"the texts in {where} hash to {shown(texts_hash)} but it "
                 "records "
                 f"texts_sha256={shown(manifest['texts_sha256'])}; a text was edited after "
                 "recording, "
                 "so its vector no longer belongs to it: record it again"
             )
-        dtype = _DTYPES[manifest["dtype"]]
-        rows = len(doc_texts) + len(query_texts)
-        dimension = manifest["dimension"]
-        if len(raw) != rows * dimension * dtype.itemsize:
-            # shown(): a forged dimension may be an int too long for repr.
+        whole = _recording_sha256(manifest, actual)
+        recorded = manifest.get(_RECORDING_HASH)
+        if recorded is not None and recorded != whole:
             raise PlaceboragValueError(
-                f"{VECTORS_FILE} in {source} holds {len(raw)} bytes; {len(doc_texts)} documents + "
-                f"{len(query_texts)} queries x {shown(dimension)} dimensions x {dtype.itemsize}"
-                f" bytes ({manifest['dtype']}) = {shown(rows * dimension * dtype.itemsize)}"
-                " expected"
+                f"the recording in {source} hashes to {shown(whole)} but {MANIFEST_FILE} records "
+                f"{_RECORDING_HASH}={shown(recorded)}; its model, query instruction, dtype, "
+                "dimension, ids or metadata were edited after recording: record it again"
+            )
+        if expected_sha256 is not None and expected_sha256 != whole:
+            if expected_sha256 != actual:
+                raise PlaceboragValueError(
+                    f"the recording in {source} has sha256 {shown(whole)} but expected_sha256="
+                    f"{shown(expected_sha256)}; the recording is not the one this caller pinned"
+                )
+            warnings.warn(
+                f"expected_sha256={shown(expected_sha256)} is the sha256 of {VECTORS_FILE} "
+                f"alone, which does not cover the dtype, shape, ids, texts, model or metadata; "
+                f"pin recording.sha256 ({shown(whole)}) instead",
+                DeprecationWarning,
+                stacklevel=3,
             )
         matrix = np.frombuffer(raw, dtype=dtype).reshape(rows, dimension).astype(np.float64)
         documents, queries = matrix[: len(doc_texts)], matrix[len(doc_texts) :]
@@ -598,7 +715,11 @@ class Recording:
         documents.flags.writeable = False
         queries.flags.writeable = False
         return cls(
-            source=source, manifest=manifest, document_vectors=documents, query_vectors=queries
+            source=source,
+            manifest=manifest,
+            sha256=whole,
+            document_vectors=documents,
+            query_vectors=queries,
         )
 
     def embedder(self, *, queries: Iterable[str] | None = None) -> ReplayEmbedder:
@@ -613,14 +734,45 @@ class Recording:
         )
 
 
-def _read(root: Path | Traversable, name: str, source: str) -> bytes:
+def _identity(path: Path) -> tuple[str, int, int] | None:
+    """Which directory ``path`` leads a reader to now, and by which name (a writer's exchange
+    changes the directory; its first rename, to the backup name, changes the name)."""
+    try:
+        where = _files.readable_directory(path)
+        st = os.stat(where)
+    except OSError:
+        return None
+    return (str(where), st.st_dev, st.st_ino)
+
+
+def _read(
+    root: Path | Traversable,
+    name: str,
+    source: str,
+    limit: int,
+    wrong_size: Callable[[int], Exception | None] | None,
+) -> bytes:
+    """The bytes of ``name`` in the recording ``root``: a regular file of at most ``limit``
+    bytes, and (``wrong_size``) of exactly the size the manifest says, checked before reading."""
     if isinstance(root, Path) and root.exists() and not root.is_dir():
         raise RecordingNotFound(
             f"no recording at {source}: it is a file; a recording is a directory holding"
             f" {MANIFEST_FILE} and {VECTORS_FILE}"
         )
+    if not isinstance(root, Path):
+        try:
+            return root.joinpath(name).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise RecordingNotFound(f"no recording at {source}: {name} is missing") from None
     try:
-        return root.joinpath(name).read_bytes()
+        return _files.read_regular(
+            root / name,
+            limit,
+            f"{name} in {source}",
+            f"Recording.load(..., max_bytes=) reads larger recordings ({MAX_RECORDING_BYTES:,} by"
+            " default)",
+            check_size=wrong_size,
+        )
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         raise RecordingNotFound(f"no recording at {source}: {name} is missing") from None
 
@@ -661,9 +813,11 @@ class ReplayEmbedder:
         *,
         queries: Iterable[str] | None = None,
         expected_sha256: str | None = None,
+        max_bytes: int = MAX_RECORDING_BYTES,
     ) -> ReplayEmbedder:
         """Load and verify the recording at ``path`` (see :meth:`Recording.load`) and wrap it."""
-        return cls(Recording.load(path, expected_sha256=expected_sha256), queries=queries)
+        recording = Recording.load(path, expected_sha256=expected_sha256, max_bytes=max_bytes)
+        return cls(recording, queries=queries)
 
     @property
     def recording(self) -> Recording:
@@ -754,8 +908,7 @@ def _miss(
         reason = f"{subject} was not recorded: it is recorded as a {other}, not as a {kind}"
     else:
         reason = f"{subject} was not recorded"
-    # cutoff=0 so a miss always shows the closest texts there are.
-    candidates = nearest(text, exposed, cutoff=0.0)
+    candidates = _nearest(text, exposed)
     plural = _PLURAL[kind]
     if candidates:
         listed = f"nearest recorded {plural}: {', '.join(_quote(c) for c in candidates)}"
@@ -766,6 +919,28 @@ def _miss(
         f"({shown(recording.model)}): record the text to use it"
     )
     return UnrecordedText(message, text=text, kind=kind, candidates=candidates)
+
+
+_SHORTLIST = 12  # texts whose exact similarity a miss computes, after a linear screen
+
+
+def _nearest(text: str, texts: Iterable[str], n: int = 3) -> tuple[str, ...]:
+    """The ``n`` recorded texts most like ``text`` (difflib's ratio, ties by the text), in time
+    linear in the recording: every text is screened by the characters it shares with ``text``
+    (an upper bound on the ratio, one pass over each text), and only the best
+    :data:`_SHORTLIST` get the exact, quadratic ratio."""
+    wanted = collections.Counter(text)
+    size = len(text)
+
+    def bound(other: str) -> float:
+        shared = sum((wanted & collections.Counter(other)).values())
+        total = size + len(other)
+        return 2.0 * shared / total if total else 1.0
+
+    # heapq.nsmallest keeps the order stable and deterministic: best bound, then the text.
+    shortlist = heapq.nsmallest(_SHORTLIST, texts, key=lambda other: (-bound(other), other))
+    # The exact ratio, by the one "did you mean" rule, over the shortlist only.
+    return nearest(text, shortlist, n=n, cutoff=0.0)
 
 
 def load_demo_recording() -> Recording:

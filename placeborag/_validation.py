@@ -5,10 +5,16 @@ the argument, shows the value as given and says what is allowed (``k=0 must be >
 the caller changes any state. :func:`shown` is the repr used in those messages: it stays short
 for a 10 MB text and works for an int too long for ``repr`` (Python refuses to print an int of
 more than 4,300 digits).
+
+It also holds the one JSON serialiser for user values (:func:`dump_json`, :func:`load_json`,
+:func:`json_text`): a scenario file, an exported test and the explorer's tables write metadata
+through it, so every metadata kind the store allows (``datetime`` and ``date`` included) is
+written, shown and read back the same way everywhere.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import numbers
@@ -21,6 +27,8 @@ from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._limits import MAX_K
 
 __all__ = [
+    "DATETIME_TAG",
+    "DATE_TAG",
     "MAX_K",
     "check_bool",
     "check_choice",
@@ -36,6 +44,8 @@ __all__ = [
     "check_vector",
     "did_you_mean",
     "dump_json",
+    "json_text",
+    "load_json",
     "nearest",
     "place_name",
     "real_array",
@@ -370,6 +380,12 @@ def check_vector(value: object, name: str) -> Any:
     return array
 
 
+#: How a JSON document from placeborag holds what JSON has no type for: a one-key object whose
+#: key starts with ``$``, which no metadata key may (so it cannot be a user's own dict).
+DATETIME_TAG = "$datetime"
+DATE_TAG = "$date"
+
+
 def _plain(value: object) -> object:
     # numpy scalars (np.int64 from a DataFrame, np.float32 from a model) are JSON numbers to a
     # user; .item() gives the Python number. Checked by module name so numpy is not imported.
@@ -380,8 +396,51 @@ def _plain(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def dump_json(value: object, what: str, **options: Any) -> str:
+def _tagged(value: object) -> object:
+    """:func:`_plain`, and a datetime or date as its tagged ISO form (``tagged=True``)."""
+    if isinstance(value, _dt.datetime):
+        return {DATETIME_TAG: value.isoformat()}
+    if isinstance(value, _dt.date):
+        return {DATE_TAG: value.isoformat()}
+    return _plain(value)
+
+
+def _untagged(obj: dict[str, Any]) -> Any:
+    """``object_hook`` of :func:`load_json`: a tagged object as the value it names."""
+    if len(obj) == 1:
+        key = next(iter(obj))
+        if key in (DATETIME_TAG, DATE_TAG):
+            kind = _dt.datetime if key == DATETIME_TAG else _dt.date
+            text = obj[key]
+            try:
+                if not isinstance(text, str):
+                    raise ValueError(text)
+                return kind.fromisoformat(text)
+            except ValueError:
+                raise PlaceboragValueError(
+                    f"{{{key!r}: {shown(text)}}} must hold an ISO {kind.__name__} as a str, as"
+                    f" placeborag writes a {kind.__name__}"
+                ) from None
+    return obj
+
+
+def load_json(text: str) -> Any:
+    """``json.loads(text)`` reading back what :func:`dump_json` wrote with ``tagged=True``
+    (a ``{"$datetime": ...}`` or ``{"$date": ...}`` object is that datetime or date)."""
+    return json.loads(text, object_hook=_untagged)
+
+
+def json_text(value: object, *, sort_keys: bool = False) -> str:
+    """``value`` (metadata, a filter) as one line of JSON for a person to read, in the form a
+    scenario file holds it: a datetime as ``{"$datetime": "2026-01-05T00:00:00"}``."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=_tagged)
+
+
+def dump_json(value: object, what: str, *, tagged: bool = False, **options: Any) -> str:
     """``json.dumps(value)`` with numpy scalars as numbers, checked to encode as UTF-8.
+
+    ``tagged=True`` also writes a ``datetime`` or ``date`` as ``{"$datetime": iso}`` or
+    ``{"$date": iso}``, which :func:`load_json` reads back as the same value.
 
     A value JSON cannot hold (NaN, a set, a non-str key of a kind JSON refuses) raises
     ``PlaceboragTypeError``; a nesting deeper than the interpreter allows or a lone surrogate
@@ -390,7 +449,7 @@ def dump_json(value: object, what: str, **options: Any) -> str:
     """
     options.setdefault("allow_nan", False)
     try:
-        text = json.dumps(value, default=_plain, **options)
+        text = json.dumps(value, default=_tagged if tagged else _plain, **options)
         text.encode("utf-8")
     except RecursionError:
         raise PlaceboragValueError(f"{what} is nested too deeply to be written as JSON") from None

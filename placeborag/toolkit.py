@@ -12,7 +12,10 @@ the ones a layer needs beyond the doubles are here, documented and tested like t
   you mean" rule;
 * writing files users keep: ``write_text`` (atomic: the old file or the new one, never half),
   ``replace_directory`` (a folder swapped in whole)
-  and ``dump_json`` (numpy scalars as numbers, refused before anything is written);
+  and ``dump_json`` (numpy scalars as numbers, refused before anything is written; with
+  ``tagged=True`` a datetime or date as a tagged object), ``load_json`` reading those back,
+  ``json_text`` (one line for a person), ``read_regular`` (a regular file under a size limit,
+  never blocking on a FIFO); ``check_metadata`` for one record's metadata;
 * the filter language as a store applies it: ``compile_filter``, ``FilterRules``,
   ``filter_rules`` and ``STRICT``;
 * the names of the stages a query trace reports (``RETURNED`` ... ``UNREACHABLE``, in the order
@@ -50,6 +53,10 @@ _LAZY = {
     "check_id": "placeborag._metadata",
     "check_metadatas": "placeborag._metadata",
     "dump_json": "placeborag._validation",
+    "load_json": "placeborag._validation",
+    "json_text": "placeborag._validation",
+    "read_regular": "placeborag._files",
+    "check_metadata": "placeborag._metadata",
     "checked_model": "placeborag._chat",
     "write_text": "placeborag._files",
     "replace_directory": "placeborag._files",
@@ -76,6 +83,7 @@ __getattr__, __dir__ = lazy_namespace(globals(), _LAZY)
 if TYPE_CHECKING:  # pragma: no cover
     # `name as name` marks a re-export for type checkers (mypy --strict, pyright).
     from placeborag._chat import checked_model as checked_model
+    from placeborag._files import read_regular as read_regular
     from placeborag._files import replace_directory as replace_directory
     from placeborag._files import write_text as write_text
     from placeborag._filters import STRICT as STRICT
@@ -84,6 +92,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._filters import filter_rules as filter_rules
     from placeborag._hashing import splitmix64 as splitmix64
     from placeborag._metadata import check_id as check_id
+    from placeborag._metadata import check_metadata as check_metadata
     from placeborag._metadata import check_metadatas as check_metadatas
     from placeborag._threads import FreshLocks as FreshLocks
     from placeborag._threads import beside as beside
@@ -108,5 +117,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._validation import check_vector as check_vector
     from placeborag._validation import did_you_mean as did_you_mean
     from placeborag._validation import dump_json as dump_json
+    from placeborag._validation import json_text as json_text
+    from placeborag._validation import load_json as load_json
     from placeborag._validation import nearest as nearest
     from placeborag._validation import shown as shown

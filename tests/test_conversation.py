@@ -226,3 +226,29 @@ def test_sessions_refuse_what_is_not_a_session_and_a_user_that_is_not_the_owner(
     assert sessions.conversations == ()
     assert sessions.open("bob", user="bob").identity == {"user": "bob"}
     assert sessions.open("carol").id == "session-2"
+
+
+def test_a_token_counter_that_calls_back_into_its_sessions_does_not_deadlock():
+    # issue 27: Sessions.start counted the turns under its own (non-reentrant) lock, so a
+    # counter that opened a session or looked a conversation up blocked for good.
+    from placeborag import Sessions
+    from tests._race import race
+
+    seen = []
+
+    def counter(text):
+        session = sessions.open("auditor")  # calls back into the sessions it counts for
+        seen.append((session.id, sessions.find(session, "conv-1"), len(sessions.conversations)))
+        return len(text.split())
+
+    sessions = Sessions(counter=counter)
+    alice = sessions.open("alice")
+    threads = []
+
+    def start(n):
+        threads.append(sessions.start(alice, f"hello number {n}", "hi there"))
+
+    assert race(start, [(n,) for n in range(4)], timeout=20) == []
+    assert sorted(t.id for t in threads) == ["conv-1", "conv-2", "conv-3", "conv-4"]
+    assert all([turn.tokens for turn in t.turns] == [3, 2] for t in threads)
+    assert len(seen) == 8

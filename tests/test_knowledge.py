@@ -417,3 +417,24 @@ def test_threads_sharing_one_knowledge_store_each_get_the_answer_they_would_get_
     assert race(ask, [(queries[i::8],) for i in range(8)]) == []
     assert len(got) == 4000 and all(result == alone[q] for q, result in got)
     assert sorted(call.index for call in knowledge.calls) == list(range(4000))
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"id": "a", "text": "refunds", "metadata": {"tags": {"refund", "card"}}},
+        Match("a", "refunds", {"tags": {"refund", "card"}}, 1.0),
+    ],
+    ids=["dict", "match"],
+)
+def test_scripted_metadata_is_checked_as_a_store_checks_it(item):
+    # issue 27: scripted metadata was never checked, so a $in filter over a set value raised a
+    # bare TypeError at search time.
+    with pytest.raises(PlaceboragTypeError) as excinfo:
+        StubKnowledgeStore(results={"refund": [item]})
+    assert "results['refund'][0]" in str(excinfo.value) and "set" in str(excinfo.value)
+    ok = StubKnowledgeStore(
+        results={"refund": [{"id": "a", "text": "refunds", "metadata": {"tags": ["refund"]}}]}
+    )
+    found = ok.search("refund", where={"tags": {"$in": ["refund"]}}, identity=None)
+    assert [m.id for m in found.matches] == ["a"]

@@ -40,7 +40,16 @@ from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
-from placeborag.toolkit import check_choice, check_int, check_k, check_str, did_you_mean, shown
+from placeborag.toolkit import (
+    check_choice,
+    check_int,
+    check_k,
+    check_str,
+    did_you_mean,
+    json_text,
+    load_json,
+    shown,
+)
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -272,7 +281,7 @@ class Explorer:
         self.controls: dict[str, Any] = {
             "query": w.Text(value=s.query, description="query", continuous_update=False),
             "where": w.Text(
-                value="" if s.where is None else json.dumps(s.where, ensure_ascii=False),
+                value="" if s.where is None else json_text(s.where),
                 description="where",
                 placeholder='{"lang": "hu"}  (JSON; Enter applies; empty for no filter)',
                 continuous_update=False,
@@ -535,7 +544,7 @@ class Explorer:
         c = self.controls
         raw = c["where"].value.strip()
         try:
-            where = json.loads(raw) if raw else None
+            where = load_json(raw) if raw else None
         except json.JSONDecodeError as exc:
             raise ValueError(f"where is not valid JSON: {exc}") from None
         return self.scenario.replace(
@@ -637,7 +646,7 @@ class Explorer:
                 self.widget.add_class("placeborag-stale")
                 self.stale_html.value = (
                     "The views below are stale: showing the last valid state "
-                    f"(where={html.escape(json.dumps(self.scenario.where, ensure_ascii=False))})."
+                    f"(where={html.escape(json_text(self.scenario.where))})."
                 )
         else:
             self.scenario = scenario
@@ -961,7 +970,7 @@ class Explorer:
             if not raw:
                 ids: list[str] = []
             elif raw.startswith("{"):
-                where = json.loads(raw)
+                where = load_json(raw)
                 s = self.scenario
                 if self._views is None:
                     raise PlaceboragValueError(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 import numbers
 import re
 import sys
@@ -36,7 +35,15 @@ from placeborag.explore._access import (
 from placeborag.explore._deps import optional
 from placeborag.explore._scenario import checked_clusters
 from placeborag.explore._umap import check_projection, place, umap_coords
-from placeborag.toolkit import check_int, check_real, check_str, check_texts, shown, splitmix64
+from placeborag.toolkit import (
+    check_int,
+    check_real,
+    check_str,
+    check_texts,
+    json_text,
+    shown,
+    splitmix64,
+)
 
 __all__ = [
     "AnchorGeometry",
@@ -649,7 +656,7 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
             "rank": pd.array([int(trace.rank[i]) or None for i in at], dtype="Int64"),
             "id": [rows.ids[i] for i in at],
             "text": [rows.texts[i] for i in at],
-            "metadata": [json.dumps(dict(rows.metadatas[i]), ensure_ascii=False) for i in at],
+            "metadata": [json_text(dict(rows.metadatas[i])) for i in at],
             "score": trace.score[idx],
             "status": [str(trace.status[i]) for i in at],
             "tie": [ties.get(rows.ids[i], "") for i in at],

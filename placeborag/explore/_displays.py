@@ -8,7 +8,6 @@ app): when the traces keep their kinds and names, only their arrays are replaced
 from __future__ import annotations
 
 import html
-import json
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,7 +42,7 @@ from placeborag.explore._compute import (
 )
 from placeborag.explore._deps import optional
 from placeborag.explore._scenario import Scenario
-from placeborag.toolkit import check_mapping, check_str, shown
+from placeborag.toolkit import check_mapping, check_str, json_text, shown
 
 __all__ = [
     "AnchorsDisplay",
@@ -903,7 +902,7 @@ _LABEL_ALL_UP_TO = 15  # past this many ranks, only some are written on the plot
 
 def state_line(trace: Any) -> str:
     """The state a view shows, in one line: profile, metric, filter mode, where, recall."""
-    where = "none" if trace.where is None else json.dumps(trace.where, ensure_ascii=False)
+    where = "none" if trace.where is None else json_text(trace.where)
     return (
         f"profile {trace.profile} ({trace.metric}, ties by {trace.tie_rule}) · "
         f"{trace.filter_mode}-filter · where {_short(where, 60)} · recall {trace.recall:g}"

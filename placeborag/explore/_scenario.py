@@ -36,6 +36,8 @@ from placeborag.toolkit import (
     check_unicode,
     check_unicode_tree,
     dump_json,
+    load_json,
+    read_regular,
     shown,
     write_text,
 )
@@ -43,6 +45,8 @@ from placeborag.toolkit import (
 __all__ = [
     "EMBEDDER_FIELDS",
     "MAX_SCALED_DOCUMENTS",
+    "MAX_SCENARIO_BYTES",
+    "MAX_SCENARIO_VALUES",
     "STORE_FIELDS",
     "Document",
     "Scenario",
@@ -63,6 +67,12 @@ _FORMATS = ("placeborag.scenario/v1", _FORMAT)
 #: The most documents :meth:`Scenario.scaled` makes: the largest store the explorer is measured
 #: with (docs/benchmarks.md), and the bound on ``k``.
 MAX_SCALED_DOCUMENTS = 1_000_000
+#: The largest scenario file :meth:`Scenario.load` reads unless told otherwise (``max_bytes=``).
+MAX_SCENARIO_BYTES = 256 * 2**20
+#: The most vector entries (documents x dimensions) a loaded scenario may ask for unless told
+#: otherwise (``max_values=``): 2**27 float32 values are 512 MiB, the store every view builds
+#: on. A 1 MB file can otherwise ask for gigabytes (20,000 documents at 65,536 dimensions).
+MAX_SCENARIO_VALUES = 2**27
 
 
 @dataclass(frozen=True)
@@ -465,16 +475,41 @@ class Scenario:
         """Write the scenario as JSON, atomically: ``path`` keeps its old content unless the
         whole new file is written. numpy numbers in metadata are written as JSON numbers."""
         text = dump_json(
-            self.to_dict(), f"scenario {shown(self.name)}", ensure_ascii=False, indent=2
+            self.to_dict(),
+            f"scenario {shown(self.name)}",
+            tagged=True,
+            ensure_ascii=False,
+            indent=2,
         )
         write_text(check_path(path, "path", named=True), text + "\n")
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        with open(check_path(path, "path"), "rb") as fh:
-            raw = fh.read()
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = MAX_SCENARIO_BYTES,
+        max_values: int = MAX_SCENARIO_VALUES,
+    ) -> Scenario:
+        """Read a scenario file written by :meth:`save`.
+
+        A file from anywhere is safe to load: it must be a regular file (a FIFO or a device is
+        refused without blocking) of at most ``max_bytes`` (:data:`MAX_SCENARIO_BYTES`),
+        checked before it is read, and the store it describes at most ``max_values``
+        documents x dimensions (:data:`MAX_SCENARIO_VALUES`), checked before anything is
+        embedded. A missing file is the ``OSError`` ``open()`` raises.
+        """
+        check_int(max_bytes, "max_bytes", minimum=1)
+        check_int(max_values, "max_values", minimum=1)
+        raw = read_regular(
+            check_path(path, "path"),
+            max_bytes,
+            f"scenario file {shown(str(path))}",
+            f"Scenario.load(path, max_bytes=) reads larger files ({MAX_SCENARIO_BYTES:,} by"
+            " default)",
+        )
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = load_json(raw.decode("utf-8"))
         except ValueError as exc:  # not UTF-8, not JSON, or an int of more than 4,300 digits
             raise PlaceboragValueError(
                 f"scenario file {shown(str(path))} is not UTF-8 JSON: {exc}"
@@ -488,7 +523,16 @@ class Scenario:
                 f"scenario file {shown(str(path))} must hold a JSON object, not "
                 f"{type(data).__name__}"
             )
-        return cls.from_dict(data)
+        scenario = cls.from_dict(data)
+        values = len(scenario.documents) * scenario.dimensions
+        if values > max_values:
+            raise PlaceboragValueError(
+                f"scenario file {shown(str(path))} asks for {len(scenario.documents):,} documents"
+                f" x {scenario.dimensions:,} dimensions = {values:,} vector values, more than"
+                f" the limit of {max_values:,}; Scenario.load(path, max_values=) loads larger"
+                f" stores ({MAX_SCENARIO_VALUES:,} by default)"
+            )
+        return scenario
 
     @classmethod
     def from_store(cls, store: FakeVectorStore, query: str, **changes: Any) -> Scenario:

@@ -42,7 +42,7 @@ from placeborag.explore._compute import (
 from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
 from placeborag.explore._umap import check_projection, umap_coords
-from placeborag.toolkit import beside
+from placeborag.toolkit import beside, json_text
 
 __all__ = ["ANCHOR_MEMBERS", "ExplorerState", "Views"]
 
@@ -175,7 +175,7 @@ class ExplorerState:
             # Hover texts need no vectors: a lazy one must not keep this store's alive.
             bare = replace(rows, vectors=np.zeros((0, rows.vectors.shape[1]), np.float32))
             self._hover = hover_labels(bare, lazy_from=HOVER_TEXT_UP_TO + 1)
-        where = json.dumps(s.where, sort_keys=True, ensure_ascii=False)
+        where = json_text(s.where, sort_keys=True)
         stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
 
         def traced(m: str) -> QueryTrace:

@@ -5,7 +5,9 @@ one thread. UMAP needs the ``umap`` extra (umap-learn, which brings numba and py
 imported only when a UMAP layout is asked for. Its ``random_state`` comes from a SHA-256 of
 the vectors, so the same vectors give the same picture on one machine; a layout is kept in a
 cache bounded in bytes, keyed by that digest and the parameters, so a control that does not
-change the vectors (the query, ``k``, the filter, the colours) never refits it.
+change the vectors (the query, ``k``, the filter, the colours) never refits it. The cache is
+shared by every thread (two apps, a report rendered beside a notebook) and takes a lock; a fit
+runs outside it, so one thread's fit never holds up another's cached layout.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import threading
 import warnings
 from collections import OrderedDict
 from types import ModuleType
@@ -45,6 +48,7 @@ PLACE_NEIGHBOURS = 5  # the query and the anchors sit at the mean of this many n
 CACHE_BYTES = 64 * 2**20  # layouts kept across stores and apps, by the bytes of their coords
 
 _CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 
 
 def check_projection(projection: object) -> str:
@@ -115,14 +119,20 @@ def umap_coords(
         "random_state": umap_seed(digest),
     }
     key = hashlib.sha256(digest + json.dumps(params, sort_keys=True).encode()).digest()
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+            return cached
     coords = np.array(_fit(np.asarray(x, dtype=np.float32), params), dtype=np.float64)
     coords.flags.writeable = False
-    _CACHE[key] = coords
-    while _CACHE and sum(c.nbytes for c in _CACHE.values()) > CACHE_BYTES:
-        _CACHE.popitem(last=False)  # a layout larger than the whole budget is not kept
+    with _CACHE_LOCK:
+        # Two threads fitting the same vectors get the same bits (the seed is the digest's);
+        # the first layout stored is the one every later call gets.
+        coords = _CACHE.setdefault(key, coords)
+        _CACHE.move_to_end(key)
+        while _CACHE and sum(c.nbytes for c in _CACHE.values()) > CACHE_BYTES:
+            _CACHE.popitem(last=False)  # a layout larger than the whole budget is not kept
     return coords
 
 

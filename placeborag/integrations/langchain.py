@@ -57,11 +57,14 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 from placeborag.toolkit import (
     FreshLocks,
+    check_int,
     check_path,
     check_real,
     check_unicode_tree,
     check_vector,
     dump_json,
+    load_json,
+    read_regular,
     shown,
 )
 
@@ -77,6 +80,8 @@ __all__ = [
 # The LangChain model's document and query methods, in that order.
 _METHODS = ("embed_documents", "embed_query")
 _DUMP_FORMAT = "placeborag.langchain/1"
+#: The largest file :meth:`PlaceboVectorStore.load` reads unless told otherwise (``max_bytes=``).
+MAX_DUMP_BYTES = 256 * 2**20
 # Generated ids are uuid5s in this namespace: the same writes give the same ids on every run.
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://placeborag.invalid/langchain/ids")
 
@@ -147,11 +152,16 @@ def _stored_id(value: object, name: str) -> str | None:
 _RECORD_FIELDS = {"id": (str,), "text": (str,), "metadata": (dict, type(None))}
 
 
-def _read_dump(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def _read_dump(path: str | os.PathLike[str], max_bytes: int) -> list[dict[str, Any]]:
     """The records of a file ``PlaceboVectorStore.dump`` wrote, each checked."""
     where = shown(os.fspath(check_path(path, "path")))
-    with open(path, "rb") as stream:
-        data = stream.read()
+    data = read_regular(
+        check_path(path, "path"),
+        max_bytes,
+        f"dump file {where}",
+        f"PlaceboVectorStore.load(path, max_bytes=) reads larger files ({MAX_DUMP_BYTES:,} by"
+        " default)",
+    )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -160,7 +170,7 @@ def _read_dump(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             "PlaceboVectorStore.dump writes UTF-8 JSON"
         ) from None
     try:
-        payload = json.loads(text)
+        payload = load_json(text)
     except json.JSONDecodeError as exc:
         raise PlaceboragValueError(
             f"{where} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
@@ -466,6 +476,7 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
         text = dump_json(
             payload,
             f"PlaceboVectorStore.dump({where}): the records",
+            tagged=True,
             ensure_ascii=False,
             indent=1,
         )
@@ -474,15 +485,23 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], embedding: Any = None, **kwargs: Any
+        cls,
+        path: str | os.PathLike[str],
+        embedding: Any = None,
+        *,
+        max_bytes: int = MAX_DUMP_BYTES,
+        **kwargs: Any,
     ) -> PlaceboVectorStore:
         """A new store over ``embedding`` (and store options) holding the records of ``dump``.
 
         The texts are embedded again, in one call. A file that is not what ``dump`` writes
         (not UTF-8, not JSON, another format, a record missing a field or of the wrong type)
-        raises a ``PlaceboragError`` naming the path and what is wrong.
+        raises a ``PlaceboragError`` naming the path and what is wrong. The file must be a
+        regular file (a FIFO or a device is refused without blocking) of at most ``max_bytes``
+        (``MAX_DUMP_BYTES``, 256 MiB), checked before it is read.
         """
-        records = _read_dump(path)
+        check_int(max_bytes, "max_bytes", minimum=1)
+        records = _read_dump(path, max_bytes)
         vector_store = cls(embedding, **kwargs)
         try:
             vector_store.add_texts(

@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -185,3 +186,94 @@ def test_scenario_fields_are_every_store_option():
 
     store = FakeVectorStore()
     assert set(Scenario.from_store(store, "q").store_options) == set(store.options)
+
+
+# -- an untrusted scenario file: kind and size before reading, memory bounded (issue 27) ----
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_a_fifo_as_a_scenario_file_is_refused_without_blocking(tmp_path):
+    from _guards import no_hang
+
+    fifo = tmp_path / "s.json"
+    os.mkfifo(fifo)
+    with no_hang(), pytest.raises(PlaceboragValueError) as excinfo:
+        Scenario.load(fifo)
+    assert excinfo.value.args == (
+        f"scenario file {str(fifo)!r} is a named pipe (FIFO); placeborag reads regular files only",
+    )
+
+
+def test_a_scenario_file_over_the_byte_limit_is_refused_before_reading(tmp_path, demo):
+    path = tmp_path / "s.json"
+    demo.save(path)
+    size = path.stat().st_size
+    assert Scenario.load(path, max_bytes=size) == demo
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        Scenario.load(path, max_bytes=size - 1)
+    assert excinfo.value.args == (
+        f"scenario file {str(path)!r} holds {size:,} bytes, more than the limit of "
+        f"{size - 1:,}; Scenario.load(path, max_bytes=) reads larger files (268,435,456 by "
+        "default)",
+    )
+
+
+def _huge_scenario_file(tmp_path):
+    """1.1 MB asking for 20,000 documents at 65,536 dimensions: 4.9 GiB of vectors."""
+    docs = [{"id": f"d{i}", "text": f"t{i}", "metadata": {}} for i in range(20_000)]
+    path = tmp_path / "huge.json"
+    path.write_text(
+        json.dumps({"documents": docs, "query": "t1", "dimensions": 65_536}), encoding="utf-8"
+    )
+    return path
+
+
+def test_a_small_scenario_file_asking_for_a_huge_store_is_refused_before_it_is_built(tmp_path):
+    # issue 27: a 1.1 MB scenario file made the report allocate 4.9 GiB.
+    path = _huge_scenario_file(tmp_path)
+    with pytest.raises(PlaceboragValueError) as excinfo:
+        Scenario.load(path)
+    assert excinfo.value.args == (
+        f"scenario file {str(path)!r} asks for 20,000 documents x 65,536 dimensions = "
+        "1,310,720,000 vector values, more than the limit of 134,217,728; "
+        "Scenario.load(path, max_values=) loads larger stores (134,217,728 by default)",
+    )
+    assert len(Scenario.load(path, max_values=20_000 * 65_536).documents) == 20_000
+
+
+def test_the_cli_refuses_a_huge_scenario_and_prints_no_traceback(tmp_path, capsys, monkeypatch):
+    from placeborag._cli import main
+    from placeborag.explore import _report
+
+    def never(*args, **kwargs):  # fail, rather than allocate gigabytes, where it is not refused
+        raise AssertionError("the report was built from a scenario over the limit")
+
+    monkeypatch.setattr(_report, "render_report", never)
+    out = tmp_path / "r.html"
+    assert (
+        main(["report", "--out", str(out), "--scenario", str(_huge_scenario_file(tmp_path))]) == 1
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("placeborag report: scenario file ")
+    assert "more than the limit" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_the_cli_says_so_when_memory_runs_out_and_prints_no_traceback(
+    tmp_path, capsys, monkeypatch
+):
+    # issue 27: under a memory limit the CLI printed a traceback.
+    from placeborag._cli import main
+    from placeborag.explore import _report
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(_report, "render_report", exhausted)
+    out = tmp_path / "r.html"
+    assert main(["report", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        "placeborag report: ran out of memory building the report from the demo scenario; "
+        "nothing was written. A smaller scenario (fewer documents or dimensions) fits\n"
+    )
+    assert not out.exists()

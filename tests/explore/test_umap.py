@@ -230,3 +230,32 @@ def test_explorer_takes_the_projection_as_the_method_controls_value(demo):
     explorer = Explorer(demo, projection="umap")
     assert explorer.controls["method"].value == "umap"
     assert explorer.shown.method == "umap"
+
+
+def test_threads_sharing_the_layout_cache_each_get_their_layout(monkeypatch):
+    # issue 27: the cache was not thread-safe ("RuntimeError: OrderedDict mutated during
+    # iteration" from its eviction loop). The fit is a stand-in: the cache is under test.
+    from tests._race import race
+
+    def fake_fit(x, params):
+        return np.repeat(x[:, :1].astype(np.float64), params["n_components"], axis=1)
+
+    monkeypatch.setattr(_umap, "_CACHE", OrderedDict())
+    monkeypatch.setattr(_umap, "_fit", fake_fit)
+    monkeypatch.setattr(_umap, "require_umap", lambda: None)
+    monkeypatch.setattr(_umap, "CACHE_BYTES", 5 * 2 * 8 * 100)  # room for 100 layouts
+    rows = [np.full((5, 4), float(i + 1), dtype=np.float32) for i in range(300)]
+    errors = []
+
+    def work(offset):
+        try:
+            for n in range(300):
+                x = rows[(7 * n + offset) % len(rows)]
+                coords = _umap.umap_coords(x)
+                assert coords.shape == (5, 2) and coords[0, 0] == x[0, 0]
+        except BaseException as error:
+            errors.append(error)
+
+    assert race(work, [(13 * i,) for i in range(6)], timeout=120) == []
+    assert errors == []
+    assert 1 <= len(_umap._CACHE) <= 100

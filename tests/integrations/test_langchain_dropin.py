@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import warnings
 from typing import Any
@@ -632,3 +633,30 @@ def test_dump_refuses_an_id_utf8_cannot_hold_naming_it_and_leaves_the_old_file(
         "surrogate"
     )
     assert path.read_bytes() == before
+
+
+def test_a_dump_round_trips_every_metadata_kind_the_store_allows(tmp_path: Any) -> None:
+    vector_store = PlaceboVectorStore(embedding=PlaceboEmbeddings())
+    vector_store.add_texts(["a", "b", "c", "d"], WIDE_METADATA, ids=["1", "2", "3", "4"])
+    path = tmp_path / "store.json"
+    vector_store.dump(path)
+    loaded = PlaceboVectorStore.load(path, PlaceboEmbeddings())
+    assert [dict(loaded.store.get(i).metadata) for i in "1234"] == WIDE_METADATA
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_loading_a_fifo_or_an_oversized_dump_is_refused_before_reading(tmp_path: Any) -> None:
+    # issue 27: an untrusted dump was read whole, from whatever the path was.
+    from _guards import no_hang
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with no_hang(), pytest.raises(PlaceboragValueError, match="is a named pipe"):
+        PlaceboVectorStore.load(fifo, PlaceboEmbeddings())
+    path = tmp_path / "store.json"
+    filled().dump(path)
+    with pytest.raises(PlaceboragValueError, match="more than the limit of 10;"):
+        PlaceboVectorStore.load(path, PlaceboEmbeddings(), max_bytes=10)
+    path.write_text('{"format": "placeborag.langchain/1", "records": [{"id": 1}]}')
+    with pytest.raises(PlaceboragValueError, match=r"not written by PlaceboVectorStore\.dump"):
+        PlaceboVectorStore.load(path, PlaceboEmbeddings())
