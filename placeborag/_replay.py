@@ -359,60 +359,18 @@ def record_vectors(
     _dump_manifest({"documents": doc_entries, "queries": query_entries, "provenance": provenance})
     _check_target(target, overwrite)
 
-    instructed = [query_instruction + text for text in queries]
-    if embed_query is None:
-        both = _as_matrix(
-            embed_documents([*documents, *instructed]),
-            [*_labels(documents, "document"), *_labels(queries, "query")],
-            "embed_documents",
-            None,
-        )
-        doc_matrix, query_matrix = both[: len(documents)], both[len(documents) :]
-    else:
-        doc_matrix = _as_matrix(
-            embed_documents(list(documents)),
-            _labels(documents, "document"),
-            "embed_documents",
-            None,
-        )
-        query_matrix = (
-            _as_matrix(
-                embed_query(instructed),
-                _labels(queries, "query"),
-                "embed_query",
-                doc_matrix.shape[1],
-            )
-            if queries
-            else np.empty((0, doc_matrix.shape[1]))
-        )
-
-    # Validate what will be replayed, after the cast: a float64 1e39 becomes inf in float32.
-    stored = _DTYPES[dtype]
-    with np.errstate(over="ignore"):  # an overflow to inf is reported just below, by text
-        doc_stored = doc_matrix.astype(stored)
-        query_stored = query_matrix.astype(stored)
-    _check_vectors(doc_stored.astype(np.float64), documents, "document")
-    _check_vectors(query_stored.astype(np.float64), queries, "query")
-
-    raw = np.concatenate([doc_stored, query_stored]).tobytes(order="C")
+    doc_matrix, query_matrix = _embedded(
+        embed_documents, embed_query, documents, queries, query_instruction
+    )
+    raw = _stored_bytes(doc_matrix, query_matrix, dtype, documents, queries)
     vectors_sha256 = hashlib.sha256(raw).hexdigest()
-    manifest: dict[str, Any] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "model": model,
-        "query_instruction": query_instruction,
-        "dimension": int(doc_matrix.shape[1]),
-        "dtype": dtype,
-        "byte_order": "little",
-        "vectors_file": VECTORS_FILE,
-        "vectors_sha256": vectors_sha256,
-        "texts_sha256": _texts_sha256(documents, queries),
-        "document_count": len(documents),
-        "query_count": len(queries),
-        "documents": doc_entries,
-        "queries": query_entries,
-        "provenance": provenance,
-    }
+    manifest = _manifest(
+        model,
+        (query_instruction, dtype, int(doc_matrix.shape[1]), vectors_sha256),
+        (documents, queries),
+        (doc_entries, query_entries),
+        provenance,
+    )
     manifest[_RECORDING_HASH] = _recording_sha256(manifest, vectors_sha256)
     try:
         _files.replace_directory(
@@ -423,6 +381,84 @@ def record_vectors(
     except FileExistsError:  # another writer's recording arrived while this one was made
         raise _exists(target) from None
     return Recording.load(target, max_bytes=max(MAX_RECORDING_BYTES, 2 * len(raw)))
+
+
+def _stored_bytes(
+    doc_matrix: np.ndarray,
+    query_matrix: np.ndarray,
+    dtype: str,
+    documents: list[str],
+    queries: list[str],
+) -> bytes:
+    """The vectors as the recording stores them, checked after the cast (a float64 1e39
+    becomes inf in float32): documents first, then queries, C order."""
+    stored = _DTYPES[dtype]
+    with np.errstate(over="ignore"):  # an overflow to inf is reported just below, by text
+        doc_stored = doc_matrix.astype(stored)
+        query_stored = query_matrix.astype(stored)
+    _check_vectors(doc_stored.astype(np.float64), documents, "document")
+    _check_vectors(query_stored.astype(np.float64), queries, "query")
+    return np.concatenate([doc_stored, query_stored]).tobytes(order="C")
+
+
+def _manifest(
+    model: str,
+    shape: tuple[str, str, int, str],
+    texts: tuple[list[str], list[str]],
+    entries: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    provenance: dict[str, Any],
+) -> dict[str, Any]:
+    """A new recording's manifest, but its recording hash (``shape``: the query instruction,
+    the dtype, the dimension and the vectors' sha256)."""
+    query_instruction, dtype, dimension, vectors_sha256 = shape
+    documents, queries = texts
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model": model,
+        "query_instruction": query_instruction,
+        "dimension": dimension,
+        "dtype": dtype,
+        "byte_order": "little",
+        "vectors_file": VECTORS_FILE,
+        "vectors_sha256": vectors_sha256,
+        "texts_sha256": _texts_sha256(documents, queries),
+        "document_count": len(documents),
+        "query_count": len(queries),
+        "documents": entries[0],
+        "queries": entries[1],
+        "provenance": provenance,
+    }
+
+
+def _embedded(
+    embed_documents: BatchEmbedder,
+    embed_query: BatchEmbedder | None,
+    documents: list[str],
+    queries: list[str],
+    instruction: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The documents' and the queries' vectors (each query sent as ``instruction + text``):
+    one call of each callable, the queries in the documents' call without ``embed_query``."""
+    instructed = [instruction + text for text in queries]
+    query_labels = _labels(queries, "query")
+    if embed_query is None:
+        both = _as_matrix(
+            embed_documents([*documents, *instructed]),
+            [*_labels(documents, "document"), *query_labels],
+            "embed_documents",
+            None,
+        )
+        return both[: len(documents)], both[len(documents) :]
+    doc_matrix = _as_matrix(
+        embed_documents(list(documents)), _labels(documents, "document"), "embed_documents", None
+    )
+    if not instructed:
+        return doc_matrix, np.empty((0, doc_matrix.shape[1]))
+    query_matrix = _as_matrix(
+        embed_query(instructed), query_labels, "embed_query", doc_matrix.shape[1]
+    )
+    return doc_matrix, query_matrix
 
 
 def _exists(target: Path) -> PlaceboragValueError:
@@ -517,29 +553,35 @@ def _load_manifest(raw: bytes, where: str) -> dict[str, Any]:
             f"{', '.join(map(repr, _DTYPES))}"
         )
     for kind in ("document", "query"):
-        entries = manifest[_PLURAL[kind]]
-        if len(entries) != manifest[f"{kind}_count"]:
-            raise PlaceboragValueError(
-                f"{where} lists {len(entries)} {_PLURAL[kind]} but "
-                f"{kind}_count={manifest[kind + '_count']}"
-            )
-        for i, entry in enumerate(entries):
-            if not (
-                isinstance(entry, dict)
-                and isinstance(entry.get("id"), str)
-                and isinstance(entry.get("text"), str)
-                and isinstance(entry.get("metadata"), dict)
-            ):
-                raise PlaceboragValueError(
-                    f"{where} has {_PLURAL[kind]}[{i}]={shown(entry)}; expected an object with "
-                    "a str 'id', a str 'text' and an object 'metadata'"
-                )
-        _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind], where)
-        _first_duplicate([entry["id"] for entry in entries], f"{kind}_ids", where)
+        _check_entries(manifest, kind, where)
     # Valid UTF-8 decodes to no lone surrogate; only a \\udXXX escape makes one.
     if b"\\ud" in raw.lower():
         _check_no_surrogate(manifest, where)
     return manifest
+
+
+def _check_entries(manifest: Mapping[str, Any], kind: str, where: str) -> None:
+    """The manifest's documents or queries: as many as counted, each an object with a str id,
+    a str text and object metadata, no text or id twice."""
+    entries = manifest[_PLURAL[kind]]
+    if len(entries) != manifest[f"{kind}_count"]:
+        raise PlaceboragValueError(
+            f"{where} lists {len(entries)} {_PLURAL[kind]} but "
+            f"{kind}_count={manifest[kind + '_count']}"
+        )
+    for i, entry in enumerate(entries):
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("id"), str)
+            and isinstance(entry.get("text"), str)
+            and isinstance(entry.get("metadata"), dict)
+        ):
+            raise PlaceboragValueError(
+                f"{where} has {_PLURAL[kind]}[{i}]={shown(entry)}; expected an object with "
+                "a str 'id', a str 'text' and an object 'metadata'"
+            )
+    _first_duplicate([entry["text"] for entry in entries], _PLURAL[kind], where)
+    _first_duplicate([entry["id"] for entry in entries], f"{kind}_ids", where)
 
 
 def _check_no_surrogate(manifest: Mapping[str, Any], where: str) -> None:
@@ -556,6 +598,35 @@ def _check_no_surrogate(manifest: Mapping[str, Any], where: str) -> None:
                 raise PlaceboragValueError(
                     f"{error}; record_vectors never writes one, so the manifest was edited"
                 ) from None
+
+
+def _checked_pins(
+    manifest: Mapping[str, Any], actual: str, expected_sha256: str | None, source: str
+) -> str:
+    """The recording's hash (of everything replay answers from), checked against the one its
+    manifest records and a caller's pin; a pin of the vectors' hash alone (0.4.0's) warns."""
+    whole = _recording_sha256(manifest, actual)
+    recorded = manifest.get(_RECORDING_HASH)
+    if recorded is not None and recorded != whole:
+        raise PlaceboragValueError(
+            f"the recording in {source} hashes to {shown(whole)} but {MANIFEST_FILE} records "
+            f"{_RECORDING_HASH}={shown(recorded)}; its model, query instruction, dtype, "
+            "dimension, ids or metadata were edited after recording: record it again"
+        )
+    if expected_sha256 is not None and expected_sha256 != whole:
+        if expected_sha256 != actual:
+            raise PlaceboragValueError(
+                f"the recording in {source} has sha256 {shown(whole)} but expected_sha256="
+                f"{shown(expected_sha256)}; the recording is not the one this caller pinned"
+            )
+        warnings.warn(
+            f"expected_sha256={shown(expected_sha256)} is the sha256 of {VECTORS_FILE} "
+            f"alone, which does not cover the dtype, shape, ids, texts, model or metadata; "
+            f"pin recording.sha256 ({shown(whole)}) instead",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+    return whole
 
 
 class Recording:
@@ -687,27 +758,7 @@ class Recording:
                 "recording, "
                 "so its vector no longer belongs to it: record it again"
             )
-        whole = _recording_sha256(manifest, actual)
-        recorded = manifest.get(_RECORDING_HASH)
-        if recorded is not None and recorded != whole:
-            raise PlaceboragValueError(
-                f"the recording in {source} hashes to {shown(whole)} but {MANIFEST_FILE} records "
-                f"{_RECORDING_HASH}={shown(recorded)}; its model, query instruction, dtype, "
-                "dimension, ids or metadata were edited after recording: record it again"
-            )
-        if expected_sha256 is not None and expected_sha256 != whole:
-            if expected_sha256 != actual:
-                raise PlaceboragValueError(
-                    f"the recording in {source} has sha256 {shown(whole)} but expected_sha256="
-                    f"{shown(expected_sha256)}; the recording is not the one this caller pinned"
-                )
-            warnings.warn(
-                f"expected_sha256={shown(expected_sha256)} is the sha256 of {VECTORS_FILE} "
-                f"alone, which does not cover the dtype, shape, ids, texts, model or metadata; "
-                f"pin recording.sha256 ({shown(whole)}) instead",
-                DeprecationWarning,
-                stacklevel=3,
-            )
+        whole = _checked_pins(manifest, actual, expected_sha256, source)
         matrix = np.frombuffer(raw, dtype=dtype).reshape(rows, dimension).astype(np.float64)
         documents, queries = matrix[: len(doc_texts)], matrix[len(doc_texts) :]
         _check_vectors(documents, doc_texts, "document")

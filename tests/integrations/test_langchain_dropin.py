@@ -658,5 +658,5 @@ def test_loading_a_fifo_or_an_oversized_dump_is_refused_before_reading(tmp_path:
     with pytest.raises(PlaceboragValueError, match="more than the limit of 10;"):
         PlaceboVectorStore.load(path, PlaceboEmbeddings(), max_bytes=10)
     path.write_text('{"format": "placeborag.langchain/1", "records": [{"id": 1}]}')
-    with pytest.raises(PlaceboragValueError, match=r"not written by PlaceboVectorStore\.dump"):
+    with pytest.raises(PlaceboragValueError, match=r"records\[0\]\['id'\]=1 must be str"):
         PlaceboVectorStore.load(path, PlaceboEmbeddings())
