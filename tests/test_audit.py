@@ -339,3 +339,48 @@ def test_the_audit_refuses_pdb_which_would_stop_at_every_caught_mutation(pyteste
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--placeborag-audit cannot run with --pdb: every mutation*"])
+
+
+def test_a_haystack_document_store_the_test_builds_is_audited_the_same_way(pytester):
+    pytest.importorskip("haystack")
+    import placeborag.integrations.haystack  # noqa: F401  (loaded before the inner run)
+
+    pytester.makepyfile(
+        test_haystack_kb="""
+from haystack import Document
+from placeborag.integrations.haystack import (
+    PlaceboDocumentEmbedder,
+    PlaceboDocumentStore,
+    PlaceboTextEmbedder,
+)
+
+ROWS = {
+    "refund": "our refund policy allows returns within 30 days",
+    "shipping": "delivery times to remote islands",
+    "warranty": "the warranty covers water damage",
+}
+
+def retrieve(text):
+    store = PlaceboDocumentStore()
+    documents = [Document(id=i, content=t) for i, t in ROWS.items()]
+    store.write_documents(PlaceboDocumentEmbedder(store.embedder).run(documents)["documents"])
+    vector = PlaceboTextEmbedder(store.embedder).run(text)["embedding"]
+    return store.embedding_retrieval(vector, top_k=2)
+
+def test_the_retrieval_returns_documents():
+    assert all(document.content for document in retrieve("refund policy"))
+
+def test_the_refund_policy_comes_first():
+    assert [document.id for document in retrieve("refund policy")][0] == "refund"
+"""
+    )
+
+    result, document = audit(pytester)
+
+    result.assert_outcomes(passed=2)
+    tests = by_test(document)
+    assert tests["test_the_retrieval_returns_documents"]["verdict"] == "decorative"
+    found = tests["test_the_refund_policy_comes_first"]
+    assert found["verdict"] == "real"
+    assert "reversed" in found["caught"]
+    assert "FakeVectorStore" in found["doubles"]
