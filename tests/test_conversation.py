@@ -231,7 +231,7 @@ def test_sessions_refuse_what_is_not_a_session_and_a_user_that_is_not_the_owner(
 def test_a_token_counter_that_calls_back_into_its_sessions_does_not_deadlock():
     # issue 27: Sessions.start counted the turns under its own (non-reentrant) lock, so a
     # counter that opened a session or looked a conversation up blocked for good.
-    from placeborag import Sessions
+    from placeborag.query_engine import Sessions
     from tests._race import race
 
     seen = []

@@ -27,15 +27,8 @@ from _race import race
 from hypothesis import given
 from hypothesis import strategies as st
 
-from placeborag import (
-    FakeVectorStore,
-    PlaceboragError,
-    Recording,
-    ScriptedChatModel,
-    ScriptedScorer,
-    Sessions,
-    StubKnowledgeStore,
-)
+from placeborag import FakeVectorStore, PlaceboragError, Recording, ScriptedScorer
+from placeborag.query_engine import ScriptedChatModel, Sessions, StubKnowledgeStore
 
 KINDS = ["fifo", "socket", "char-device-link", "directory", "dangling-link", "loop-link"]
 
