@@ -607,7 +607,7 @@ class Explorer:
     def _show_semantics_note(self) -> None:
         """The semantics toggle changes only $ne/$nin over records without the key: say so
         when the filter on screen has neither."""
-        where = json.dumps(self.scenario.where) if self.scenario.where is not None else ""
+        where = json_text(self.scenario.where) if self.scenario.where is not None else ""
         self.semantics_note.value = (
             ""
             if '"$ne"' in where or '"$nin"' in where

@@ -6,7 +6,7 @@ import html
 import os
 from typing import Any
 
-from placeborag import PlaceboragTypeError
+from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag.explore._access import store_rows
 from placeborag.explore._displays import (
     AnchorsDisplay,
@@ -87,7 +87,11 @@ def render_report(scenario: Scenario | None = None, *, projection: str = "pca") 
         if div_id == FIGURE_IDS[3]:
             parts.append(filters.to_html())
     parts.append("<h2>As a pytest module</h2>")
-    parts.append(f'<pre class="placeborag-export">{html.escape(export_pytest(scenario))}</pre>')
+    try:
+        module = export_pytest(scenario)
+    except (PlaceboragTypeError, PlaceboragValueError) as refusal:  # a value with no literal
+        module = f"# not exported: {refusal}"
+    parts.append(f'<pre class="placeborag-export">{html.escape(module)}</pre>')
     options = ", ".join(
         f"{k}={v!r}"
         for k, v in {**scenario.embedder_options, **scenario.store_options}.items()

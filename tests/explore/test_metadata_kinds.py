@@ -71,6 +71,11 @@ def test_the_app_and_its_tables_show_every_metadata_kind(scenario):
     assert len(app.select(["en-refund-1"])) == 1
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 27 open: the literal export (issue 24) refuses a datetime or date the filter "
+    "reads, by name; writing it as a datetime literal the module imports is not done yet",
+)
 def test_an_exported_test_carries_every_metadata_kind_and_passes(scenario):
     source = export_pytest(scenario)
     namespace: dict = {}
