@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from placeborag._embedding import ModelVectors
-from placeborag._errors import PlaceboragValueError
+from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._hashing import splitmix64
 from placeborag._pipeline import Settings
 from placeborag._records import RecordTable
@@ -394,8 +394,6 @@ def _occurrences(ids: Sequence[str]) -> tuple[int, ...]:
 def as_matrix(vectors: object, rows: int) -> np.ndarray:
     """Given vectors as a float array (float rows are kept as they are: converted block by
     block later, no float64 copy of the whole), one row per id, checked for shape."""
-    from placeborag._errors import PlaceboragTypeError
-
     if isinstance(vectors, (str, bytes)):
         raise PlaceboragTypeError(
             f"vectors={shown(vectors)} must be rows of numbers, not {type(vectors).__name__}"

@@ -25,7 +25,12 @@ import numpy as np
 
 from placeborag import _mutations  # audit hook
 from placeborag._embedding import VectorsOnlyEmbedder, vectors_for
-from placeborag._errors import PlaceboragTypeError, RetrievalTimeout, WriteError
+from placeborag._errors import (
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    RetrievalTimeout,
+    WriteError,
+)
 from placeborag._failures import FailureQueue
 from placeborag._filters import copy_filter
 from placeborag._metadata import check_id, check_metadata, check_records, copy_metadata
@@ -324,8 +329,6 @@ class FakeVectorStore:
     def last_query(self) -> QueryRecord:
         with self._lock:
             if not self._queries:
-                from placeborag._errors import PlaceboragValueError
-
                 raise PlaceboragValueError("the store has received no query yet")
             return self._queries[-1]
 
@@ -405,8 +408,6 @@ class FakeVectorStore:
         storage = self._storage
         dims = storage.table.dimensions or self._vectors.dimensions
         if dims is not None and array.shape[1] != dims:
-            from placeborag._errors import PlaceboragValueError
-
             raise PlaceboragValueError(
                 f"vectors has {array.shape[1]} columns; the store holds {dims}-dimensional vectors"
             )
