@@ -550,8 +550,9 @@ class HybridRetriever(FreshLocks):
     Each half returns its best ``candidates`` records (both honour ``where``); the fused list is
     cut to ``k``. The keyword half indexes the store's visible records (``store.records()``, one
     consistent view, so a delete on another thread never leaves it an id it cannot read), and
-    keeps that index until the records change: writes, deletes and ``visibility="manual"`` apply
-    to it as they do to vector search, and a query with no write since the last builds nothing.
+    keeps that index until the records change (``records().version``, the store's change
+    counter, moves): writes, deletes and ``visibility="manual"`` apply to it as they do to
+    vector search, and a query with no write since the last builds nothing.
     A returned Match
     carries the fused score (higher is better), whatever the store's profile reports.
     ``weights`` is ``(vector, keyword)``.
@@ -586,9 +587,9 @@ class HybridRetriever(FreshLocks):
         self._store = store
         self._queries: list[Any] = []
         self._lock = threading.RLock()
-        # The records view the index was built from (a store hands out the same view until a
-        # write lands) and the index: rebuilt only when the view changes.
-        self._indexed: tuple[Any, KeywordIndex] | None = None
+        # The records version the index was built at (StoreRecords.version, the store's change
+        # counter) and the index: rebuilt only when the version changes.
+        self._indexed: tuple[int, KeywordIndex] | None = None
 
     @property
     def store(self) -> Any:
@@ -609,12 +610,12 @@ class HybridRetriever(FreshLocks):
     def _keyword_index(self) -> KeywordIndex:
         records = self._store.records()
         with self._lock:
-            if self._indexed is not None and self._indexed[0] is records:
+            if self._indexed is not None and self._indexed[0] == records.version:
                 return self._indexed[1]
         index = KeywordIndex(k1=self._k1, b=self._b)
         index.add_many(records.ids, records.texts, list(records.metadata))
         with self._lock:
-            self._indexed = (records, index)
+            self._indexed = (records.version, index)
         return index
 
     def _run(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -63,6 +63,7 @@ class Storage:
         self.written_shared = False  # with a twin (copied before either one changes it)
         self.churn_events = 0
         self.view: StoreRecords | None = None
+        self.view_table: RecordTable | None = None  # the table ``view`` was made from
 
     # -- sharing -------------------------------------------------------------------------------
 
@@ -89,12 +90,21 @@ class Storage:
 
     # -- reads ---------------------------------------------------------------------------------
 
+    def current_view(self) -> StoreRecords | None:
+        """The records view made from the table as it is now, if one was made."""
+        view, table = self.view, self.table
+        if view is not None and self.view_table is table and view.version == table.version:
+            return view
+        return None
+
     def records(self, pending: int) -> StoreRecords:
         """The read-only view of every stored record, cached per table version."""
         self.flush()
         table = self.table
-        view = self.view
-        if view is not None and view.version == (id(table), table.version):
+        view = self.current_view()
+        if view is not None:
+            if view.pending != pending:  # a write held back since: the records are the same
+                view = self.view = replace(view, pending=pending)
             return view
         rows = table.stored_rows()
         if rows.size == table.count:
@@ -123,9 +133,10 @@ class Storage:
             if unreachable
             else repeated(True, len(ids)),
             pending=pending,
-            version=(id(table), table.version),
+            version=table.version,
             occurrence=_occurrences(ids) if table.shadows else (),
         )
+        self.view_table = table
         return self.view
 
     def pending_ids(self) -> tuple[str, ...]:
@@ -201,7 +212,7 @@ class Storage:
     def apply(self, op: Write) -> None:
         table = self.table
         table.mutable()
-        self.view = None
+        self.view = self.view_table = None
         if op.op == "delete":
             self._delete(op.ids)
         elif not table.orphan_of and table.row_of.keys().isdisjoint(op.ids):

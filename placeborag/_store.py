@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -206,7 +205,9 @@ class FakeVectorStore:
             self._storage.flush()
             state = dict(self.__dict__)
             storage = Storage.__new__(Storage)
-            storage.__dict__.update(self._storage.__dict__, view=None, written_shared=False)
+            storage.__dict__.update(
+                self._storage.__dict__, view=None, view_table=None, written_shared=False
+            )
         state["_storage"] = storage
         del state["_lock"]
         return state
@@ -233,11 +234,11 @@ class FakeVectorStore:
             storage = self._storage
             storage.flush()
             twin._storage.adopt(storage, storage.table.share())
-            view, table = storage.view, twin._storage.table
-            if view is not None and view.version == (id(storage.table), table.version):
+            view = storage.current_view()
+            if view is not None:
                 # The same rows: the twin starts with this store's records view (immutable),
                 # not a rebuild of every record's frozen metadata on its first read.
-                twin._storage.view = replace(view, version=(id(table), table.version))
+                twin._storage.view, twin._storage.view_table = view, twin._storage.table
         return twin
 
     def reembedded(

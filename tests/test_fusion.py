@@ -557,3 +557,58 @@ def test_many_documents_tied_at_the_cut_are_ordered_exactly() -> None:
     for where in (None, {"lang": "hu"}):
         got = [(m.id, m.score) for m in index.search("refund policy days", 50, where)]
         assert got == _reference_search(docs, "refund policy days", 50, where, 1.2, 0.75)
+
+
+def test_the_keyword_index_is_rebuilt_exactly_when_the_records_version_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # issue 27: the cache was keyed on the records view's identity; it is keyed on
+    # StoreRecords.version, the store's documented change counter.
+    built: list[int] = []
+    real = KeywordIndex.add_many
+
+    def counted(self: KeywordIndex, ids, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        built.append(len(ids))
+        real(self, ids, *args, **kwargs)
+
+    monkeypatch.setattr(KeywordIndex, "add_many", counted)
+    for options in ({}, {"on_existing_id": "duplicate", "churn": 0.5}, {"visibility": "manual"}):
+        store = FakeVectorStore(**options)  # type: ignore[arg-type]
+        store.upsert_many(["a", "b", "c"], ["refund policy", "refund days", "parcel policy"])
+        store.refresh()
+        retriever = HybridRetriever(store, candidates=5)
+        built.clear()
+        retriever.query("refund policy", k=2)
+        assert len(built) == 1
+        retriever.query("refund policy", k=2)
+        retriever.explain("refund policy parcel", k=3)
+        assert len(built) == 1
+        for action, changes in [
+            (lambda: store.query("refund"), False),
+            (lambda: store.trace("refund", 2), False),
+            (lambda: store.with_options(recall=0.5).upsert("x", "twin only"), False),
+            (lambda: store.delete("never", missing_ok=True), False),
+            (lambda: store.upsert("d", "refund refund"), True),
+            (lambda: store.upsert("d", "refund refund"), True),  # the same content: lands
+            (lambda: store.delete("a"), True),
+            (lambda: store.upsert("a", "policy again"), True),
+        ]:
+            before = len(built)
+            action()
+            if options.get("visibility") == "manual":
+                retriever.query("refund policy", k=2)
+                assert len(built) == before  # held back: the records did not change
+                store.refresh()
+            retriever.query("refund policy", k=2)
+            retriever.query("refund policy", k=2)
+            assert len(built) - before == int(changes), (options, changes)
+            keyword = {m.id for m in retriever.explain("refund policy days", k=5).keyword}
+            assert keyword == {m.id for m in _fresh_keyword(store, "refund policy days")}
+
+
+def _fresh_keyword(store: FakeVectorStore, text: str) -> list[Match]:
+    records = store.records()
+    index = KeywordIndex()
+    for doc_id, doc_text, meta in zip(records.ids, records.texts, records.metadata):
+        index.add(doc_id, doc_text, meta)  # not add_many: the test counts the retriever's
+    return index.search(text, 5)
