@@ -30,6 +30,7 @@ import numpy as np
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter, filter_rules
+from placeborag._querylog import DEFAULT_QUERY_LOG, QueryLog, check_query_log
 from placeborag._threads import FreshLocks
 from placeborag._validation import check_k, shown
 
@@ -585,7 +586,12 @@ class HybridRetriever(FreshLocks):
         KeywordIndex(k1=k1, b=b)  # validates both before anything is stored
         self._k1, self._b = k1, b
         self._store = store
-        self._queries: list[Any] = []
+        # As many recent queries as the store keeps of its own (its query_log option).
+        options = getattr(store, "options", None)
+        limit = (
+            options.get("query_log", DEFAULT_QUERY_LOG) if isinstance(options, Mapping) else None
+        )
+        self._queries = QueryLog(check_query_log(limit))
         self._lock = threading.RLock()
         # The records version the index was built at (StoreRecords.version, the store's change
         # counter) and the index: rebuilt only when the version changes.
@@ -597,9 +603,15 @@ class HybridRetriever(FreshLocks):
 
     @property
     def queries(self) -> tuple[Any, ...]:
-        """Every hybrid query received, in order (the store also records its own half)."""
+        """The hybrid queries received, oldest first (the store also records its own half):
+        the most recent ``query_log`` of them, as many as the store keeps."""
         with self._lock:
-            return tuple(self._queries)
+            return tuple(self._queries.records)
+
+    @property
+    def query_count(self) -> int:
+        """How many hybrid queries this retriever received, kept in :attr:`queries` or not."""
+        return self._queries.count
 
     def __repr__(self) -> str:
         return (
@@ -637,7 +649,7 @@ class HybridRetriever(FreshLocks):
         where_copy = copy_filter(dict(where)) if where is not None else None
         context_copy = copy_filter(dict(context)) if context is not None else None
         with self._lock:
-            self._queries.append(QueryRecord(text, k, where_copy, context_copy))
+            self._queries.add(QueryRecord(text, k, where_copy, context_copy))
         # FAISS-style padding ("-1" slots) is not a candidate: a real fusion step drops it.
         # The context goes with the vector half, so the store records (and may read) it.
         vector = [

@@ -21,12 +21,13 @@ import numpy as np
 from placeborag._embedding import ModelVectors
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._hashing import splitmix64
+from placeborag._metadata import check_id
 from placeborag._pipeline import Settings
 from placeborag._records import RecordTable
 from placeborag._trace import RecordMetadata, StoreRecords, repeated
-from placeborag._validation import shown, unknown_id
+from placeborag._validation import check_column, shown, unknown_id
 
-__all__ = ["Storage", "Write", "unit_rows"]
+__all__ = ["Storage", "Write", "check_reuse", "unit_rows"]
 
 # Salts that keep the hash streams of the quirks independent of each other and of recall.
 _ORPHAN_SALT = 0x6F727068616E2121
@@ -455,3 +456,24 @@ def unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
             unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
             out[a:b][unit] = as32[unit]
     return out
+
+
+def check_reuse(reuse: object, store_type: type) -> tuple[Any, list[str]] | None:
+    """``reembedded``'s ``reuse``: None or a (store, ids) pair (``store_type``: the store's
+    class, which this module does not import)."""
+    if reuse is None:
+        return None
+    if not (isinstance(reuse, (tuple, list)) and len(reuse) == 2):
+        raise PlaceboragTypeError(
+            f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair or None"
+        )
+    other, ids = reuse
+    if not isinstance(other, store_type):
+        raise PlaceboragTypeError(
+            f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair, "
+            f"not {type(other).__name__}"
+        )
+    id_list = check_column(ids, "reuse ids")
+    for i, value in enumerate(id_list):
+        check_id(value, f"reuse ids[{i}]")
+    return other, id_list

@@ -41,6 +41,7 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
     Recording,
+    StoreOptions,
     record_vectors,
 )
 from placeborag.explore._literals import identifier, layout, literal, plain
@@ -61,16 +62,7 @@ __all__ = [
 MAX_DOCUMENTS = 200
 #: The constructor's defaults: an option equal to its default is not written out.
 _STORE_DEFAULTS: dict[str, Any] = {
-    "recall": 1.0,
-    "visibility": "immediate",
-    "metric": None,
-    "tie_order": None,
-    "seed": None,
-    "on_existing_id": None,
-    "pad_missing": None,
-    "filter_semantics": "strict",
-    "orphans": 0.0,
-    "churn": 0.0,
+    key: value for key, value in StoreOptions().items() if key not in ("profile", "filter_mode")
 }
 _EMBEDDER_DEFAULTS: dict[str, Any] = {
     "model_name": "placebo-embed-v1",
