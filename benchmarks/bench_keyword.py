@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Callable
 
 import numpy as np
 from _common import best_of, print_table, verdict
@@ -50,7 +51,7 @@ def small_vocabulary_corpus(n: int, seed: int = 7) -> list[str]:
     return [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(n)]
 
 
-def float_floor(texts: list[str], k1: float = 1.2, b: float = 0.75):  # noqa: ANN201
+def float_floor(texts: list[str], k1: float = 1.2, b: float = 0.75) -> Callable[[str], list[int]]:
     """A float64 BM25 over postings built once: the per-query work without exactness."""
     postings: dict[str, tuple[list[int], list[int]]] = {}
     lengths = np.zeros(len(texts))

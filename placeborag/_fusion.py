@@ -287,7 +287,7 @@ def _walk(
     """The passing positions of ``order`` (best float first) the bound cannot rule out, and
     whether the walk stopped at the bound (so nothing after ``order`` can be kept either)."""
     low = -1.0
-    out = []
+    out: list[int] = []
     for p, value in zip(order, values):
         if value * (1 + eps) < low:
             return out, True

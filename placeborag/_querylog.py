@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numbers
 from collections import deque
-from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._trace import QueryRecord
 from placeborag._validation import shown
 
 __all__ = ["DEFAULT_QUERY_LOG", "QueryLog", "check_query_log"]
@@ -45,14 +45,14 @@ class QueryLog:
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
-        self.records: deque[Any] = deque(maxlen=limit)
+        self.records: deque[QueryRecord] = deque(maxlen=limit)
         self.count = 0
 
-    def add(self, record: Any) -> None:
+    def add(self, record: QueryRecord) -> None:
         self.records.append(record)  # a full deque drops its oldest record
         self.count += 1
 
-    def last(self) -> Any:
+    def last(self) -> QueryRecord:
         if self.records:
             return self.records[-1]
         if self.count:

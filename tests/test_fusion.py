@@ -584,17 +584,17 @@ def test_the_keyword_index_is_rebuilt_exactly_when_the_records_version_moves(
         retriever.explain("refund policy parcel", k=3)
         assert len(built) == 1
         for action, changes in [
-            (lambda: store.query("refund"), False),
-            (lambda: store.trace("refund", 2), False),
-            (lambda: store.with_options(recall=0.5).upsert("x", "twin only"), False),
-            (lambda: store.delete("never", missing_ok=True), False),
-            (lambda: store.upsert("d", "refund refund"), True),
-            (lambda: store.upsert("d", "refund refund"), True),  # the same content: lands
-            (lambda: store.delete("a"), True),
-            (lambda: store.upsert("a", "policy again"), True),
+            (lambda s: s.query("refund"), False),
+            (lambda s: s.trace("refund", 2), False),
+            (lambda s: s.with_options(recall=0.5).upsert("x", "twin only"), False),
+            (lambda s: s.delete("never", missing_ok=True), False),
+            (lambda s: s.upsert("d", "refund refund"), True),
+            (lambda s: s.upsert("d", "refund refund"), True),  # the same content: lands
+            (lambda s: s.delete("a"), True),
+            (lambda s: s.upsert("a", "policy again"), True),
         ]:
             before = len(built)
-            action()
+            action(store)
             if options.get("visibility") == "manual":
                 retriever.query("refund policy", k=2)
                 assert len(built) == before  # held back: the records did not change

@@ -315,7 +315,8 @@ def read_node(node: ast.AST) -> Any:
         and isinstance(node.operand, ast.Constant)
         and type(node.operand.value) in (int, float)
     ):
-        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+        number: Any = node.operand.value
+        return -number if isinstance(node.op, ast.USub) else number
     if isinstance(node, ast.List):
         return [read_node(item) for item in node.elts]
     if isinstance(node, ast.Tuple):
@@ -328,7 +329,7 @@ def read_node(node: ast.AST) -> Any:
         make, keywords = _CALLS[_dotted(node.func)]  # type: ignore[index]
         if all(k.arg in keywords for k in node.keywords):
             args = [read_node(a) for a in node.args]
-            kwargs = {k.arg: read_node(k.value) for k in node.keywords}
+            kwargs = {k.arg: read_node(k.value) for k in node.keywords if k.arg is not None}
             try:
                 return make(*args, **kwargs)
             except (TypeError, ValueError, OverflowError) as exc:

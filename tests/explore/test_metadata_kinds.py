@@ -108,7 +108,7 @@ def test_an_exported_test_carries_every_metadata_kind_and_passes(scenario, tmp_p
 def test_a_datetime_without_a_fixed_offset_is_refused_by_name():
     import zoneinfo
 
-    from placeborag import PlaceboragTypeError, FakeVectorStore
+    from placeborag import FakeVectorStore, PlaceboragTypeError
     from placeborag.explore import build_export
 
     try:
