@@ -21,13 +21,17 @@ import decimal
 import math
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter, filter_rules
+from placeborag._querylog import DEFAULT_QUERY_LOG, QueryLog, check_query_log
 from placeborag._threads import FreshLocks
 from placeborag._validation import check_k, shown
 
@@ -113,6 +117,7 @@ class KeywordIndex(FreshLocks):
         self._df: dict[str, int] = {}
         self._total_length = 0
         self._idf: dict[tuple[int, int], Fraction] = {}
+        self._prepared: _Prepared | None = None  # made on the first query after a change
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -138,9 +143,7 @@ class KeywordIndex(FreshLocks):
             raise PlaceboragTypeError(
                 f"metadata={shown(metadata)} must be a dict or None, not {type(metadata).__name__}"
             )
-        counts: dict[str, int] = {}
-        for token in tokens:
-            counts[token] = counts.get(token, 0) + 1
+        counts = dict(Counter(tokens))  # counted in C, in order of first occurrence
         doc = _Doc(id, text, dict(metadata) if metadata else None, counts, len(tokens))
         with self._lock:
             self._forget(id)
@@ -177,6 +180,7 @@ class KeywordIndex(FreshLocks):
     def _forget(self, id: str) -> None:
         """Take a document's tokens out of the statistics."""
         # The slot itself stays in _docs, so a rewritten document keeps its position.
+        self._prepared = None
         old = self._docs.get(id)
         if old is None:
             return
@@ -186,34 +190,48 @@ class KeywordIndex(FreshLocks):
                 del self._df[token]
         self._total_length -= old.length
 
-    def _exact_scores(self, query: str) -> dict[str, Fraction]:
-        terms = list(dict.fromkeys(tokenize(query)))
+    def _prepare(self) -> _Prepared:
+        """The per-version scoring state (postings, exact contributions), made once after a
+        change and kept until the next (called with the lock held)."""
+        if self._prepared is None:
+            n = len(self._docs)
+            avg = (Fraction(self._total_length, n) if n else Fraction(0)) or Fraction(1)
+            self._prepared = _Prepared(list(self._docs.values()), self._k1, self._b, avg)
+        return self._prepared
+
+    def _idf_of(self, df: int) -> Fraction:
         n = len(self._docs)
-        if not terms or not n:
-            return {}
-        k1, b = self._k1, self._b
-        avg = Fraction(self._total_length, n) or Fraction(1)
-        scores: dict[str, Fraction] = {}
-        for term in terms:
+        idf = self._idf.get((n, df))
+        if idf is None:
+            idf = _ln(1 + Fraction(2 * (n - df) + 1, 2 * df + 1))
+            self._idf[(n, df)] = idf
+        return idf
+
+    def _terms(self, query: str) -> list[_Term]:
+        prepared = self._prepare()
+        out = []
+        for term in dict.fromkeys(tokenize(query)):
             df = self._df.get(term, 0)
-            if not df:
-                continue
-            idf = self._idf.get((n, df))
-            if idf is None:
-                idf = _ln(1 + Fraction(2 * (n - df) + 1, 2 * df + 1))
-                self._idf[(n, df)] = idf
-            for doc in self._docs.values():
-                tf = doc.counts.get(term)
-                if tf:
-                    norm = k1 * (1 - b + b * Fraction(doc.length) / avg)
-                    scores[doc.id] = scores.get(doc.id, 0) + idf * tf * (k1 + 1) / (tf + norm)
-        return scores
+            if df:
+                out.append(prepared.term(term, self._idf_of(df)))
+        return out
+
+    def _exact_scores(self, query: str) -> dict[str, Fraction]:
+        """The exact BM25 score of every document sharing a token with ``query``."""
+        terms = self._terms(query)
+        if not terms:
+            return {}
+        prepared = self._prepared
+        assert prepared is not None
+        positions = _matched(terms, len(prepared.docs)).tolist()
+        exact = prepared.exact(terms, positions)
+        return {prepared.docs[p].id: exact[p] for p in positions}
 
     def scores(self, query: str) -> dict[str, float]:
         """The BM25 score of every document sharing a token with ``query``, in index order."""
         with self._lock:
             exact = self._exact_scores(query)
-            return {id: float(exact[id]) for id in self._docs if id in exact}
+            return {id: float(value) for id, value in exact.items()}
 
     def search(self, query: str, k: int = 10, where: Mapping[str, Any] | None = None) -> list[Any]:
         """The best ``k`` documents for ``query`` as Match objects (score: BM25, higher is better).
@@ -226,18 +244,170 @@ class KeywordIndex(FreshLocks):
         from placeborag._store import Match
 
         with self._lock:
-            exact = self._exact_scores(query)
-            position = {id: i for i, id in enumerate(self._docs)}
-            ranked = sorted(exact, key=lambda id: (-exact[id], position[id]))
+            terms = self._terms(query)
+            if not terms:
+                return []
+            prepared = self._prepared
+            assert prepared is not None
+            candidates = prepared.candidates(terms, k, predicate)
+            exact = prepared.exact(terms, candidates)
+            ranked = sorted(candidates, key=lambda p: (-exact[p], p))[:k]
             out = []
-            for id in ranked:
-                doc = self._docs[id]
-                if predicate is not None and not predicate.matches(doc.metadata):
-                    continue
-                out.append(Match(id, doc.text, dict(doc.metadata or {}), float(exact[id])))
-                if len(out) == k:
-                    break
+            for p in ranked:
+                doc = prepared.docs[p]
+                out.append(Match(doc.id, doc.text, dict(doc.metadata or {}), float(exact[p])))
             return out
+
+
+# The relative error of a float score: each term's contribution is the correctly rounded float
+# of its exact value (error <= 2**-53 of it); adding m positive floats adds at most m * 2**-53 of
+# the sum. Twice that bound, so the pruning below never drops a document the exact order keeps.
+_ULP = 2.0**-52
+_SAFE = float(np.finfo(np.float64).tiny) * 2.0**60  # far above the subnormals
+
+
+def _matched(terms: list[_Term], n: int) -> np.ndarray:
+    """The positions holding any of ``terms``, in index order."""
+    mask = np.zeros(n, dtype=bool)
+    for term in terms:
+        mask[term.positions] = True
+    return np.flatnonzero(mask)
+
+
+def _walk(
+    docs: list[_Doc],
+    order: list[int],
+    values: list[float],
+    k: int,
+    eps: float,
+    predicate: Any,
+    exact_only: bool,
+) -> tuple[list[int], bool]:
+    """The passing positions of ``order`` (best float first) the bound cannot rule out, and
+    whether the walk stopped at the bound (so nothing after ``order`` can be kept either)."""
+    low = -1.0
+    out: list[int] = []
+    for p, value in zip(order, values):
+        if value * (1 + eps) < low:
+            return out, True
+        if predicate is not None and not predicate.matches(docs[p].metadata):
+            continue
+        out.append(p)
+        if len(out) == k and not exact_only:
+            low = value * (1 - eps)
+    return out, False
+
+
+@dataclass
+class _Term:
+    """One query term over one index version: the documents holding it (positions in index
+    order), its exact contribution per (term frequency, length), and each posting's float."""
+
+    token: str
+    idf: Fraction
+    positions: np.ndarray
+    exact: dict[tuple[int, int], Fraction]
+    floats: np.ndarray
+    safe: bool  # every float far above the subnormals, so its relative error is bounded
+
+
+class _Prepared:
+    """What exact scoring needs of one index version, made once, per term on first use.
+
+    A query's float scores (numpy, over the postings) bound every document's exact score
+    within a proven relative error; only the documents that bound cannot rule out of the top
+    ``k`` get an exact (rational) score, memoised per term frequencies and length. Scores and
+    order are the exact ones, as a scan of every document in rationals gives.
+    """
+
+    def __init__(self, docs: list[_Doc], k1: Fraction, b: Fraction, avg: Fraction) -> None:
+        self.docs = docs
+        self.k1, self.b, self.avg = k1, b, avg
+        self.lengths = np.array([d.length for d in docs], dtype=np.int64)
+        self.norms: dict[int, Fraction] = {}
+        self.terms: dict[tuple[str, Fraction], _Term] = {}
+
+    def contribution(self, idf: Fraction, tf: int, length: int) -> Fraction:
+        norm = self.norms.get(length)
+        if norm is None:
+            k1, b = self.k1, self.b
+            norm = self.norms[length] = k1 * (1 - b + b * Fraction(length) / self.avg)
+        return idf * tf * (self.k1 + 1) / (tf + norm)
+
+    def term(self, token: str, idf: Fraction) -> _Term:
+        found = self.terms.get((token, idf))
+        if found is not None:
+            return found
+        positions = [p for p, d in enumerate(self.docs) if token in d.counts]
+        tfs = [self.docs[p].counts[token] for p in positions]
+        where = np.array(positions, dtype=np.int64)
+        keys = np.array(tfs, dtype=np.int64) * (int(self.lengths.max()) + 1) + self.lengths[where]
+        unique, inverse = np.unique(keys, return_inverse=True)
+        exact: dict[tuple[int, int], Fraction] = {}
+        floats = np.empty(unique.size, dtype=np.float64)
+        for i, p in enumerate(where[np.unique(inverse, return_index=True)[1]].tolist()):
+            tf, length = self.docs[p].counts[token], self.docs[p].length
+            exact[(tf, length)] = value = self.contribution(idf, tf, length)
+            floats[i] = float(value)
+        made = self.terms[(token, idf)] = _Term(
+            token,
+            idf,
+            where,
+            exact,
+            floats[inverse],
+            bool(floats.size == 0 or floats.min() >= _SAFE),
+        )
+        return made
+
+    def candidates(self, terms: list[_Term], k: int, predicate: Any) -> list[int]:
+        """Positions that may be among the best ``k`` passing ``predicate``: every passing
+        document whose float score, raised by the error bound, reaches the ``k``-th best
+        lowered by it (a document below that has ``k`` better ones, exactly)."""
+        approx = np.zeros(len(self.docs), dtype=np.float64)
+        for term in terms:
+            approx[term.positions] += term.floats
+        matched = _matched(terms, len(self.docs))
+        scores = approx[matched]
+        exact_only = not all(t.safe for t in terms)
+        eps = (len(terms) + 2) * _ULP
+        take = min(scores.size, max(4 * k, 256))
+        while True:
+            # The best ``take`` floats (all of them at the end), best first, ties in index order.
+            if take < scores.size:
+                best = np.argpartition(-scores, take - 1)[:take]
+                best = best[np.lexsort((best, -scores[best]))]
+            else:
+                best = np.argsort(-scores, kind="stable")
+            out, done = _walk(
+                self.docs,
+                matched[best].tolist(),
+                scores[best].tolist(),
+                k,
+                eps,
+                predicate,
+                exact_only,
+            )
+            if done or take == scores.size:
+                return out
+            take = min(scores.size, take * 8)
+
+    def exact(self, terms: list[_Term], positions: list[int]) -> dict[int, Fraction]:
+        """The exact score of each position (memoised by its term frequencies and length)."""
+        memo: dict[tuple[int, ...], Fraction] = {}
+        out: dict[int, Fraction] = {}
+        for p in positions:
+            doc = self.docs[p]
+            counts, length = doc.counts, doc.length
+            key = (length, *[counts.get(t.token, 0) for t in terms])
+            value = memo.get(key)
+            if value is None:
+                value = Fraction(0)
+                for t, tf in zip(terms, key[1:]):
+                    if tf:
+                        value += t.exact[(tf, length)]
+                memo[key] = value
+            out[p] = value
+        return out
 
 
 def keyword_scores(
@@ -380,8 +550,9 @@ class HybridRetriever(FreshLocks):
     Each half returns its best ``candidates`` records (both honour ``where``); the fused list is
     cut to ``k``. The keyword half indexes the store's visible records (``store.records()``, one
     consistent view, so a delete on another thread never leaves it an id it cannot read), and
-    keeps that index until the records change: writes, deletes and ``visibility="manual"`` apply
-    to it as they do to vector search, and a query with no write since the last builds nothing.
+    keeps that index until the records change (``records().version``, the store's change
+    counter, moves): writes, deletes and ``visibility="manual"`` apply to it as they do to
+    vector search, and a query with no write since the last builds nothing.
     A returned Match
     carries the fused score (higher is better), whatever the store's profile reports.
     ``weights`` is ``(vector, keyword)``.
@@ -414,11 +585,16 @@ class HybridRetriever(FreshLocks):
         KeywordIndex(k1=k1, b=b)  # validates both before anything is stored
         self._k1, self._b = k1, b
         self._store = store
-        self._queries: list[Any] = []
+        # As many recent queries as the store keeps of its own (its query_log option).
+        options = getattr(store, "options", None)
+        limit = (
+            options.get("query_log", DEFAULT_QUERY_LOG) if isinstance(options, Mapping) else None
+        )
+        self._queries = QueryLog(check_query_log(limit))
         self._lock = threading.RLock()
-        # The records view the index was built from (a store hands out the same view until a
-        # write lands) and the index: rebuilt only when the view changes.
-        self._indexed: tuple[Any, KeywordIndex] | None = None
+        # The records version the index was built at (StoreRecords.version, the store's change
+        # counter) and the index: rebuilt only when the version changes.
+        self._indexed: tuple[int, KeywordIndex] | None = None
 
     @property
     def store(self) -> Any:
@@ -426,9 +602,15 @@ class HybridRetriever(FreshLocks):
 
     @property
     def queries(self) -> tuple[Any, ...]:
-        """Every hybrid query received, in order (the store also records its own half)."""
+        """The hybrid queries received, oldest first (the store also records its own half):
+        the most recent ``query_log`` of them, as many as the store keeps."""
         with self._lock:
-            return tuple(self._queries)
+            return tuple(self._queries.records)
+
+    @property
+    def query_count(self) -> int:
+        """How many hybrid queries this retriever received, kept in :attr:`queries` or not."""
+        return self._queries.count
 
     def __repr__(self) -> str:
         return (
@@ -439,12 +621,12 @@ class HybridRetriever(FreshLocks):
     def _keyword_index(self) -> KeywordIndex:
         records = self._store.records()
         with self._lock:
-            if self._indexed is not None and self._indexed[0] is records:
+            if self._indexed is not None and self._indexed[0] == records.version:
                 return self._indexed[1]
         index = KeywordIndex(k1=self._k1, b=self._b)
         index.add_many(records.ids, records.texts, list(records.metadata))
         with self._lock:
-            self._indexed = (records, index)
+            self._indexed = (records.version, index)
         return index
 
     def _run(
@@ -466,7 +648,7 @@ class HybridRetriever(FreshLocks):
         where_copy = copy_filter(dict(where)) if where is not None else None
         context_copy = copy_filter(dict(context)) if context is not None else None
         with self._lock:
-            self._queries.append(QueryRecord(text, k, where_copy, context_copy))
+            self._queries.add(QueryRecord(text, k, where_copy, context_copy))
         # FAISS-style padding ("-1" slots) is not a candidate: a real fusion step drops it.
         # The context goes with the vector half, so the store records (and may read) it.
         vector = [

@@ -226,10 +226,6 @@ def answer(
     run = _active()
     if run is None:
         return matches
-    if ids is not None and not isinstance(ids, (list, tuple)):
-        # A one-shot iterable the store has consumed: its log kept the ids (another thread's
-        # query could come between; only a generator of ids with threads can meet that).
-        ids = store.last_query.ids
     call = _Call(
         text,
         vector,

@@ -40,6 +40,7 @@ class StoreOptions(Mapping[str, Any]):
     filter_semantics: str = "strict"
     orphans: float = 0.0
     churn: float = 0.0
+    query_log: int | None = 1000  # the most recent queries store.queries keeps (None: all)
 
     @classmethod
     def checked_names(cls, names: Any, what: str = "store option") -> None:

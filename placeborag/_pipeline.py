@@ -28,6 +28,7 @@ from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id, copy_metadata
 from placeborag._options import StoreOptions
 from placeborag._profiles import Profile, get_profile
+from placeborag._querylog import check_query_log
 from placeborag._ranking import ExactScores, Ranking, TieRule, float_to_exact, rank
 from placeborag._records import RecordTable, text_hash
 from placeborag._trace import Match
@@ -49,6 +50,7 @@ class Settings:
     orphans: Fraction
     churn: Fraction
     rules: FilterRules  # how the filter treats what engines disagree on
+    query_log: int | None  # how many recent queries the store keeps (None: every one)
 
     @classmethod
     def of(cls, options: StoreOptions) -> Settings:
@@ -65,6 +67,7 @@ class Settings:
         orphans = check_share(options.orphans, "orphans")
         churn = check_share(options.churn, "churn")
         check_choice(options.visibility, "visibility", ("immediate", "manual"))
+        query_log = check_query_log(options.query_log)
         return cls(
             options=options,
             profile=profile,
@@ -72,6 +75,7 @@ class Settings:
             orphans=orphans,
             churn=churn,
             rules=rules,
+            query_log=query_log,
         )
 
     @property

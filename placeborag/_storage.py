@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -21,12 +21,13 @@ import numpy as np
 from placeborag._embedding import ModelVectors
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._hashing import splitmix64
+from placeborag._metadata import check_id
 from placeborag._pipeline import Settings
 from placeborag._records import RecordTable
 from placeborag._trace import RecordMetadata, StoreRecords, repeated
-from placeborag._validation import shown, unknown_id
+from placeborag._validation import check_column, shown, unknown_id
 
-__all__ = ["Storage", "Write", "unit_rows"]
+__all__ = ["Storage", "Write", "check_reuse", "unit_rows"]
 
 # Salts that keep the hash streams of the quirks independent of each other and of recall.
 _ORPHAN_SALT = 0x6F727068616E2121
@@ -63,6 +64,7 @@ class Storage:
         self.written_shared = False  # with a twin (copied before either one changes it)
         self.churn_events = 0
         self.view: StoreRecords | None = None
+        self.view_table: RecordTable | None = None  # the table ``view`` was made from
 
     # -- sharing -------------------------------------------------------------------------------
 
@@ -89,12 +91,21 @@ class Storage:
 
     # -- reads ---------------------------------------------------------------------------------
 
+    def current_view(self) -> StoreRecords | None:
+        """The records view made from the table as it is now, if one was made."""
+        view, table = self.view, self.table
+        if view is not None and self.view_table is table and view.version == table.version:
+            return view
+        return None
+
     def records(self, pending: int) -> StoreRecords:
         """The read-only view of every stored record, cached per table version."""
         self.flush()
         table = self.table
-        view = self.view
-        if view is not None and view.version == (id(table), table.version):
+        view = self.current_view()
+        if view is not None:
+            if view.pending != pending:  # a write held back since: the records are the same
+                view = self.view = replace(view, pending=pending)
             return view
         rows = table.stored_rows()
         if rows.size == table.count:
@@ -123,9 +134,10 @@ class Storage:
             if unreachable
             else repeated(True, len(ids)),
             pending=pending,
-            version=(id(table), table.version),
+            version=table.version,
             occurrence=_occurrences(ids) if table.shadows else (),
         )
+        self.view_table = table
         return self.view
 
     def pending_ids(self) -> tuple[str, ...]:
@@ -201,7 +213,7 @@ class Storage:
     def apply(self, op: Write) -> None:
         table = self.table
         table.mutable()
-        self.view = None
+        self.view = self.view_table = None
         if op.op == "delete":
             self._delete(op.ids)
         elif not table.orphan_of and table.row_of.keys().isdisjoint(op.ids):
@@ -444,3 +456,24 @@ def unit_rows(array: np.ndarray, ids: list[str]) -> np.ndarray:
             unit = np.abs(np.einsum("ij,ij->i", as32.astype(np.float64), as32) - 1.0) <= 2.0**-20
             out[a:b][unit] = as32[unit]
     return out
+
+
+def check_reuse(reuse: object, store_type: type) -> tuple[Any, list[str]] | None:
+    """``reembedded``'s ``reuse``: None or a (store, ids) pair (``store_type``: the store's
+    class, which this module does not import)."""
+    if reuse is None:
+        return None
+    if not (isinstance(reuse, (tuple, list)) and len(reuse) == 2):
+        raise PlaceboragTypeError(
+            f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair or None"
+        )
+    other, ids = reuse
+    if not isinstance(other, store_type):
+        raise PlaceboragTypeError(
+            f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair, "
+            f"not {type(other).__name__}"
+        )
+    id_list = check_column(ids, "reuse ids")
+    for i, value in enumerate(id_list):
+        check_id(value, f"reuse ids[{i}]")
+    return other, id_list

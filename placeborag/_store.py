@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -44,7 +43,8 @@ from placeborag._pipeline import (
     plan_query,
 )
 from placeborag._profiles import Profile
-from placeborag._storage import Storage, Write, as_matrix, unit_rows
+from placeborag._querylog import DEFAULT_QUERY_LOG, QueryLog
+from placeborag._storage import Storage, Write, as_matrix, check_reuse, unit_rows
 from placeborag._trace import (
     Match,
     QueryExplanation,
@@ -108,6 +108,7 @@ class FakeVectorStore:
         filter_semantics: Literal["strict", "engine"] = "strict",
         orphans: float = 0.0,
         churn: float = 0.0,
+        query_log: int | None = DEFAULT_QUERY_LOG,
     ) -> None:
         options = StoreOptions(
             profile=profile,
@@ -122,6 +123,7 @@ class FakeVectorStore:
             filter_semantics=filter_semantics,
             orphans=orphans,
             churn=churn,
+            query_log=query_log,
         )
         self._build(options, embedder)
 
@@ -140,7 +142,7 @@ class FakeVectorStore:
         self._lock = threading.RLock()
         self._failures = FailureQueue()
         self._write_failures = FailureQueue()
-        self._queries: list[QueryRecord] = []
+        self._queries = QueryLog(settings.query_log)
         _mutations.opened(self)  # audit hook
 
     @classmethod
@@ -206,7 +208,9 @@ class FakeVectorStore:
             self._storage.flush()
             state = dict(self.__dict__)
             storage = Storage.__new__(Storage)
-            storage.__dict__.update(self._storage.__dict__, view=None, written_shared=False)
+            storage.__dict__.update(
+                self._storage.__dict__, view=None, view_table=None, written_shared=False
+            )
         state["_storage"] = storage
         del state["_lock"]
         return state
@@ -233,11 +237,11 @@ class FakeVectorStore:
             storage = self._storage
             storage.flush()
             twin._storage.adopt(storage, storage.table.share())
-            view, table = storage.view, twin._storage.table
-            if view is not None and view.version == (id(storage.table), table.version):
+            view = storage.current_view()
+            if view is not None:
                 # The same rows: the twin starts with this store's records view (immutable),
                 # not a rebuild of every record's frozen metadata on its first read.
-                twin._storage.view = replace(view, version=(id(table), table.version))
+                twin._storage.view, twin._storage.view_table = view, twin._storage.table
         return twin
 
     def reembedded(
@@ -260,7 +264,7 @@ class FakeVectorStore:
                 "embedder=None must be an embedder with an embed_batch(texts) method (a "
                 "FakeEmbedder, a ReplayEmbedder or a compatible object)"
             )
-        reused = _check_reuse(reuse)
+        reused = check_reuse(reuse, FakeVectorStore)
         twin = self._from_options(self.options, embedder)
         # The other store's snapshot before this store's lock: holding ours while waiting for
         # theirs deadlocked two stores re-embedded from each other on two threads.
@@ -321,16 +325,20 @@ class FakeVectorStore:
 
     @property
     def queries(self) -> tuple[QueryRecord, ...]:
-        """Every query this store received, in order, including ones that failed."""
+        """The queries this store received, oldest first, failed ones included: the most
+        recent ``query_log`` of them (1,000 by default; every one with ``query_log=None``)."""
         with self._lock:
-            return tuple(self._queries)
+            return tuple(self._queries.records)
+
+    @property
+    def query_count(self) -> int:
+        """How many queries this store received, whether or not :attr:`queries` keeps them."""
+        return self._queries.count
 
     @property
     def last_query(self) -> QueryRecord:
         with self._lock:
-            if not self._queries:
-                raise PlaceboragValueError("the store has received no query yet")
-            return self._queries[-1]
+            return self._queries.last()
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -539,7 +547,7 @@ class FakeVectorStore:
         query (an identity, a tenant): the store does not read it, but :attr:`queries` keeps
         it for assertions.
         """
-        matches = self._query(text, None, k, where, ids, context)
+        matches, ids = self._query(text, None, k, where, ids, context)
         return _mutations.answer(self, matches, text, None, k, where, ids)  # audit hook
 
     def query_by_vector(
@@ -562,7 +570,7 @@ class FakeVectorStore:
         """
         if vector is None:  # else the plan would embed ``text`` instead: refuse, naming vector
             check_vector(vector, "vector")
-        matches = self._query(text, vector, k, where, ids, context)
+        matches, ids = self._query(text, vector, k, where, ids, context)
         return _mutations.answer(self, matches, text, vector, k, where, ids)  # audit hook
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -665,11 +673,12 @@ class FakeVectorStore:
         where: object,
         ids: object,
         context: Mapping[str, Any] | None,
-    ) -> list[Match]:
+    ) -> tuple[list[Match], tuple[str, ...] | None]:
+        """The matches and the candidate ids as read (an iterator of ids is read once)."""
         with self._lock:
             # Checked first (nothing is logged for a call that raises on its arguments).
             plan = self._plan(text, vector, k, where, ids, context)
-            self._queries.append(
+            self._queries.add(
                 QueryRecord(
                     plan.text,
                     plan.k,
@@ -683,23 +692,4 @@ class FakeVectorStore:
             if failure is not None:
                 raise failure
             self._storage.flush()
-            return list(self._pipeline.run(plan, self._storage.table).matches)
-
-
-def _check_reuse(reuse: object) -> tuple[FakeVectorStore, list[str]] | None:
-    if reuse is None:
-        return None
-    if not (isinstance(reuse, (tuple, list)) and len(reuse) == 2):
-        raise PlaceboragTypeError(
-            f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair or None"
-        )
-    other, ids = reuse
-    if not isinstance(other, FakeVectorStore):
-        raise PlaceboragTypeError(
-            f"reuse={shown(reuse)} must be a (FakeVectorStore, ids) pair, "
-            f"not {type(other).__name__}"
-        )
-    id_list = check_column(ids, "reuse ids")
-    for i, value in enumerate(id_list):
-        check_id(value, f"reuse ids[{i}]")
-    return other, id_list
+            return list(self._pipeline.run(plan, self._storage.table).matches), plan.ids

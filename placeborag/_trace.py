@@ -155,6 +155,14 @@ class StoreRecords:
     the first record of an id, 1 for the next...), and ``keys[i]`` is ``(ids[i],
     occurrence[i])``. :meth:`position` of such an id is its newest record (the one :meth:`get
     <placeborag.FakeVectorStore.get>` returns); :meth:`positions` lists them all.
+
+    ``version`` is the store's change counter: it grows with every write that lands (an
+    upsert, even one that writes a record as it was, a delete, a ``refresh()`` applying pending
+    writes, and what ``churn`` and ``orphans`` do with them) and with nothing else, so two views
+    of one store with the same ``version`` hold the same records, and a cache of anything made
+    from them (an index, a layout) is fresh while ``records().version`` is what it was built at.
+    A write still pending (``visibility="manual"``) changes ``pending``, not ``version``.
+    Versions of two different stores are not comparable.
     """
 
     ids: tuple[str, ...]
@@ -164,7 +172,7 @@ class StoreRecords:
     sequence: np.ndarray = field(repr=False)
     reachable: tuple[bool, ...] = field(repr=False)
     pending: int = 0
-    version: tuple[int, int] = field(default=(0, 0), repr=False)
+    version: int = field(default=0, repr=False)
     occurrence: tuple[int, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:

@@ -453,3 +453,162 @@ def test_hybrid_queries_racing_deletes_on_other_threads_never_meet_an_unknown_id
 
     assert race(lambda task: task(), [(query,), (query,), (churn,)], timeout=120) == []
     assert errors == []
+
+
+# -- the fast exact path (issue 27: 4.1 s per repeat query at 16,000 documents) ----------------
+
+
+def _reference_search(
+    docs: list[tuple[str, str, dict | None]],
+    query: str,
+    k: int,
+    where: dict | None,
+    k1: float | Fraction,
+    b: float | Fraction,
+) -> list[tuple[str, float]]:
+    """BM25 the straightforward way: every document scored in rationals, sorted by score then
+    insertion order, filtered while walking down (the index before its postings)."""
+    import decimal
+
+    from placeborag._filters import compile_filter
+
+    def ln(x: Fraction) -> Fraction:
+        with decimal.localcontext() as ctx:
+            ctx.prec = 40
+            return Fraction((decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)).ln())
+
+    latest: dict[str, tuple[str, dict | None]] = {}
+    for doc_id, text, meta in docs:  # a rewrite keeps the first position
+        latest[doc_id] = (text, meta)
+    tokens = {i: tokenize(t) for i, (t, _) in latest.items()}
+    n = len(tokens)
+    if not n:
+        return []
+    avg = Fraction(sum(map(len, tokens.values())), n) or Fraction(1)
+    k1, b = Fraction(k1), Fraction(b)
+    scores: dict[str, Fraction] = {}
+    for term in dict.fromkeys(tokenize(query)):
+        df = sum(term in t for t in tokens.values())
+        if not df:
+            continue
+        idf = ln(1 + Fraction(2 * (n - df) + 1, 2 * df + 1))
+        for i, t in tokens.items():
+            tf = t.count(term)
+            if tf:
+                norm = k1 * (1 - b + b * Fraction(len(t)) / avg)
+                scores[i] = scores.get(i, 0) + idf * tf * (k1 + 1) / (tf + norm)
+    position = {i: p for p, i in enumerate(tokens)}
+    predicate = compile_filter(where)
+    out = []
+    for i in sorted(scores, key=lambda i: (-scores[i], position[i])):
+        if predicate is None or predicate.matches(latest[i][1]):
+            out.append((i, float(scores[i])))
+    return out[:k]
+
+
+_WORDS = st.sampled_from(["refund", "policy", "parcel", "days", "money", "back", "x", "y"])
+_DOC = st.tuples(
+    st.sampled_from([f"d{i}" for i in range(40)]),
+    st.lists(_WORDS, max_size=12).map(" ".join),
+    st.none() | st.fixed_dictionaries({"lang": st.sampled_from(["en", "hu"])}),
+)
+
+
+@given(
+    docs=st.lists(_DOC, max_size=60),
+    removed=st.lists(st.sampled_from([f"d{i}" for i in range(40)]), max_size=5),
+    queries=st.lists(st.lists(_WORDS, min_size=1, max_size=5).map(" ".join), max_size=4),
+    k=st.integers(1, 12),
+    where=st.none() | st.just({"lang": "hu"}),
+    knobs=st.sampled_from(
+        [(1.2, 0.75), (0.5, 0.0), (2.0, 1.0), (Fraction(1, 3), Fraction(2, 3)), (1e-300, 0.5)]
+    ),
+)
+def test_the_fast_keyword_search_gives_exactly_the_straightforward_scores_and_order(
+    docs, removed, queries, k, where, knobs
+) -> None:
+    # Postings and float bounds only choose which documents get an exact score: the scores,
+    # their order and the ties (insertion order) are those of scoring every document exactly.
+    k1, b = knobs
+    index = KeywordIndex(k1=k1, b=b)
+    kept = list(docs)
+    for doc_id, text, meta in docs:
+        index.add(doc_id, text, meta)
+    for doc_id in dict.fromkeys(removed):
+        if doc_id in index:
+            index.remove(doc_id)
+            kept = [d for d in kept if d[0] != doc_id]
+    for query in [*queries, *queries]:  # the second round reuses the kept postings
+        got = [(m.id, m.score) for m in index.search(query, k, where)]
+        assert got == _reference_search(kept, query, k, where, k1, b)
+        everything = _reference_search(kept, query, 10**6, None, k1, b)
+        assert index.scores(query) == dict(sorted(everything, key=lambda s: index.ids.index(s[0])))
+
+
+def test_many_documents_tied_at_the_cut_are_ordered_exactly() -> None:
+    # 3,000 documents, a handful of distinct scores: thousands tie with the k-th.
+    texts = [
+        " ".join(["refund", "policy", "days"][: 1 + i % 3] + ["x"] * (i % 2)) for i in range(3000)
+    ]
+    docs = [(f"d{i}", t, {"lang": ("en", "hu")[i % 5 == 0]}) for i, t in enumerate(texts)]
+    index = KeywordIndex()
+    for doc in docs:
+        index.add(*doc)
+    for where in (None, {"lang": "hu"}):
+        got = [(m.id, m.score) for m in index.search("refund policy days", 50, where)]
+        assert got == _reference_search(docs, "refund policy days", 50, where, 1.2, 0.75)
+
+
+def test_the_keyword_index_is_rebuilt_exactly_when_the_records_version_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # issue 27: the cache was keyed on the records view's identity; it is keyed on
+    # StoreRecords.version, the store's documented change counter.
+    built: list[int] = []
+    real = KeywordIndex.add_many
+
+    def counted(self: KeywordIndex, ids, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        built.append(len(ids))
+        real(self, ids, *args, **kwargs)
+
+    monkeypatch.setattr(KeywordIndex, "add_many", counted)
+    for options in ({}, {"on_existing_id": "duplicate", "churn": 0.5}, {"visibility": "manual"}):
+        store = FakeVectorStore(**options)  # type: ignore[arg-type]
+        store.upsert_many(["a", "b", "c"], ["refund policy", "refund days", "parcel policy"])
+        store.refresh()
+        retriever = HybridRetriever(store, candidates=5)
+        built.clear()
+        retriever.query("refund policy", k=2)
+        assert len(built) == 1
+        retriever.query("refund policy", k=2)
+        retriever.explain("refund policy parcel", k=3)
+        assert len(built) == 1
+        for action, changes in [
+            (lambda s: s.query("refund"), False),
+            (lambda s: s.trace("refund", 2), False),
+            (lambda s: s.with_options(recall=0.5).upsert("x", "twin only"), False),
+            (lambda s: s.delete("never", missing_ok=True), False),
+            (lambda s: s.upsert("d", "refund refund"), True),
+            (lambda s: s.upsert("d", "refund refund"), True),  # the same content: lands
+            (lambda s: s.delete("a"), True),
+            (lambda s: s.upsert("a", "policy again"), True),
+        ]:
+            before = len(built)
+            action(store)
+            if options.get("visibility") == "manual":
+                retriever.query("refund policy", k=2)
+                assert len(built) == before  # held back: the records did not change
+                store.refresh()
+            retriever.query("refund policy", k=2)
+            retriever.query("refund policy", k=2)
+            assert len(built) - before == int(changes), (options, changes)
+            keyword = {m.id for m in retriever.explain("refund policy days", k=5).keyword}
+            assert keyword == {m.id for m in _fresh_keyword(store, "refund policy days")}
+
+
+def _fresh_keyword(store: FakeVectorStore, text: str) -> list[Match]:
+    records = store.records()
+    index = KeywordIndex()
+    for doc_id, doc_text, meta in zip(records.ids, records.texts, records.metadata):
+        index.add(doc_id, doc_text, meta)  # not add_many: the test counts the retriever's
+    return index.search(text, 5)

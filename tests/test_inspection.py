@@ -635,3 +635,55 @@ def test_a_kept_query_screen_never_outlives_a_write():
         assert trace.ids == expected.ids
         np.testing.assert_array_equal(trace.score, expected.score)
         assert twin.query(query, 3) == before  # the twin's rows did not change
+
+
+def test_records_count_a_write_held_back_after_the_view_was_made():
+    # issue 27: the view was cached per table version, so a write held back under
+    # visibility="manual" after the last read left records().pending at its old count.
+    store = _store(visibility="manual")
+    store.refresh()
+    before = store.records()
+    assert before.pending == 0
+    store.upsert("late", "not visible yet")
+    after = store.records()
+    assert after.pending == 1 == store.pending_writes
+    assert after.ids == before.ids and after.version == before.version
+    assert before.pending == 0  # a view handed out never changes
+
+
+def test_the_records_version_moves_exactly_when_a_write_lands():
+    store = _store(on_existing_id="duplicate", churn=0.5, orphans=0.5)
+    seen = [store.records().version]
+
+    def moved(expected: bool) -> None:
+        version = store.records().version
+        assert isinstance(version, int)
+        assert (version > seen[-1]) if expected else (version == seen[-1]), (seen, version)
+        seen.append(version)
+
+    store.query("refund policy")
+    store.trace("refund policy", 3)
+    store.explain("refund policy", 3)
+    store.with_options(recall=0.5).upsert("twin-only", "written to the twin")
+    store.delete("never-written", missing_ok=True)
+    store.refresh()
+    moved(False)
+    store.upsert("new", "a new record")
+    moved(True)
+    store.upsert("new", "a new record")  # the same content again: a write that lands
+    moved(True)
+    store.upsert_many(["d2", "d3"], ["rewritten", "rewritten too"])
+    moved(True)
+    store.delete("d4")
+    moved(True)
+    manual = _store(visibility="manual")
+    manual.refresh()
+    version = manual.records().version
+    manual.upsert("late", "held back")
+    manual.delete("d0")
+    assert manual.records().version == version
+    manual.refresh()
+    assert manual.records().version > version
+    twin = store.with_options(profile="qdrant")
+    assert twin.records().version == store.records().version  # the same records
+    assert twin.records().ids == store.records().ids

@@ -206,3 +206,14 @@ def test_an_unknown_mutation_is_refused_naming_the_known_ones():
         "mutation='reverse' must be one of 'shape-only', 'reversed', 'filter-ignored', "
         "'filter-after-cut', 'k-ignored', 'ties-flipped', 'recall-lost', 'stale-reads'",
     )
+
+
+def test_a_mutation_reads_one_shot_ids_from_a_store_that_keeps_no_queries(mutation):
+    # issue 27: the audit read a generator's ids back from store.last_query, which a store
+    # built with query_log=0 does not keep.
+    store = filled(query_log=0)
+    everything = ids(filled().query("refund policy", k=4, ids=["refund", "shipping"]))
+    mutation("reversed")
+    matches = store.query("refund policy", k=2, ids=(i for i in ["refund", "shipping"]))
+    assert ids(matches) == everything[::-1][:2]
+    assert store.queries == () and store.query_count == 1

@@ -92,7 +92,8 @@ def test_a_misspelled_option_fails_that_test_and_the_session_runs_on(pytester):
             "::test_typo: unknown @pytest.mark.placeborag option 'profle' (did you mean "
             "'profile'?); embedder options: model_name, dimensions, clusters, cluster_spread, "
             "cluster_match; store options: profile, filter_mode, recall, visibility, metric, "
-            "tie_order, seed, on_existing_id, pad_missing, filter_semantics, orphans, churn"
+            "tie_order, seed, on_existing_id, pad_missing, filter_semantics, orphans, churn, "
+            "query_log"
         ]
     )
     deselected = pytester.runpytest("-p", "no:cacheprovider", "-k", "not typo")

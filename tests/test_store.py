@@ -13,6 +13,7 @@ from placeborag import (
     FakeVectorStore,
     FilterError,
     Match,
+    PlaceboragTypeError,
     PlaceboragValueError,
     QueryRecord,
     RetrievalError,
@@ -556,3 +557,110 @@ def test_two_stores_re_embedded_from_each_other_on_two_threads_both_finish():
     # a deadlock never ends; this takes well under a second
     assert race(run, [(a, b), (b, a)], timeout=60) == []
     assert len(done) == 2
+
+
+# -- the query log (issue 27: store.queries kept every query, ~800 bytes each, unbounded) ----
+
+
+def test_the_query_log_keeps_the_most_recent_queries_and_counts_every_one():
+    store = FakeVectorStore(query_log=3)
+    store.upsert("a", "refund policy")
+    for i in range(4):
+        store.query(f"q{i}")
+    store.fail_next_query()
+    with pytest.raises(RetrievalTimeout):
+        store.query("failed")
+    assert [q.text for q in store.queries] == ["q2", "q3", "failed"]
+    assert store.query_count == 5
+    assert store.last_query.text == "failed"
+    assert store.options.query_log == 3
+    twin = store.with_options(profile="qdrant")  # its own log, as long as this one's
+    twin.query("t0")
+    assert [q.text for q in twin.queries] == ["t0"] and twin.options.query_log == 3
+    assert twin.with_options(query_log=None).options.query_log is None
+
+
+def test_the_default_query_log_keeps_the_last_thousand_queries():
+    store = FakeVectorStore()
+    store.upsert("a", "refund policy")
+    for i in range(1005):
+        store.query(f"q{i}")
+    assert len(store.queries) == 1000 == store.options.query_log
+    assert store.queries[0].text == "q5" and store.last_query.text == "q1004"
+    assert store.query_count == 1005
+
+
+def test_query_log_none_keeps_every_query_and_zero_keeps_none():
+    every, none = FakeVectorStore(query_log=None), FakeVectorStore(query_log=0)
+    for store in (every, none):
+        store.upsert("a", "refund policy")
+        for i in range(1500):
+            store.query(f"q{i}", k=1)
+    assert len(every.queries) == 1500 == every.query_count
+    assert none.queries == () and none.query_count == 1500
+    with pytest.raises(
+        PlaceboragValueError, match=r"received 1,500 queries and keeps none .*query_log=0"
+    ):
+        none.last_query
+    with pytest.raises(PlaceboragValueError, match="has received no query yet"):
+        FakeVectorStore().last_query
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (
+            -1,
+            PlaceboragValueError,
+            r"query_log=-1 must be None \(keep every query\) or an int >= 0",
+        ),
+        (1.5, PlaceboragTypeError, r"query_log=1\.5 must be None .* not float"),
+        (True, PlaceboragTypeError, r"query_log=True must be None .* not bool"),
+        ("10", PlaceboragTypeError, r"query_log='10' must be None .* not str"),
+    ],
+)
+def test_a_bad_query_log_is_refused_by_name(value, error, message):
+    with pytest.raises(error, match=message):
+        FakeVectorStore(query_log=value)
+    store = FakeVectorStore()
+    with pytest.raises(error, match=message):
+        store.with_options(query_log=value)
+    assert FakeVectorStore(query_log=np.int64(7)).options.query_log == 7
+
+
+def test_a_bounded_query_log_holds_its_memory_over_many_queries():
+    import tracemalloc
+
+    def growth(query_log):
+        store = FakeVectorStore(query_log=query_log)
+        store.upsert("a", "refund policy", {"lang": "en"})
+        asked = {"k": 1, "where": {"lang": "en"}, "context": {"user": "alice"}}
+        for _ in range(50):  # the log fills up (and every cache warms) first
+            store.query("refund", **asked)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(600):
+                store.query("refund", **asked)
+            return tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+
+    # A record of this query (its where and context copied) is about 550 bytes: a log of 20
+    # holds about 11 KB however many queries run; an unbounded one grows with each.
+    assert growth(20) < 100_000
+    assert growth(0) < 100_000
+    assert growth(None) > 600 * 400
+
+
+def test_a_hybrid_retriever_keeps_as_many_queries_as_its_store():
+    from placeborag import HybridRetriever
+
+    store = FakeVectorStore(query_log=2)
+    store.upsert("a", "refund policy")
+    retriever = HybridRetriever(store)
+    for i in range(3):
+        retriever.query(f"refund {i}", k=1)
+    assert [q.text for q in retriever.queries] == ["refund 1", "refund 2"]
+    assert retriever.query_count == 3 and store.query_count == 3
+    assert [q.text for q in store.queries] == ["refund 1", "refund 2"]

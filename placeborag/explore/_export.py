@@ -11,8 +11,9 @@ behaviour in words, never a score's exact value. With no such behaviour the test
 ranking and says so.
 
 Every user value reaches the module through :mod:`placeborag.explore._literals` (``repr`` of
-plain values, read back with ``ast.literal_eval``); nothing the user typed lands in a
-docstring, a comment or a name except as ``[a-z0-9_]`` (the fixture's name). The preview (the
+plain values and ``datetime`` constructor calls, read back with its ``read_literal``: what
+``ast.literal_eval`` reads, and those calls); nothing the user typed lands in a docstring, a
+comment or a name except as ``[a-z0-9_]`` (the fixture's name). The preview (the
 ranking the module asserts) is computed by building the store exactly as the module does, from
 the values read back. :mod:`placeborag.explore._proof` then runs the module, and its mutants
 (the behaviour's setting switched off), under pytest in a temporary folder.
@@ -41,9 +42,10 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
     Recording,
+    StoreOptions,
     record_vectors,
 )
-from placeborag.explore._literals import identifier, layout, literal, plain
+from placeborag.explore._literals import has_dates, identifier, layout, literal, plain, read_node
 from placeborag.explore._scenario import Scenario
 from placeborag.toolkit import check_int, check_path, replace_directory, shown, write_text
 
@@ -61,16 +63,7 @@ __all__ = [
 MAX_DOCUMENTS = 200
 #: The constructor's defaults: an option equal to its default is not written out.
 _STORE_DEFAULTS: dict[str, Any] = {
-    "recall": 1.0,
-    "visibility": "immediate",
-    "metric": None,
-    "tie_order": None,
-    "seed": None,
-    "on_existing_id": None,
-    "pad_missing": None,
-    "filter_semantics": "strict",
-    "orphans": 0.0,
-    "churn": 0.0,
+    key: value for key, value in StoreOptions().items() if key not in ("profile", "filter_mode")
 }
 _EMBEDDER_DEFAULTS: dict[str, Any] = {
     "model_name": "placebo-embed-v1",
@@ -586,8 +579,11 @@ def _render(
     conftest: bool = False,
 ) -> str:
     lines = [_CONFTEST_DOCSTRING if conftest else _DOCSTRING, ""]
+    standard = ["import datetime"] if has_dates([spec.documents, spec.where]) else []
     if spec.embedder is None:
-        lines += ["from pathlib import Path", ""]
+        standard.append("from pathlib import Path")
+    if standard:
+        lines += [*standard, ""]
     lines += ["import pytest", ""]
     names = (
         "FakeEmbedder, FakeVectorStore"
@@ -665,7 +661,7 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
 
 
 def _verified(source: str, spec: _Spec) -> str:
-    """``source`` once it parses and its data literals read back (``ast.literal_eval``) to
+    """``source`` once it parses and its data literals read back (``read_node``) to
     exactly the values exported; anything else is a bug here, and nothing is returned."""
     import ast
 
@@ -677,7 +673,7 @@ def _verified(source: str, spec: _Spec) -> str:
     for node in ast.parse(source).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else None
         if isinstance(target, ast.Name) and target.id in wanted:
-            found[target.id] = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+            found[target.id] = read_node(node.value)  # type: ignore[attr-defined]
     found["DOCUMENTS"] = [list(d) for d in found.get("DOCUMENTS", ())]
     if found.keys() != wanted.keys() or not all(same(found[k], wanted[k]) for k in wanted):
         raise PlaceboragValueError(  # pragma: no cover - a serialiser bug, never user data

@@ -310,6 +310,7 @@ _FIELD_CHECKS: dict[str, Callable[[object, str], object]] = {
     "pad_missing": _check_optional_bool,
     "orphans": _check_number,
     "churn": _check_number,
+    "query_log": _check_optional_int,
     "name": _check_text,
 }
 
@@ -339,6 +340,7 @@ class Scenario:
     pad_missing: bool | None = None
     orphans: float = 0.0
     churn: float = 0.0
+    query_log: int | None = StoreOptions.query_log  # how many recent queries the store keeps
     name: str = "scenario"
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 import placeborag
+from placeborag.explore._literals import read_node
 
 #: Module-level names whose values are the user's data (floats in them are the user's too).
 DATA_NAMES = ("DOCUMENTS", "QUERY", "K", "WHERE", "VECTORS_SHA256")
@@ -24,7 +25,7 @@ def parse(source: str) -> dict[str, Any]:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             if name in DATA_NAMES:
-                out[name] = ast.literal_eval(node.value)
+                out[name] = read_node(node.value)
                 data_nodes.append(node.value)
         elif isinstance(node, ast.Import):
             out["imports"] += [a.name for a in node.names]

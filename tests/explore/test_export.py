@@ -21,7 +21,7 @@ from placeborag import (
     get_profile,
 )
 from placeborag.explore import Document, build_export, export_pytest
-from placeborag.explore._literals import layout, literal, plain, same
+from placeborag.explore._literals import layout, literal, plain, read_literal, same
 from placeborag.explore._vectors import store_from_vectors
 
 NOTEBOOK_06 = [
@@ -68,12 +68,12 @@ def _hostile_text(min_size: int = 0) -> st.SearchStrategy[str]:
 
 
 def _public(source: str) -> None:
-    """The module imports pytest, pathlib and public names of placeborag only."""
+    """The module imports pytest, pathlib, datetime and public names of placeborag only."""
     for name in parse(source)["imports"]:
         if name.startswith("placeborag."):
             assert name.split(".", 1)[1] in placeborag.__all__, name
         else:
-            assert name in ("pytest", "pathlib.Path"), name
+            assert name in ("pytest", "pathlib.Path", "datetime"), name
 
 
 def _reviewable(export, store, tmp_path) -> dict:
@@ -208,20 +208,74 @@ def test_metadata_keeps_the_keys_the_filter_reads_unless_told(demo, keep, keys):
     assert {key for _, _, meta in parse(export.source)["DOCUMENTS"] for key in meta} == keys
 
 
+class _Zone(datetime.tzinfo):
+    """A time zone that is not a fixed offset (a ``datetime.timezone``): it has no literal."""
+
+    def utcoffset(self, when):
+        return datetime.timedelta(hours=1)
+
+    def dst(self, when):
+        return datetime.timedelta(0)
+
+    def tzname(self, when):
+        return "Zone"
+
+    def __repr__(self):
+        return "_Zone()"
+
+
 def test_a_value_without_a_literal_is_refused_by_name_only_when_it_is_kept(demo):
     store = demo.store()
-    store.upsert("odd", "refund policy", {"lang": "hu", "when": datetime.date(2024, 1, 1)})
+    when = datetime.datetime(2024, 1, 1, tzinfo=_Zone())
+    store.upsert("odd", "refund policy", {"lang": "hu", "when": when})
     export = build_export(store, demo.query, 2, demo.where, selection=["odd"], prove=False)
     assert parse(export.source)["DOCUMENTS"] == [("odd", "refund policy", {"lang": "hu"})]
     with pytest.raises(PlaceboragTypeError) as excinfo:
         build_export(store, demo.query, 2, demo.where, selection=["odd"], keep_metadata=True)
     assert excinfo.value.args == (
-        "the metadata of id 'odd'['when']=datetime.date(2024, 1, 1) cannot be exported: a "
-        "date is not a str, int, float, bool, None, list or dict (drop the key, or keep it out "
-        "of the export)",
+        "the metadata of id 'odd'['when']=datetime.datetime(2024, 1, 1, 0, 0, tzinfo=_Zone()) "
+        "cannot be exported: its tzinfo _Zone() is not a fixed offset (a datetime.timezone); "
+        "store it as value.astimezone(datetime.timezone.utc) or with the offset it has, "
+        "datetime.timezone(offset)",
     )
     with pytest.raises(PlaceboragValueError, match=r"\['price'\]=inf cannot be exported"):
         plain({"price": np.float64("inf")}, "the metadata of id 'a'")
+    with pytest.raises(PlaceboragTypeError, match=r"=\{1, 2\} cannot be exported: a set is not"):
+        plain({1, 2}, "m")
+
+
+def test_dates_and_datetimes_are_written_as_the_calls_that_make_them():
+    # issue 27: a datetime or date the filter reads could not be exported.
+    utc, plus2 = datetime.timezone.utc, datetime.timezone(datetime.timedelta(hours=2))
+    cases = {
+        datetime.date(2024, 5, 1): "datetime.date(2024, 5, 1)",
+        datetime.datetime(2024, 5, 1): "datetime.datetime(2024, 5, 1, 0, 0)",
+        datetime.datetime(2024, 5, 1, 9, 30, 5, 7, utc): (
+            "datetime.datetime(2024, 5, 1, 9, 30, 5, 7, tzinfo=datetime.timezone.utc)"
+        ),
+        datetime.datetime(2024, 5, 1, 9, 30, tzinfo=plus2, fold=1): (
+            "datetime.datetime(2024, 5, 1, 9, 30, "
+            "tzinfo=datetime.timezone(datetime.timedelta(hours=2)), fold=1)"
+        ),
+        datetime.datetime(
+            2024, 5, 1, tzinfo=datetime.timezone(datetime.timedelta(minutes=-330), "IST")
+        ): (
+            "datetime.datetime(2024, 5, 1, 0, 0, "
+            'tzinfo=datetime.timezone(datetime.timedelta(minutes=-330), "IST"))'
+        ),
+    }
+    for value, text in cases.items():
+        assert literal(plain(value, "m")) == text
+        assert same(read_literal(text), value)
+    import pandas as pd
+
+    assert type(plain(pd.Timestamp("2026-01-01 10:00"), "m")) is datetime.datetime
+    with pytest.raises(PlaceboragTypeError, match="a Timestamp is not exactly a datetime"):
+        plain(pd.Timestamp("2026-01-01 10:00:00.000000001"), "m")
+    # The reader calls the datetime constructors and nothing else.
+    for text in ("__import__('os')", "datetime.datetime.now()", "os.system('x')", "f(1)"):
+        with pytest.raises(ValueError, match="malformed literal"):
+            read_literal(text)
 
 
 def test_numpy_scalars_become_plain_literals():
@@ -454,6 +508,21 @@ def test_a_megabyte_of_hostile_text_is_held_verbatim(tmp_path):
     assert export.proof.outcomes["as exported"] == "passed"
 
 
+def _fixed_offsets() -> st.SearchStrategy[datetime.timezone]:
+    """Every kind of fixed offset: whole hours, minutes, seconds, microseconds, named or not."""
+    day = datetime.timedelta(hours=24) - datetime.timedelta(microseconds=1)
+    offsets = st.timedeltas(min_value=-day, max_value=day) | st.sampled_from(
+        [
+            datetime.timedelta(hours=2),
+            datetime.timedelta(minutes=-330),
+            datetime.timedelta(seconds=61),
+        ]
+    )
+    return st.builds(datetime.timezone, offsets) | st.builds(
+        datetime.timezone, offsets, _hostile_text(1)
+    )
+
+
 _PLAIN = st.recursive(
     st.one_of(
         st.none(),
@@ -462,6 +531,8 @@ _PLAIN = st.recursive(
         st.floats(allow_nan=False, allow_infinity=False),
         _hostile_text(),
         st.text(alphabet="abcdefgh \"'", max_size=60),
+        st.dates(),
+        st.datetimes(timezones=st.none() | st.just(datetime.timezone.utc) | _fixed_offsets()),
     ),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_hostile_text(), inner, max_size=4),
     max_leaves=12,
@@ -483,7 +554,7 @@ def test_layout_is_what_ruff_format_leaves_and_reads_back(values, depth, tmp_pat
             opening = ["f(", "    g("][:depth]
             closing = ["    ),", ")"][-depth:]
             lines += [*opening, *layout(f"x{n}=", value, ",", 4 * depth), *closing]
-        assert same(ast.literal_eval("\n".join(layout("", value))), value)
+        assert same(read_literal("\n".join(layout("", value))), value)
     folder = tmp_path_factory.mktemp("layout")
     (folder / "m.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = ruff_check(folder)

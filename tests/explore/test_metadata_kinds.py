@@ -15,6 +15,7 @@ pytest.importorskip("plotly")
 
 from placeborag.explore import Explorer, Scenario, demo_scenario, export_pytest, render_report
 
+AWARE_START = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
 KINDS = {
     "none": None,
     "str": "refund",
@@ -71,17 +72,52 @@ def test_the_app_and_its_tables_show_every_metadata_kind(scenario):
     assert len(app.select(["en-refund-1"])) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 27 open: the literal export (issue 24) refuses a datetime or date the filter "
-    "reads, by name; writing it as a datetime literal the module imports is not done yet",
-)
-def test_an_exported_test_carries_every_metadata_kind_and_passes(scenario):
-    source = export_pytest(scenario)
-    namespace: dict = {}
-    exec(compile(source, "<exported>", "exec"), namespace)
-    tests = [f for name, f in namespace.items() if name.startswith("test_")]
-    assert len(tests) == 1
-    tests[0]()
-    records = namespace["DATA"]["metadatas"]
-    assert {"datetime": KINDS["datetime"], "date": KINDS["date"]}.items() <= records[0].items()
+def test_an_exported_test_carries_every_metadata_kind_and_passes(scenario, tmp_path):
+    # issue 27: the literal export refused a datetime or date the filter reads.
+    from placeborag.explore import build_export
+    from tests.explore._exported import parse
+
+    store = scenario.store()
+    export = build_export(store, scenario.query, scenario.k, scenario.where, keep_metadata=True)
+    assert export.proof is not None and export.proof.ok, export.proof
+    assert export.proof.outcomes["as exported"] == "passed"
+    source = export.source
+    assert source.count("\nimport datetime\n") == 1
+    assert "tzinfo=datetime.timezone(datetime.timedelta(hours=2))" in source
+    assert "datetime.date(2024, 2, 29)" in source
+    module = parse(source)
+    assert module["WHERE"] == {"at": {"$gte": dt.datetime(2026, 1, 10)}}
+    records = store.records()
+    for doc_id, _, meta in module["DOCUMENTS"]:
+        assert meta == dict(records.metadata[records.position(doc_id)])
+        assert {"datetime": KINDS["datetime"], "aware": KINDS["aware"]}.items() <= meta.items()
+    # Run again here, as pytest would (the proof ran it under pytest); the same bytes again.
+    from tests.explore._exported import run_in_process
+
+    run_in_process(source, export.vectors, tmp_path)
+    again = build_export(store, scenario.query, scenario.k, scenario.where, keep_metadata=True)
+    assert again.source == source
+    # Only the filter's key by default: still a datetime, still imported, still passing.
+    narrow = build_export(store, scenario.query, scenario.k, scenario.where)
+    assert narrow.proof is not None and narrow.proof.ok
+    assert all(set(meta) == {"at"} for _, _, meta in parse(narrow.source)["DOCUMENTS"])
+    plain_export = export_pytest(scenario.replace(where=None))
+    assert "import datetime" not in plain_export  # imported only when the data holds one
+
+
+def test_a_datetime_without_a_fixed_offset_is_refused_by_name():
+    import zoneinfo
+
+    from placeborag import FakeVectorStore, PlaceboragTypeError
+    from placeborag.explore import build_export
+
+    try:
+        zone = zoneinfo.ZoneInfo("Europe/Budapest")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("no time zone data on this machine")
+    store = FakeVectorStore()
+    store.upsert("a", "refund policy", {"at": dt.datetime(2026, 1, 1, tzinfo=zone)})
+    with pytest.raises(
+        PlaceboragTypeError, match=r"the metadata of id 'a'\['at'\]=.*is not a fixed"
+    ):
+        build_export(store, "refund", 1, {"at": {"$gte": AWARE_START}}, prove=False)

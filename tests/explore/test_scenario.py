@@ -122,8 +122,10 @@ def _tied_store(**options):
         {"tie_order": "shuffle", "seed": 7},
         {"profile": "faiss", "pad_missing": True, "on_existing_id": "duplicate"},
         {"orphans": 0.5, "churn": 0.25},
+        {"query_log": None},
+        {"query_log": 0},
     ],
-    ids=["id", "reverse", "shuffle", "pad", "orphans"],
+    ids=["id", "reverse", "shuffle", "pad", "orphans", "log-all", "log-none"],
 )
 def test_a_scenario_carries_every_store_option_to_the_app_file_and_export(tmp_path, options):
     pytest.importorskip("plotly")
@@ -152,6 +154,10 @@ def test_a_scenario_carries_every_store_option_to_the_app_file_and_export(tmp_pa
     assert [m.id for m in export.preview] == expected
     module = parse(export_pytest(loaded))
     assert next(iter(module["expected"].values())) == expected
+    for name, value in options.items():  # every store the views build has the option
+        assert loaded.store().options[name] == value
+        assert explorer.scenario.store().options[name] == value
+        assert module["store_kwargs"][name] == value
 
 
 def test_a_version_1_scenario_file_loads_with_the_profiles_own_options(tmp_path, demo):
