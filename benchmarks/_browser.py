@@ -88,7 +88,8 @@ RUN_ALL = """async (want) => {
 # the kernel reported the cell done. `inside`: what the code printed (its own kernel time).
 CHANGE = """async (code) => {
     const plots = Array.from(document.querySelectorAll(
-        '.placeborag-figure-projection .js-plotly-plot, .placeborag-figure-ranking .js-plotly-plot'));
+        '.placeborag-figure-projection .js-plotly-plot,'
+        + ' .placeborag-figure-ranking .js-plotly-plot'));
     const before = plots.map(gd => gd._fullData);
     const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
     const start = performance.now();
@@ -185,7 +186,8 @@ def serve(front: str, checkout: Path, home: Path) -> Iterator[dict[str, Any]]:
                     break
                 except OSError:
                     if server.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"jupyter {app} did not start:\n{log_path.read_text()}")
+                        text = log_path.read_text()
+                        raise RuntimeError(f"jupyter {app} did not start:\n{text}") from None
                     time.sleep(0.3)
             yield {"base": base, "token": token, "url": url, "log": log_path, "front": front}
         finally:

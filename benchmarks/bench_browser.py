@@ -157,9 +157,8 @@ def main() -> None:
 
 
 def _summary(report: dict[str, Any]) -> None:
-    print(
-        f"\n## Browser ({report['checkout']}; load average at end {report['load_average_at_end']})\n"
-    )
+    load = report["load_average_at_end"]
+    print(f"\n## Browser ({report['checkout']}; load average at end {load})\n")
     for front, result in report["fronts"].items():
         fp = result.get("first_picture")
         if fp:
@@ -175,9 +174,8 @@ def _summary(report: dict[str, Any]) -> None:
                 f"{c} {statistics.median(v['change_to_redraw_ms']):.0f} ms"
                 for c, v in changes.items()
             )
-            print(
-                f"- {front}, {int(key.removeprefix('change_at_')):,} documents, change to redraw: {cells}"
-            )
+            n = int(key.removeprefix("change_at_"))
+            print(f"- {front}, {n:,} documents, change to redraw: {cells}")
 
 
 if __name__ == "__main__":

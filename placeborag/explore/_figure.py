@@ -261,8 +261,8 @@ function render({ model, el }) {
     el.textContent = "";
     const spin = document.createElement("span");
     spin.className = "placeborag-spinner";
-    const what = " " + text + (step ? ": " + step : "") + (seconds >= 1 ? " (" + seconds + " s)" : "");
-    el.append(spin, what);
+    const elapsed = seconds >= 1 ? " (" + seconds + " s)" : "";
+    el.append(spin, " " + text + (step ? ": " + step : "") + elapsed);
     el.dataset.busy = "1";
   };
   const stop = () => {

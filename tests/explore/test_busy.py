@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("anywidget")
 pytest.importorskip("ipywidgets")
 
-from placeborag.explore import _app, _umap, app  # noqa: E402
+from placeborag.explore import _app, _umap, app
 
 
 def record(explorer) -> list[tuple[str, str]]:
