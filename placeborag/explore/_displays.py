@@ -548,7 +548,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "mode": "markers+text",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": [plotly_text(str(name)) for name in p.anchor_names],
-                "textposition": "middle right" if not three else "bottom center",
+                "textposition": _anchor_text_positions(p) if not three else "bottom center",
                 "textfont": {"size": 12, "color": "#333333"},
                 "hovertemplate": "anchor of %{text}<extra></extra>",
                 "marker": {
@@ -647,6 +647,16 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleratio": 1,
             }
         return layout
+
+
+def _anchor_text_positions(p: Projection) -> list[str]:
+    """Each anchor's name on the side facing the middle of the picture: a name written
+    outwards from an anchor at the edge is cut off by the plot area."""
+    if not len(p.anchor_names) or not len(p.coords):
+        return []
+    xs = np.concatenate([p.coords[:, 0], p.anchors[:, 0]])
+    middle = (float(xs.min()) + float(xs.max())) / 2
+    return ["middle left" if x > middle else "middle right" for x in p.anchors[:, 0].tolist()]
 
 
 class _Look:

@@ -258,3 +258,16 @@ def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
     kept = spaced_labels(x, y, rank, rank > 0)
     # 1, 3 and 5 sit on one spot above their row: only rank 1 is written; 2 is below, alone.
     assert kept.tolist() == [True, False, False, True, False]
+
+
+@pytest.mark.parametrize("n", [None, 2000])
+def test_anchor_names_face_the_middle_of_the_picture(n):
+    # At 20,000 documents the shipping anchor sat at the right edge with its name written
+    # outwards, cut off by the plot area ("shippin").
+    display = ProjectionDisplay.from_scenario(demo_scenario(n)).plot()
+    anchors = _by_name(display.figure_, "cluster anchors")
+    xs = list(display.projection.coords[:, 0]) + list(anchors.x)
+    middle = (min(xs) + max(xs)) / 2
+    for x, position in zip(anchors.x, anchors.textposition):
+        assert position == ("middle left" if x > middle else "middle right")
+    assert "middle left" in anchors.textposition  # the demo has an anchor on the right
