@@ -983,8 +983,13 @@ def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
 
 
 def _rank_positions(trace: Any, mask: np.ndarray) -> list[str]:
+    """Rank labels above and below their points in turn; the k-th point sits on the cut
+    line, so its label goes to the line's right, where it does not cross the line."""
     r = np.where(trace.rank[mask] > 0, trace.rank[mask], trace.cut_rank[mask])
-    return ["top center" if int(v) % 2 else "bottom center" for v in r]
+    return [
+        ("top" if int(v) % 2 else "bottom") + (" right" if int(v) == trace.k else " center")
+        for v in r
+    ]
 
 
 def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
@@ -1129,14 +1134,18 @@ class ScoreAxis:
             )
             if any(abs(n["x"] - (lo + hi) / 2) < room for n in notes):
                 continue  # the band is drawn; one note says what the bands are
+            # Written up the band itself, which holds no documents by definition: a note
+            # across the plot's foot sat over the bottom row's points and rank labels.
             notes.append(
                 {
-                    "text": f"axis break:<br>{b - a:.3g} with<br>no documents",
+                    "text": f"axis break: {b - a:.3g} with no documents",
                     "x": (lo + hi) / 2,
                     "xref": "x",
-                    "y": 0.0,
+                    "y": 0.5,
                     "yref": "paper",
-                    "yanchor": "bottom",
+                    "xanchor": "center",
+                    "yanchor": "middle",
+                    "textangle": -90,
                     "showarrow": False,
                     "font": {"size": 10, "color": "#666666"},
                 }

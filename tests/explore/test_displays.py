@@ -249,6 +249,19 @@ def test_axis_break_notes_are_not_written_over_each_other_and_never_read_zero():
     assert not any("0.00 with" in n["text"] for n in notes)
 
 
+def test_axis_break_notes_are_written_up_their_empty_band_not_over_the_bottom_row():
+    # At 20,000 documents the note at the plot's foot sat over the bottom row's rank labels.
+    from placeborag.explore._displays import ScoreAxis
+
+    axis = ScoreAxis(0.0, 1.0, [(0.5, 0.9)])
+    bands, notes = axis.break_marks()
+    (band,) = bands
+    (note,) = notes
+    assert band["x0"] < note["x"] < band["x1"]
+    assert note["textangle"] == -90 and note["y"] == 0.5 and note["yanchor"] == "middle"
+    assert "<br>" not in note["text"]
+
+
 def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
     from placeborag.explore._displays import spaced_labels
 
@@ -271,3 +284,14 @@ def test_anchor_names_face_the_middle_of_the_picture(n):
     for x, position in zip(anchors.x, anchors.textposition):
         assert position == ("middle left" if x > middle else "middle right")
     assert "middle left" in anchors.textposition  # the demo has an anchor on the right
+
+
+def test_the_rank_label_at_the_cut_is_written_beside_the_cut_line(demo):
+    # At k=10 the label "10" sat across the dashed top-k cut line that runs through its point.
+    display = RankingDisplay.from_scenario(demo.replace(k=10)).plot()
+    labelled = [t for t in display.figure_.data if t.text is not None and "10" in list(t.text)]
+    assert labelled
+    for trace in labelled:
+        positions = dict(zip(trace.text, trace.textposition))
+        assert positions["10"].endswith("right")
+        assert all(p.endswith("center") for label, p in positions.items() if label != "10")
