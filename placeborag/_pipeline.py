@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -79,13 +79,13 @@ class Settings:
         return self.profile.filter_mode
 
 
-@dataclass(frozen=True, eq=False)
-class QueryPlan:
+class QueryPlan(NamedTuple):
     """A query's checked arguments: what to rank, how many, which records may answer.
 
     ``text`` is the query's name (logged; hashed wherever the store hashes a query) and is
     ``""`` for a vector given without one; ``vector`` is a given query's unit float64 vector
-    (None: the store embeds ``text``), ``exact_vector`` its exact integer form.
+    (None: the store embeds ``text``), ``exact_vector`` its exact integer form. Immutable (a
+    named tuple: one is made for every query, and a tuple is the cheapest immutable record).
     """
 
     text: str
@@ -140,7 +140,7 @@ def plan_query(
         )
     checked_k = check_k(settings.profile.default_k if k is None else k)
     predicate = compile_filter(where, settings.rules)  # type: ignore[arg-type]
-    id_tuple = check_ids(ids)
+    id_tuple = None if ids is None else check_ids(ids)
     unit = exact = given = None
     if vector is not None:
         raw, unit, exact, salt_text = _given_vector(vector, dimensions)
@@ -189,8 +189,7 @@ def _given_vector(
     return raw, array / norm, float_to_exact(array[None, :])[0], array.tobytes().hex()
 
 
-@dataclass(frozen=True, eq=False)
-class QueryResult:
+class QueryResult(NamedTuple):
     """A finished query: every stage's rows over one table, and the matches.
 
     Masks are over the table's rows ``[0, count)``: ``reachable`` (alive, linked, inside an
@@ -198,7 +197,8 @@ class QueryResult:
     ``passing`` (what the recall stage saw), ``survivors`` (what it kept). ``window`` is the top
     of the ranking the index took (``k`` rows, or the post-filter window), ``final`` the rows
     returned. ``ideal`` is what a perfect index (recall 1) returns, when the run was traced
-    under recall below 1. ``query_vector`` is None when nothing needed it.
+    under recall below 1. ``query_vector`` is None when nothing needed it. Immutable (a named
+    tuple, as :class:`QueryPlan`).
     """
 
     plan: QueryPlan
@@ -274,7 +274,8 @@ class Pipeline:
         if ranked:
             assert qvector is not None and qexact is not None
             exact = ExactScores(table, qexact, self.vectors.by_text, qnorm)
-            ties = TieRule(table, profile.tie_order, self._shuffle_salt(plan))
+            salt = self._shuffle_salt(plan) if profile.tie_order == "shuffle" else 0
+            ties = TieRule(table, profile.tie_order, salt)
             mask = None if (survivors.all() and not table.holes) else survivors
             ranking = rank(table, mask, qvector, exact, count if full else window_size, ties)
             window = ranking.order[:window_size]

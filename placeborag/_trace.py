@@ -278,17 +278,39 @@ class QueryTrace:
         best candidate (the k-th under pre-filtering; the post-filter window's last)."""
         return self.edges[1]
 
-    def why(self, id: str) -> str:
+    def why(self, id: str, *, occurrence: int | None = None) -> str:
         """Where the query left ``id`` and why, in the terms of the stage that stopped it: the
         filter clause it fails, the recall loss, the top-k cut or the post-filter window (its
         size and the score at its edge), the tie rule, visibility. An id written but not yet
-        visible is explained too; any other unknown id raises."""
+        visible is explained too; any other unknown id raises. For an id stored more than once
+        (``on_existing_id="duplicate"``), ``occurrence`` picks its record (0 for the first, as
+        ``records().occurrence`` numbers them); None explains the newest."""
         if id in self.pending and id not in self._index:
             return (
                 "not visible yet: it was written under visibility='manual' and the store has "
                 "not been refreshed (refresh() makes it visible)"
             )
-        return _why(self, self._position(id))
+        return _why(self, self.position(id, occurrence=occurrence))
+
+    def position(self, id: str, *, occurrence: int | None = None) -> int:
+        """The index of ``id`` in :attr:`ids` (and every array): its newest record, or its
+        record number ``occurrence`` for an id stored more than once; an unknown id or
+        occurrence raises, naming what there is."""
+        newest = self._position(id)
+        if occurrence is None:
+            return newest
+        from placeborag._validation import check_k
+
+        occurrence = check_k(occurrence, "occurrence", minimum=0)
+        found = [i for i in range(newest + 1) if self.ids[i] == id]
+        if occurrence >= len(found):
+            from placeborag._errors import PlaceboragValueError
+
+            raise PlaceboragValueError(
+                f"occurrence={shown(occurrence)} must be 0 to {len(found) - 1}: {shown(id)} has "
+                f"{len(found)} record(s)"
+            )
+        return found[occurrence]
 
     def ids_at(self, stage: str) -> tuple[str, ...]:
         """The ids at ``stage``, in rank order where they have one, else insertion order."""

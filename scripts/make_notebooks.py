@@ -911,7 +911,7 @@ explorer
 scenario = explorer.scenario
 print(f"query={scenario.query!r} k={scenario.k} where={scenario.where}")
 print(f"filter_mode={scenario.filter_mode}")
-explorer.tables["post"][["rank", "id", "status"]]
+explorer.tables["post"][["rank", "id", "stage"]]
 """),
     md("""
 ## Keep only the documents that matter

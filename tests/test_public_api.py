@@ -148,7 +148,6 @@ PUBLIC = {
     "placeborag.explore": {
         "CSS_CLASSES",
         "FIGURE_IDS",
-        "STATUSES",
         "AnchorGeometry",
         "AnchorsDisplay",
         "Document",
@@ -158,7 +157,6 @@ PUBLIC = {
         "Projection",
         "ProjectionDisplay",
         "Projector",
-        "QueryTrace",
         "RankingDisplay",
         "smallest_corpus",
         "Scenario",

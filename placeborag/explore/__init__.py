@@ -7,7 +7,7 @@ computes with it, so ``import placeborag.explore`` itself stays light.
 
 from __future__ import annotations
 
-from placeborag.explore._access import STATUSES, QueryTrace, StoreRows, store_rows, trace_query
+from placeborag.explore._access import StoreRows, store_rows, trace_query
 from placeborag.explore._app import CSS_CLASSES, Explorer, app
 from placeborag.explore._compute import (
     AnchorGeometry,
@@ -33,7 +33,6 @@ from placeborag.explore._vectors import VectorTable, store_from_vectors
 __all__ = [
     "CSS_CLASSES",
     "FIGURE_IDS",
-    "STATUSES",
     "AnchorGeometry",
     "AnchorsDisplay",
     "Document",
@@ -43,7 +42,6 @@ __all__ = [
     "Projection",
     "ProjectionDisplay",
     "Projector",
-    "QueryTrace",
     "RankingDisplay",
     "Scenario",
     "StoreRows",

@@ -1,9 +1,10 @@
 """The explorer's view of a store, made from the store's public inspection API alone.
 
 :func:`store_rows` is :meth:`FakeVectorStore.records` in the lists the views index by position;
-:func:`trace_query` is :meth:`FakeVectorStore.trace` under the names the views use (``status``
-for the stage); :func:`with_options` and :func:`reembedded` are the store's own twins. Nothing
-here reads a private attribute of the store or its embedder.
+:func:`trace_query` is :meth:`FakeVectorStore.trace` (the store's own
+:class:`placeborag.QueryTrace`, with its stage names, :data:`placeborag.STAGES`);
+:func:`with_options` and :func:`reembedded` are the store's own twins. Nothing here reads a
+private attribute of the store or its embedder.
 """
 
 from __future__ import annotations
@@ -15,9 +16,25 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import STAGES, FakeVectorStore, PlaceboragTypeError
-from placeborag import QueryTrace as StoreTrace
-from placeborag.toolkit import BELOW, DROPPED, FILTERED, LOST, RETURNED, TIED, UNREACHABLE, shown
+from placeborag import (
+    STAGES,
+    FakeVectorStore,
+    PlaceboragTypeError,
+    PlaceboragValueError,
+    QueryTrace,
+)
+from placeborag.toolkit import (
+    BELOW,
+    DROPPED,
+    FILTERED,
+    LOST,
+    RETURNED,
+    TIED,
+    UNREACHABLE,
+    check_k,
+    did_you_mean,
+    shown,
+)
 
 __all__ = [
     "BELOW",
@@ -25,7 +42,7 @@ __all__ = [
     "FILTERED",
     "LOST",
     "RETURNED",
-    "STATUSES",
+    "STAGES",
     "TIED",
     "UNREACHABLE",
     "QueryTrace",
@@ -37,27 +54,56 @@ __all__ = [
     "with_options",
 ]
 
-#: The stages a trace names (the store's :data:`placeborag.STAGES`).
-STATUSES = STAGES
-
 
 @dataclass(frozen=True)
 class StoreRows:
     """The visible records of a store in insertion order, with their float32 vectors.
 
     The columns are the store's records view, not copies: ``metadatas[i]`` is a read-only
-    mapping (``dict(...)`` it to change or serialise it).
+    mapping (``dict(...)`` it to change or serialise it). Every stored record is a row: an id
+    written again under ``on_existing_id="duplicate"`` has one row per record, told apart by
+    ``occurrence[i]`` (0 for its first record, 1 for the next...).
     """
 
     ids: Sequence[str]
     texts: Sequence[str]
     metadatas: Sequence[Mapping[str, Any]]
     vectors: np.ndarray  # (n, d) float32, read-only: the store's own
+    occurrence: Sequence[int] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.occurrence) != len(self.ids):  # no duplicates: every record the first
+            object.__setattr__(self, "occurrence", (0,) * len(self.ids))
 
     @cached_property
     def position(self) -> dict[str, int]:
-        """id -> index in these rows (built once per snapshot)."""
+        """id -> index in these rows (built once per snapshot): an id's newest record, the
+        one ``store.get`` returns, where it has several."""
         return {doc_id: i for i, doc_id in enumerate(self.ids)}
+
+    @cached_property
+    def duplicated(self) -> bool:
+        """Whether some id has more than one record."""
+        return any(self.occurrence)
+
+    def at(self, doc_id: str, occurrence: int | None = None) -> int:
+        """The index of ``doc_id``'s record number ``occurrence`` (None: its newest);
+        an unknown id or occurrence raises, naming what there is."""
+        position = self.position
+        if doc_id not in position:
+            raise PlaceboragValueError(
+                f"unknown id {shown(doc_id)}{did_you_mean(doc_id, position)}"
+            )
+        if occurrence is None:
+            return position[doc_id]
+        occurrence = check_k(occurrence, "occurrence", minimum=0)
+        found = [i for i in range(position[doc_id] + 1) if self.ids[i] == doc_id]
+        if occurrence >= len(found):
+            raise PlaceboragValueError(
+                f"occurrence={shown(occurrence)} must be 0 to {len(found) - 1}: {shown(doc_id)} "
+                f"has {len(found)} record(s)"
+            )
+        return found[occurrence]
 
 
 def check_instance(
@@ -76,45 +122,8 @@ def store_rows(store: FakeVectorStore) -> StoreRows:
         texts=records.texts,
         metadatas=records.metadata,
         vectors=records.vectors,
+        occurrence=records.occurrence,
     )
-
-
-@dataclass(frozen=True)
-class QueryTrace:
-    """A store's :class:`placeborag.QueryTrace`, under the names the explorer's views use.
-
-    ``status[i]`` is the stage (one of :data:`STATUSES`); the other arrays are the store's.
-    """
-
-    trace: StoreTrace
-
-    def __post_init__(self) -> None:
-        check_instance(self.trace, "trace", StoreTrace, "a placeborag.QueryTrace (store.trace())")
-
-    def __getattr__(self, name: str) -> Any:
-        # Every field of the store's trace reads through (frozen: nothing is copied).
-        if name == "trace":  # not set yet (unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.trace, name)
-
-    @property
-    def status(self) -> np.ndarray:
-        return self.trace.stage
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """The ids as the views index them: the store's records' own tuple (the same object
-        for every trace of the same records, so a view can tell it needs no new index)."""
-        ids: tuple[str, ...] = self.trace.ids
-        return ids
-
-    @property
-    def top_k(self) -> list[str]:
-        return list(self.trace.top_k)
-
-    @property
-    def ideal_top_k(self) -> list[str]:
-        return list(self.trace.ideal_top_k)
 
 
 def trace_query(
@@ -125,14 +134,15 @@ def trace_query(
     *,
     rows: StoreRows | None = None,
 ) -> QueryTrace:
-    """``store.trace(text, k, where)``: not recorded, never an injected failure.
+    """``store.trace(text, k, where)``, the store's own :class:`placeborag.QueryTrace`: not
+    recorded, never an injected failure.
 
     ``rows`` is accepted for the callers that already hold the store's rows; the trace is
     aligned with them because both follow the store's records.
     """
     check_instance(store, "store", FakeVectorStore, "a FakeVectorStore")
     check_instance(rows, "rows", StoreRows, "StoreRows (store_rows(store)) or None", none=True)
-    return QueryTrace(store.trace(text, k, where))
+    return store.trace(text, k, where)
 
 
 def with_options(store: FakeVectorStore, **options: Any) -> FakeVectorStore:

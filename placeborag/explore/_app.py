@@ -838,49 +838,42 @@ class Explorer:
         rows = self._trace_rows.get(figure, {})
         trace, index = point
         if trace in rows and 0 <= index < len(rows[trace]):
-            self.inspect(self._ids[int(rows[trace][index])])
+            self._show_inspected(self._explain_at(int(rows[trace][index])))
 
-    def _on_row(self, doc_id: str) -> None:
-        """A click on a table row: that document in or out of the selection, and inspected."""
+    def _on_row(self, doc_id: str, occurrence: int = 0) -> None:
+        """A click on a table row: that document in or out of the selection, and inspected
+        (the row's own record, for an id stored more than once)."""
         if doc_id not in self._id_set:
             return
         chosen = [i for i in self.selection if i != doc_id]
         if len(chosen) == len(self.selection):
             chosen.append(doc_id)
         self.select(chosen)
-        self.inspect(doc_id)
+        try:
+            self.inspect(doc_id, occurrence)
+        except PlaceboragValueError:  # a row of an earlier state: its newest record
+            self.inspect(doc_id)
 
-    def explain(self, doc_id: str) -> dict[str, Any]:
+    def explain(self, doc_id: str, occurrence: int | None = None) -> dict[str, Any]:
         """Where the query on screen left document ``doc_id`` and why, from the store's trace:
-        its stage, rank, place at the cut, score against the cut's, its tie group and the rule
-        that ordered it, and its nearest documents (cosine of the stored vectors)."""
+        its stage, rank, place at the cut, score against the cut's, the trace's own sentence
+        (:meth:`placeborag.QueryTrace.why`), its tie group and the rule that ordered it, and its
+        nearest documents (cosine of the stored vectors). For an id stored more than once,
+        ``occurrence`` picks its record (0 for the first); None explains the newest."""
         views = self._views
         if views is None:
             raise PlaceboragValueError("nothing to explain: the app has not drawn a valid state")
-        position = views.rows.position
-        if doc_id not in position:
-            hint = did_you_mean(doc_id, position)
-            raise PlaceboragValueError(f"unknown id {doc_id!r}{hint}")
-        i = position[doc_id]
+        i = views.rows.at(doc_id, occurrence)
+        return self._explain_at(i)
+
+    def _explain_at(self, i: int) -> dict[str, Any]:
+        views = self._views
+        assert views is not None
         t = views.trace
-        stage = str(t.status[i])
+        doc_id, occurrence = views.rows.ids[i], int(views.rows.occurrence[i])
+        stage = str(t.stage[i])
         cut = RankingDisplay(views.projection).cut
-        better = "higher" if t.higher_is_better else "lower"
-        why = {
-            "returned": f"returned at rank {int(t.rank[i])} of k={t.k}",
-            "dropped by post-filter": f"inside the top-{t.k} cut at place {int(t.cut_rank[i])}, "
-            "then dropped: it does not match the where filter (post-filtering)",
-            "tied at the cut": f"ties exactly with a returned document; the profile's tie rule "
-            f"({t.tie_rule}) kept the others",
-            "below the cut": f"matches, but its score is not good enough for the top-{t.k} "
-            f"({better} is better; the cut is at {cut:.6f})"
-            if cut is not None
-            else "matches, but nothing is returned",
-            "lost to recall": f"would rank {int(t.ideal_rank[i])} with a perfect index; the "
-            f"approximate index (recall {t.recall:g}) missed it",
-            "filtered out": "does not match the where filter, so the query never scores it",
-            "unreachable": "cannot be reached by this query (see the store's trace)",
-        }.get(stage, stage)
+        why = t.why(doc_id, occurrence=occurrence)
         tie = next((g for g in t.ties if doc_id in g.ids), None)
         vectors = views.rows.vectors
         v = vectors[i].astype(np.float64)
@@ -892,6 +885,8 @@ class Explorer:
         near = near[np.lexsort((near, -cos[near]))]  # best first; equal cosines by row
         return {
             "id": doc_id,
+            "occurrence": occurrence,
+            "records": views.rows.ids.count(doc_id) if views.rows.duplicated else 1,
             "text": views.rows.texts[i],
             "metadata": dict(views.rows.metadatas[i]),
             "stage": stage,
@@ -906,17 +901,21 @@ class Explorer:
             "neighbours": [
                 {
                     "id": views.rows.ids[j],
+                    "occurrence": int(views.rows.occurrence[j]),
                     "cosine": float(cos[j]),
-                    "stage": str(t.status[j]),
+                    "stage": str(t.stage[j]),
                     "rank": int(t.rank[j]) or None,
                 }
                 for j in near.tolist()
             ],
         }
 
-    def inspect(self, doc_id: str) -> dict[str, Any]:
-        """Show :meth:`explain` of ``doc_id`` in the panel under the selection; returns it."""
-        info = self.explain(doc_id)
+    def inspect(self, doc_id: str, occurrence: int | None = None) -> dict[str, Any]:
+        """Show :meth:`explain` of ``doc_id`` (its record ``occurrence``, for an id stored more
+        than once) in the inspect panel; returns it."""
+        return self._show_inspected(self.explain(doc_id, occurrence))
+
+    def _show_inspected(self, info: dict[str, Any]) -> dict[str, Any]:
         e = html.escape
         meta = ", ".join(f"{e(str(k))}={e(str(v))}" for k, v in info["metadata"].items())
         tie = ""
@@ -931,12 +930,15 @@ class Explorer:
             f"{', rank ' + str(n['rank']) if n['rank'] else ''})</small></li>"
             for n in info["neighbours"]
         )
+        record = ""
+        if info["records"] > 1:
+            record = f" (record {info['occurrence'] + 1} of {info['records']} under this id)"
         self.inspect_html.value = (
-            f"<div><b>{e(info['id'])}</b>: {e(info['text'])}<br><small>{meta}</small><br>"
+            f"<div><b>{e(info['id'])}</b>{record}: {e(info['text'])}<br><small>{meta}</small><br>"
             f"<b>{e(info['stage'])}</b> (score {info['score']:.6f}): {e(info['why'])}{tie}"
             f"<br>nearest documents:<ol>{near}</ol></div>"
         )
-        self.inspected = doc_id
+        self.inspected = info["id"]
         return info
 
     def find(self, text: str) -> list[str]:
@@ -1069,7 +1071,7 @@ class Explorer:
                     "id": doc_id,
                     "text": records.texts[i],
                     "metadata": dict(records.metadatas[i]),
-                    "stage": str(trace.status[i]),
+                    "stage": str(trace.stage[i]),
                     "rank": int(trace.rank[i]) or None,
                     "score": float(trace.score[i]),
                 }

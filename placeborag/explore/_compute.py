@@ -24,7 +24,7 @@ from placeborag.explore._access import (
     DROPPED,
     LOST,
     RETURNED,
-    STATUSES,
+    STAGES,
     TIED,
     QueryTrace,
     StoreRows,
@@ -396,9 +396,9 @@ def project(
         coords = coords if coords is not None else projector.transform(rows.vectors)
         explained = projector.explained
     if color_by == "stage":  # where this query left each document: changes with the query
-        labels = np.asarray(trace.status, dtype=object)
+        labels = np.asarray(trace.stage, dtype=object)
         present = set(labels.tolist())
-        order = [name for name in STATUSES if name in present]
+        order = [name for name in STAGES if name in present]
     else:
         if labels is None:
             labels = categories(store, rows, color_by)
@@ -609,7 +609,7 @@ def _pick_members(
 
 # -- pre- versus post-filter -----------------------------------------------------------------
 
-TABLE_COLUMNS = ("rank", "id", "text", "metadata", "score", "status", "tie")
+TABLE_COLUMNS = ("rank", "id", "occurrence", "text", "metadata", "score", "stage", "tie")
 BELOW_ROWS = 3  # rows shown just below the cut: what nearly made it
 
 
@@ -618,8 +618,10 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
 
     Returned matches (ranked 1..n), what a post-filter dropped, every document tied with one of
     them, what recall lost that a perfect index would have returned, and the few documents just
-    below the cut. ``score`` is in the profile's convention; ``tie`` names the exact tie a
-    document is in and the rule that decided it.
+    below the cut. ``score`` is in the profile's convention; ``stage`` is the trace's (one of
+    :data:`placeborag.STAGES`); ``tie`` names the exact tie a document is in and the rule that
+    decided it; ``occurrence`` tells apart the records of an id stored more than once (0 for
+    its first record, as ``store.records().occurrence`` numbers them).
     """
     check_instance(trace, "trace", QueryTrace, "a QueryTrace (trace_query())")
     check_instance(rows, "rows", StoreRows, "StoreRows (store_rows(store))")
@@ -629,14 +631,14 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
             f" taken from ({len(trace.ids)} documents): pass store_rows(store) of that store"
         )
     pd = optional("pandas")
-    below = np.flatnonzero(trace.status == BELOW)
+    below = np.flatnonzero(trace.stage == BELOW)
     better = -trace.score if trace.higher_is_better else trace.score
     nearest_below = below[_first_sorted(better[below], BELOW_ROWS)]
     shown = (
         (trace.rank > 0)
-        | (trace.status == DROPPED)
-        | (trace.status == TIED)
-        | ((trace.status == LOST) & (trace.ideal_rank > 0))
+        | (trace.stage == DROPPED)
+        | (trace.stage == TIED)
+        | ((trace.stage == LOST) & (trace.ideal_rank > 0))
     )
     shown[nearest_below] = True
     idx = np.flatnonzero(shown)
@@ -655,10 +657,11 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
         {
             "rank": pd.array([int(trace.rank[i]) or None for i in at], dtype="Int64"),
             "id": [rows.ids[i] for i in at],
+            "occurrence": [int(rows.occurrence[i]) for i in at],
             "text": [rows.texts[i] for i in at],
             "metadata": [json_text(dict(rows.metadatas[i])) for i in at],
             "score": trace.score[idx],
-            "status": [str(trace.status[i]) for i in at],
+            "stage": [str(trace.stage[i]) for i in at],
             "tie": [ties.get(rows.ids[i], "") for i in at],
         },
         columns=list(TABLE_COLUMNS),
@@ -702,4 +705,4 @@ def funnel_counts(trace: QueryTrace) -> Any:
 
 
 def returned_ids(frame: Any) -> list[str]:
-    return list(frame.loc[frame["status"] == RETURNED, "id"])
+    return list(frame.loc[frame["stage"] == RETURNED, "id"])

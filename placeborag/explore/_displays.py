@@ -21,7 +21,7 @@ from placeborag.explore._access import (
     FILTERED,
     LOST,
     RETURNED,
-    STATUSES,
+    STAGES,
     TIED,
     UNREACHABLE,
     QueryTrace,
@@ -69,7 +69,7 @@ PALETTE = (
     "#BCBD22",
     "#9467BD",
 )
-STATUS_COLOURS = {
+STAGE_COLOURS = {
     RETURNED: "#009E73",
     DROPPED: "#D55E00",
     TIED: "#E69F00",
@@ -501,8 +501,8 @@ class ProjectionDisplay(_ProjectionBased):
                     "hovertemplate": template,
                     "marker": {
                         "size": size,
-                        "color": STATUS_COLOURS[label]
-                        if p.color_by == "stage" and label in STATUS_COLOURS
+                        "color": STAGE_COLOURS[label]
+                        if p.color_by == "stage" and label in STAGE_COLOURS
                         else PALETTE[i % len(PALETTE)],
                         "opacity": point_opacity(n),
                         "line": {"width": 0},
@@ -752,11 +752,11 @@ class RankingDisplay(_ProjectionBased):
         return ScoreAxis.fit(p.trace.score, higher_is_better=p.higher_is_better, k=p.trace.k)
 
     def groups(self) -> list[np.ndarray]:
-        """The row indexes each trace draws, in point order: one trace per status."""
+        """The row indexes each trace draws, in point order: one trace per stage."""
         t = self.projection.trace
-        shown = drawn_rows(len(t.ids), (t.rank > 0) | (t.cut_rank > 0) | (t.status == TIED))
-        status = t.status[shown]
-        return [shown[status == name] for name in STATUSES]
+        shown = drawn_rows(len(t.ids), (t.rank > 0) | (t.cut_rank > 0) | (t.stage == TIED))
+        stage = t.stage[shown]
+        return [shown[stage == name] for name in STAGES]
 
     def plot(self, figure: Any = None) -> RankingDisplay:
         """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
@@ -770,16 +770,16 @@ class RankingDisplay(_ProjectionBased):
         position = axis.position(p.trace.score)
         row = {label: i for i, label in enumerate(p.label_order)}
         y = np.array([row[v] for v in p.labels], dtype=np.float64)
-        y += spread_offsets(p.trace.trace.ids)
-        traces = self._status_traces(position, y)
+        y += spread_offsets(p.trace.ids)
+        traces = self._stage_traces(position, y)
         if len(p.trace.ids) >= DENSITY_FROM:
             rows_y = (-0.5, len(p.label_order) - 0.5)
             traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
         shapes, annotations = self._marks(axis)
         return traces, self._layout(axis, shapes, annotations)
 
-    def _status_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
-        """One trace per status; ranked points carry their (thinned) rank labels."""
+    def _stage_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
+        """One trace per stage; ranked points carry their (thinned) rank labels."""
         p = self.projection
         t = p.trace
         n = len(t.ids)
@@ -787,8 +787,8 @@ class RankingDisplay(_ProjectionBased):
         strings = n <= HOVER_TEXT_UP_TO
         traces = []
         labelled = spaced_labels(position, y, t.rank, rank_label_mask(t.rank, t.cut_rank, t.k))
-        for status, rows in zip(STATUSES, self.groups()):
-            ranked = status in (RETURNED, DROPPED, TIED)
+        for stage, rows in zip(STAGES, self.groups()):
+            ranked = stage in (RETURNED, DROPPED, TIED)
             mask = np.zeros(n, dtype=bool)
             mask[rows] = True
             hover = (
@@ -810,7 +810,7 @@ class RankingDisplay(_ProjectionBased):
             traces.append(
                 {
                     "type": kind,
-                    "name": status,
+                    "name": stage,
                     "mode": "markers+text" if ranked else "markers",
                     "x": position[rows],
                     "y": y[rows],
@@ -823,9 +823,9 @@ class RankingDisplay(_ProjectionBased):
                     **hover,
                     "marker": {
                         "size": 11 if ranked else (4 if n >= WEBGL_FROM else 7),
-                        "color": STATUS_COLOURS[status],
+                        "color": STAGE_COLOURS[stage],
                         "opacity": 1.0 if ranked else 0.6 * point_opacity(n) / 0.75,
-                        "symbol": _STATUS_SYMBOLS.get(status, "circle"),
+                        "symbol": _STAGE_SYMBOLS.get(stage, "circle"),
                     },
                 }
             )
@@ -906,7 +906,7 @@ class RankingDisplay(_ProjectionBased):
         return layout
 
 
-_STATUS_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
+_STAGE_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
 _LABEL_ALL_UP_TO = 15  # past this many ranks, only some are written on the plot
 
 
@@ -970,10 +970,10 @@ def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
     filter dropped after the cut, ``tied at the top-5 cut`` for a tie the rule left out."""
     out = np.empty(len(rows), dtype=object)
     for n, (i, text) in enumerate(zip(rows.tolist(), hover.tolist())):
-        rank, cut, status = int(trace.rank[i]), int(trace.cut_rank[i]), trace.status[i]
+        rank, cut, stage = int(trace.rank[i]), int(trace.cut_rank[i]), trace.stage[i]
         if rank > 0:
             place = f"rank {rank}"
-        elif status == DROPPED:
+        elif stage == DROPPED:
             place = f"place {cut} at the top-{trace.k} cut, dropped by the post-filter"
         else:
             place = f"tied at the top-{trace.k} cut, left out by {trace.tie_rule} order"
@@ -1544,7 +1544,7 @@ class FilterModesDisplay(_Display):
                     "yaxis": "y" if i == 0 else "y2",
                 }
             )
-        returned = {m: int((t["status"] == RETURNED).sum()) for m, t in self.tables.items()}
+        returned = {m: int((t["stage"] == RETURNED).sum()) for m, t in self.tables.items()}
         layout = {
             "title": {
                 "text": f"Where the documents go: pre-filter returns {returned['pre']}, "
@@ -1579,13 +1579,17 @@ class FilterModesDisplay(_Display):
     def to_html(self, selected: Sequence[str] = ()) -> str:
         """Both tables side by side, as HTML (CSS classes for styling and browser tests); the
         rows of ``selected`` ids carry ``data-selected``."""
+        # The occurrence column tells the records of an id stored twice apart; where no id is,
+        # it is all zeros and only the rows' data-occurrence keeps it.
+        repeats = any(bool((t["occurrence"] > 0).any()) for t in self.tables.values())
         cells = "".join(
             f'<div class="placeborag-mode placeborag-mode-{m}"><h4>{m}-filter</h4>'
             + frame_to_html(
                 self.tables[m],
                 css_class=f"placeborag-table placeborag-table-{m}",
-                headers={"score": f"score ({self.score_label})"},
+                headers={"score": f"score ({self.score_label})", "occurrence": "record"},
                 selected=selected,
+                hide=() if repeats else ("occurrence",),
             )
             + "</div>"
             for m in ("pre", "post")
@@ -1595,7 +1599,7 @@ class FilterModesDisplay(_Display):
 
 # Every rule starts with `.placeborag-results table.placeborag-table`: JupyterLab styles the
 # tables of an HTML output with more specific selectors (right-aligned cells, a fixed layout that
-# lets cell text overlap, striped rows over the status colours), and these must win there.
+# lets cell text overlap, striped rows over the stage colours), and these must win there.
 _TABLE_CSS = """<style>
 .placeborag-results{display:flex;gap:16px;flex-wrap:wrap;font:13px/1.35 sans-serif}
 .placeborag-mode{flex:1 1 420px;min-width:0}
@@ -1609,12 +1613,12 @@ overflow-wrap:normal}
 .placeborag-results table.placeborag-table td.num{text-align:right;
 font-variant-numeric:tabular-nums;white-space:nowrap}
 .placeborag-results table.placeborag-table tbody tr{background:transparent}
-.placeborag-results table.placeborag-table tr[data-status="dropped by post-filter"]{
+.placeborag-results table.placeborag-table tr[data-stage="dropped by post-filter"]{
 background:#fde8dc}
-.placeborag-results table.placeborag-table tr[data-status="lost to recall"]{background:#f6e3ef}
-.placeborag-results table.placeborag-table tr[data-status="tied at the cut"]{background:#fdf0d5}
-.placeborag-results table.placeborag-table tr[data-status="below the cut"]{color:#555}
-.placeborag-results table.placeborag-table tr[data-status="returned"] td:last-child{
+.placeborag-results table.placeborag-table tr[data-stage="lost to recall"]{background:#f6e3ef}
+.placeborag-results table.placeborag-table tr[data-stage="tied at the cut"]{background:#fdf0d5}
+.placeborag-results table.placeborag-table tr[data-stage="below the cut"]{color:#555}
+.placeborag-results table.placeborag-table tr[data-stage="returned"] td:last-child{
 color:#00704f}
 </style>"""
 
@@ -1625,19 +1629,23 @@ def frame_to_html(
     css_class: str = "placeborag-table",
     headers: Mapping[str, str] | None = None,
     selected: Sequence[str] = (),
+    hide: Sequence[str] = (),
 ) -> str:
-    """A small, escaped HTML table; each row carries ``data-status`` and ``data-id``.
+    """A small, escaped HTML table; each row carries ``data-stage``, ``data-id`` and
+    ``data-occurrence`` where the frame has them.
 
-    ``headers`` renames columns in the header row (the frame keeps its names)."""
+    ``headers`` renames columns in the header row (the frame keeps its names); the columns in
+    ``hide`` get no cell (their values stay in the rows' data attributes)."""
     names = headers or {}
     chosen = set(selected)
-    head = "".join(f"<th>{html.escape(names.get(str(c), str(c)))}</th>" for c in frame.columns)
-    body = []
     columns = [str(c) for c in frame.columns]
+    cells_of = [c for c in columns if c not in hide]
+    head = "".join(f"<th>{html.escape(names.get(c, c))}</th>" for c in cells_of)
+    body = []
     values = [frame[c].tolist() for c in frame.columns]  # column by column: no row objects
     for rec in (dict(zip(columns, row)) for row in zip(*values)):
         cells = []
-        for value in rec.values():
+        for value in (rec[c] for c in cells_of):
             if isinstance(value, float):
                 cells.append(f'<td class="num">{value:.6f}</td>')
             elif value is None or (not isinstance(value, str) and _isna(value)):
@@ -1646,15 +1654,13 @@ def frame_to_html(
                 cells.append(f"<td>{html.escape(str(value))}</td>")
         attrs = "".join(
             f' data-{k}="{html.escape(str(rec[k]), quote=True)}"'
-            for k in ("status", "id")
+            for k in ("stage", "occurrence", "id")
             if k in rec
         )
         if chosen and rec.get("id") in chosen:
             attrs += " data-selected"
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
-    empty = (
-        f'<tr><td colspan="{len(frame.columns)}"><i>no documents</i></td></tr>' if not body else ""
-    )
+    empty = f'<tr><td colspan="{len(cells_of)}"><i>no documents</i></td></tr>' if not body else ""
     return (
         f'<table class="{css_class}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}{empty}</tbody></table>"

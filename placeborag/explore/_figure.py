@@ -235,7 +235,8 @@ function render({ model, el }) {
   el.addEventListener("click", (event) => {
     const row = event.target && event.target.closest && event.target.closest("tr[data-id]");
     if (row && el.contains(row)) {
-      model.send({ kind: "row", revision: model.get("revision"), id: row.dataset.id });
+      const occurrence = Number(row.dataset.occurrence || "0");
+      model.send({ kind: "row", revision: model.get("revision"), id: row.dataset.id, occurrence });
     }
   });
   model.on("change:value", show);
@@ -589,13 +590,14 @@ def _panel_class() -> Any:
     traitlets = optional("traitlets")
 
     class HtmlPanel(anywidget.AnyWidget):  # type: ignore[misc,name-defined]
-        """HTML (the app's tables) whose row clicks (``tr[data-id]``) come back as ids."""
+        """HTML (the app's tables) whose row clicks (``tr[data-id]``) come back as the row's
+        id and ``data-occurrence`` (which record of an id stored more than once)."""
 
         _esm = _PANEL_ESM
         value = traitlets.Unicode("").tag(sync=True)
         revision = traitlets.Int(0).tag(sync=True)
 
-        def __init__(self, on_row: Callable[[str], None] | None = None) -> None:
+        def __init__(self, on_row: Callable[[str, int], None] | None = None) -> None:
             super().__init__()
             self.on_row = on_row
             self.refused = 0
@@ -608,10 +610,12 @@ def _panel_class() -> Any:
         def _handle(self, _widget: Any, content: Any, _buffers: Any) -> None:
             ok = (
                 type(content) is dict
-                and set(content) == {"kind", "revision", "id"}
+                and set(content) in ({"kind", "revision", "id"}, _ROW_KEYS)
                 and content["kind"] == "row"
                 and _exact_int(content["revision"])
                 and type(content["id"]) is str
+                and _exact_int(content.get("occurrence", 0))
+                and 0 <= content.get("occurrence", 0) < 2**31
             )
             if not ok:
                 self.refused += 1
@@ -620,7 +624,7 @@ def _panel_class() -> Any:
                 return
             if content["revision"] == self.revision and self.on_row is not None:
                 try:
-                    self.on_row(content["id"])
+                    self.on_row(content["id"], content.get("occurrence", 0))
                 except Exception:
                     LOG.exception("placeborag explorer: handling a row click failed")
 
@@ -648,6 +652,9 @@ def status_widget() -> Any:
     return _status_class()()
 
 
-def panel(on_row: Callable[[str], None] | None = None) -> Any:
-    """An HTML panel widget whose table rows answer clicks with ``on_row(id)``."""
+_ROW_KEYS = {"kind", "revision", "id", "occurrence"}
+
+
+def panel(on_row: Callable[[str, int], None] | None = None) -> Any:
+    """An HTML panel widget whose table rows answer clicks with ``on_row(id, occurrence)``."""
     return _panel_class()(on_row)

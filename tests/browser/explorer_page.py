@@ -78,7 +78,7 @@ RANKING_DRAWN = """() => {
 }"""
 ROWS = """(mode) => Array.from(document.querySelectorAll(
     '.placeborag-results table.placeborag-table-' + mode + ' tr[data-id]'))
-    .map(r => [r.dataset.id, r.dataset.status])"""
+    .map(r => [r.dataset.id, r.dataset.stage])"""
 
 
 def open_page(browser):

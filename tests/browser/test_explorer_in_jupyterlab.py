@@ -233,8 +233,8 @@ def test_lowering_the_recall_marks_lost_documents(page):
     page.keyboard.type("0.4")
     page.keyboard.press("Enter")
     settle(page, table, plots)
-    statuses = {s for _, s in page.evaluate(ROWS, "pre") + page.evaluate(ROWS, "post")}
-    assert "lost to recall" in statuses
+    stages = {s for _, s in page.evaluate(ROWS, "pre") + page.evaluate(ROWS, "post")}
+    assert "lost to recall" in stages
 
 
 def test_typing_a_filter_changes_the_results(page):

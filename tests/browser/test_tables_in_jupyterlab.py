@@ -2,7 +2,7 @@
 
 JupyterLab styles the tables of an HTML output with selectors more specific than plain class
 rules: right-aligned cells, a fixed layout in which long cell text overlaps the next column,
-and striped rows painted over the status colours. The tables' own CSS must win there.
+and striped rows painted over the stage colours. The tables' own CSS must win there.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ HTML(FilterModesDisplay.from_scenario(demo_scenario()).to_html())
 LAYOUT = """() => {
     const table = document.querySelector('.jp-OutputArea-output .placeborag-table-post');
     const cells = Array.from(table.querySelectorAll('th, td'));
-    const dropped = table.querySelector('tr[data-status="dropped by post-filter"]');
+    const dropped = table.querySelector('tr[data-stage="dropped by post-filter"]');
     return {
         layout: getComputedStyle(table).tableLayout,
         aligns: [...new Set(cells.filter(c => !c.classList.contains('num'))
@@ -59,5 +59,5 @@ def test_the_tables_are_left_aligned_and_no_cell_overlaps_the_next(tables_page):
     assert layout["overflowing"] == []
 
 
-def test_a_row_keeps_its_status_colour_over_jupyterlabs_stripes(tables_page):
+def test_a_row_keeps_its_stage_colour_over_jupyterlabs_stripes(tables_page):
     assert tables_page.evaluate(LAYOUT)["dropped"] == "rgb(253, 232, 220)"

@@ -17,7 +17,7 @@ CASES = [
 
 
 def _ids_with(trace, status):
-    return sorted(i for i, s in zip(trace.ids, trace.status) if s == status)
+    return sorted(i for i, s in zip(trace.ids, trace.stage) if s == status)
 
 
 @pytest.mark.parametrize(("mode", "recall", "where"), CASES)
@@ -34,7 +34,7 @@ def test_trace_agrees_with_explain_at_every_stage(mode, recall, where, n):
     assert _ids_with(trace, "filtered out") == sorted(explained.filtered_out)
     assert _ids_with(trace, "lost to recall") == sorted(explained.recall_lost)
     assert trace.counts["survive recall"] == len(explained.ranked)
-    assert trace.top_k == list(explained.top_k)
+    assert trace.top_k == tuple(explained.top_k)
     assert trace.counts["top-k cut"] == len(explained.top_k)
     assert _ids_with(trace, "dropped by post-filter") == sorted(explained.post_filter_dropped)
     assert list(trace.matches) == list(explained.matches)
@@ -42,7 +42,7 @@ def test_trace_agrees_with_explain_at_every_stage(mode, recall, where, n):
     # Every survivor is ranked; the trace's float32 screen orders them as the exact ranking
     # does, except inside near-ties the store breaks exactly.
     survivors = {
-        i for i, s in zip(trace.ids, trace.status) if s not in ("lost to recall", "filtered out")
+        i for i, s in zip(trace.ids, trace.stage) if s not in ("lost to recall", "filtered out")
     }
     assert survivors == set(explained.ranked)
     cosine = dict(zip(trace.ids, trace.cosine))

@@ -20,7 +20,7 @@ def explorer():
 
 def _returned(explorer, mode):
     t = explorer.tables[mode]
-    return list(t.loc[t["status"] == "returned"].sort_values("rank")["id"])
+    return list(t.loc[t["stage"] == "returned"].sort_values("rank")["id"])
 
 
 def _trace(figure, name):

@@ -94,7 +94,7 @@ def test_filter_tables_return_what_query_returns(demo, mode, recall):
     store = demo.store(filter_mode=mode, recall=recall)
     rows = store_rows(store)
     table = filter_mode_table(trace_query(store, demo.query, 5, demo.where), rows)
-    returned = table[table["status"] == "returned"].sort_values("rank")
+    returned = table[table["stage"] == "returned"].sort_values("rank")
     matches = store.query(demo.query, 5, demo.where)
     assert list(returned["id"]) == [m.id for m in matches]
     assert list(returned["score"]) == [m.score for m in matches]
@@ -105,7 +105,7 @@ def test_post_filter_table_marks_what_the_filter_dropped(demo):
     store = demo.store(filter_mode="post")
     table = filter_mode_table(trace_query(store, demo.query, 5, demo.where), store_rows(store))
     explained = store.explain(demo.query, 5, demo.where)
-    dropped = table.loc[table["status"] == "dropped by post-filter", "id"]
+    dropped = table.loc[table["stage"] == "dropped by post-filter", "id"]
     assert sorted(dropped) == sorted(explained.post_filter_dropped)
     assert len(dropped) > 0
 
@@ -114,8 +114,8 @@ def test_recall_losses_listed_are_the_ones_a_perfect_index_returns(demo):
     store = demo.store(recall=0.5)
     table = filter_mode_table(trace_query(store, demo.query, 5, demo.where), store_rows(store))
     perfect = [m.id for m in demo.store().query(demo.query, 5, demo.where)]
-    lost = set(table.loc[table["status"] == "lost to recall", "id"])
-    returned = set(table.loc[table["status"] == "returned", "id"])
+    lost = set(table.loc[table["stage"] == "lost to recall", "id"])
+    returned = set(table.loc[table["stage"] == "returned", "id"])
     assert lost == set(perfect) - returned
 
 

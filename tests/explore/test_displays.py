@@ -133,15 +133,17 @@ def test_filter_modes_display_tables_and_funnel(demo):
     assert list(display.tables["pre"].columns) == [
         "rank",
         "id",
+        "occurrence",
         "text",
         "metadata",
         "score",
-        "status",
+        "stage",
         "tie",
     ]
     html = display.to_html()
     assert 'class="placeborag-table placeborag-table-pre"' in html
-    assert 'data-status="dropped by post-filter"' in html
+    assert 'data-stage="dropped by post-filter"' in html
+    assert "<th>record</th>" not in html  # no id is stored twice: no column for it
 
 
 def test_plot_draws_into_an_existing_figure_in_place(demo):

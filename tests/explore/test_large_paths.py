@@ -79,7 +79,7 @@ def test_an_app_over_a_store_draws_what_a_rebuilt_store_draws(controls):
         assert a.top_k == b.top_k
         np.testing.assert_array_equal(a.score, b.score)
         np.testing.assert_array_equal(a.rank, b.rank)
-        assert list(a.status) == list(b.status)
+        assert list(a.stage) == list(b.stage)
     np.testing.assert_array_equal(fast.projection.coords, slow.projection.coords)
     np.testing.assert_array_equal(fast.rows.vectors, slow.rows.vectors)
 

@@ -148,7 +148,7 @@ def test_explain_says_where_and_why(app):
     assert len(info["neighbours"]) == 5 and first not in [n["id"] for n in info["neighbours"]]
     cos = [n["cosine"] for n in info["neighbours"]]
     assert cos == sorted(cos, reverse=True)
-    out = next(i for i, st in zip(t.ids, t.status) if st == "filtered out")
+    out = next(i for i, st in zip(t.ids, t.stage) if st == "filtered out")
     assert "where filter" in app.explain(out)["why"]
     with pytest.raises(ValueError, match="unknown id"):
         app.explain("no-such-id")
@@ -163,7 +163,7 @@ def test_explain_names_the_tie_rule():
     tie_app = Explorer(Scenario(documents=docs, query="same words", k=2, where=None))
     loser = next(
         i
-        for i, st in zip(tie_app.shown.trace.ids, tie_app.shown.trace.status)
+        for i, st in zip(tie_app.shown.trace.ids, tie_app.shown.trace.stage)
         if st == "tied at the cut"
     )
     info = tie_app.explain(loser)
