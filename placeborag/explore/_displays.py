@@ -548,7 +548,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "mode": "markers+text",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": [plotly_text(str(name)) for name in p.anchor_names],
-                "textposition": _anchor_text_positions(p) if not three else "bottom center",
+                "textposition": "middle right" if not three else "bottom center",
                 "textfont": {"size": 12, "color": "#333333"},
                 "hovertemplate": "anchor of %{text}<extra></extra>",
                 "marker": {
@@ -638,7 +638,7 @@ class ProjectionDisplay(_ProjectionBased):
             layout["height"] = 620
             layout["margin"] = {"t": 90, "l": 10, "r": 10, "b": 10}
         else:
-            layout["xaxis"] = {"title": {"text": axes[0]}, "zeroline": False}
+            layout["xaxis"] = {"title": {"text": axes[0]}, "zeroline": False, "range": _x_range(p)}
             # Equal aspect: a distance reads the same up as across.
             layout["yaxis"] = {
                 "title": {"text": axes[1]},
@@ -649,14 +649,22 @@ class ProjectionDisplay(_ProjectionBased):
         return layout
 
 
-def _anchor_text_positions(p: Projection) -> list[str]:
-    """Each anchor's name on the side facing the middle of the picture: a name written
-    outwards from an anchor at the edge is cut off by the plot area."""
-    if not len(p.anchor_names) or not len(p.coords):
-        return []
-    xs = np.concatenate([p.coords[:, 0], p.anchors[:, 0]])
-    middle = (float(xs.min()) + float(xs.max())) / 2
-    return ["middle left" if x > middle else "middle right" for x in p.anchors[:, 0].tolist()]
+ANCHOR_NAME_ROOM = 0.16  # of the x span, right of the rightmost point, for an anchor's name
+
+
+def _x_range(p: Projection) -> list[float]:
+    """The 2-D projection's x range: every point, with room on the right for the anchors'
+    names, which are written to the right of their diamonds (plotly's autorange leaves no
+    room for text: a name at the right edge was cut off, and written inwards it lay over
+    the query and the top-k)."""
+    parts = [p.coords[:, 0], p.query[:1]]
+    named = len(p.anchor_names) > 0
+    if named:
+        parts.append(p.anchors[:, 0])
+    xs = np.concatenate([np.asarray(x, dtype=np.float64) for x in parts])
+    lo, hi = float(xs.min()), float(xs.max())
+    span = (hi - lo) or 1.0
+    return [lo - 0.05 * span, hi + (ANCHOR_NAME_ROOM if named else 0.05) * span]
 
 
 class _Look:

@@ -276,16 +276,18 @@ def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
 
 
 @pytest.mark.parametrize("n", [None, 2000])
-def test_anchor_names_face_the_middle_of_the_picture(n):
-    # At 20,000 documents the shipping anchor sat at the right edge with its name written
-    # outwards, cut off by the plot area ("shippin").
+def test_the_x_range_leaves_room_for_the_anchor_names_right_of_their_diamonds(n):
+    # At 38 and 20,000 documents the rightmost anchor's name ran out of the plot area and was
+    # cut off ("refunc", "shippin"): plotly's autorange leaves no room for text.
+    from placeborag.explore._displays import ANCHOR_NAME_ROOM
+
     display = ProjectionDisplay.from_scenario(demo_scenario(n)).plot()
     anchors = _by_name(display.figure_, "cluster anchors")
-    xs = list(display.projection.coords[:, 0]) + list(anchors.x)
-    middle = (min(xs) + max(xs)) / 2
-    for x, position in zip(anchors.x, anchors.textposition):
-        assert position == ("middle left" if x > middle else "middle right")
-    assert "middle left" in anchors.textposition  # the demo has an anchor on the right
+    assert anchors.textposition == "middle right"
+    xs = [*display.projection.coords[:, 0], *anchors.x, display.projection.query[0]]
+    span = max(xs) - min(xs)
+    low, high = display.figure_.layout.xaxis.range
+    assert low < min(xs) and high >= max(anchors.x) + ANCHOR_NAME_ROOM * span - 1e-9
 
 
 def test_the_rank_label_at_the_cut_is_written_beside_the_cut_line(demo):
