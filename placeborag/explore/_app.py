@@ -110,10 +110,51 @@ _CSS = (
     " @keyframes placeborag-spin {to {transform: rotate(360deg);}}"
     # While the kernel works (shown after half a second), the views say they are not current.
     " .placeborag-busy .placeborag-figure {opacity: 0.55; transition: opacity 0.2s;}"
+    # The app's width decides its layout (a notebook's column, not the window).
+    " .placeborag-app {container-type: inline-size; container-name: placeborag;}"
+    # A toggle's label beside its buttons, as every other control's is (ipywidgets puts it on
+    # a line of its own); the view toggles' buttons say what they are without one.
+    " .placeborag-app .widget-toggle-buttons {display: flex; align-items: center;}"
+    " .placeborag-app .widget-toggle-buttons > .widget-label {flex: 0 0 84px; width: 84px;"
+    " margin: 0 4px 0 0; text-align: right; overflow: hidden; text-overflow: ellipsis;}"
+    " .placeborag-app .widget-toggle-buttons > div {display: flex; flex-wrap: nowrap;}"
+    " .placeborag-view-controls .widget-toggle-buttons > .widget-label {display: none;}"
+    " .placeborag-view-controls > * {margin-right: 12px;}"
+    # The side panel's rows wrap inside it; its fields and buttons fit its width.
+    " .placeborag-side .widget-hbox {flex-wrap: wrap;}"
+    " .placeborag-side .widget-text, .placeborag-side .placeborag-export-path"
+    " {width: auto !important; max-width: 100%; box-sizing: border-box;}"
+    " .placeborag-side .widget-button {width: auto; max-width: 100%; padding: 0 10px;}"
+    " .placeborag-side .widget-textarea {width: 100% !important; box-sizing: border-box;}"
+    # A notebook column (narrower than the three groups and the side panel): the query and
+    # the embedder on the left of the store, and the side panel (selection, export, inspect)
+    # right under the two plots, not under every view.
+    " @container placeborag (min-width: 560px) and (max-width: 920px) {"
+    " .placeborag-controls {display: grid !important; grid-template-columns: max-content"
+    " max-content; column-gap: 0;}"
+    " .placeborag-group-query {grid-column: 1; grid-row: 1;}"
+    " .placeborag-group-embedder {grid-column: 1; grid-row: 2;}"
+    " .placeborag-group-store {grid-column: 2; grid-row: 1 / span 2;}}"
+    " @container placeborag (max-width: 920px) {"
+    " .placeborag-body > .placeborag-plots {display: contents;}"
+    " .placeborag-plots > * {order: 1; flex: 1 1 100%; min-width: 0;}"
+    " .placeborag-body > .placeborag-side {order: 2; flex: 1 1 100% !important;"
+    " width: auto !important; margin: 8px 0 !important;}"
+    " .placeborag-plots > .placeborag-below-side {order: 3;}}"
 )
 _STYLE = {"description_width": "84px"}
-_CONTROL_WIDTH = "290px"
+_CONTROL_WIDTH = "264px"
 NEIGHBOURS = 5  # nearest documents shown for an inspected one
+# The busy indicator's words for the phases of a redraw (ExplorerState.timed's names).
+_STEPS = {
+    "embed": "embedding the documents",
+    "trace": "tracing the query",
+    "pca": "fitting the PCA",
+    "umap": "fitting UMAP",
+    "project": "projecting",
+    "tables": "building the tables",
+    "anchors": "measuring the anchors",
+}
 FOUND = 10  # matches listed by the find box
 
 
@@ -347,7 +388,11 @@ class Explorer:
             control.observe(self._on_change, names="value")
             if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="226px")
+        self.controls["where"].layout = w.Layout(width="200px")
+        # The view choices share one row above the views, even in a notebook's column.
+        self.controls["color_by"].layout = w.Layout(width="230px")
+        for name in ("projection", "method"):
+            self.controls[name].style = {**_STYLE, "button_width": "60px"}
         self.apply_button = w.Button(
             description="apply", tooltip="apply the where filter", layout=w.Layout(width="60px")
         )
@@ -417,7 +462,7 @@ class Explorer:
     def _group(self, w: Any, title: str, items: Sequence[Any], note: str = "") -> Any:
         head = w.HTML(f'<div class="placeborag-group-title">{html.escape(title)}</div>{note}')
         box = w.VBox([head, *items], layout=w.Layout(margin="0 12px 4px 0"))
-        return box.add_class("placeborag-group")
+        return box.add_class("placeborag-group").add_class(f"placeborag-group-{title}")
 
     def _embedder_group(self, w: Any) -> Any:
         c = self.controls
@@ -463,24 +508,24 @@ class Explorer:
                 self._embedder_group(w),
             ],
             layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
-        )
+        ).add_class("placeborag-controls")
         # The view choices sit right above the views they change.
         toolbar = w.HBox(
             [c["color_by"], c["projection"], c["method"]],
             layout=w.Layout(flex_flow="row wrap", align_items="center"),
         ).add_class("placeborag-view-controls")
+        below = [
+            w.HTML("<h4>Pre- versus post-filter</h4>"),
+            self.results_html,
+            views["funnel"],
+            views["anchors"],
+        ]
+        for item in below:  # a narrow app puts the side panel between these and the plots
+            item.add_class("placeborag-below-side")
         plots = w.VBox(
-            [
-                toolbar,
-                views["projection"],
-                views["ranking"],
-                w.HTML("<h4>Pre- versus post-filter</h4>"),
-                self.results_html,
-                views["funnel"],
-                views["anchors"],
-            ],
+            [toolbar, views["projection"], views["ranking"], *below],
             layout=w.Layout(flex="1 1 560px", min_width="480px"),
-        )
+        ).add_class("placeborag-plots")
         side = w.VBox(
             [
                 w.HTML('<div class="placeborag-group-title">selection</div>'),
@@ -506,7 +551,9 @@ class Explorer:
             groups,
             self.error_html,
             self.stale_html,
-            w.HBox([plots, side], layout=w.Layout(flex_flow="row wrap", width="100%")),
+            w.HBox([plots, side], layout=w.Layout(flex_flow="row wrap", width="100%")).add_class(
+                "placeborag-body"
+            ),
         ]
         if self.mode == "widget":
             parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
@@ -577,27 +624,41 @@ class Explorer:
         self.refresh(changed=change["owner"].description)
 
     def _busy_while(self, note: str, work: Any) -> Any:
-        """Run ``work()`` with ``note`` in the busy indicator (the page shows it, and dims
-        the views, only past half a second)."""
+        """Run ``work()`` with ``note`` in the busy indicator, and each phase of the views'
+        computation as its step (the page shows them, and dims the views, only past half a
+        second, then counts the seconds)."""
         if self.status is None:
             return work()
-        self.status.busy = note
+        status = self.status
+
+        def step(phase: str) -> None:
+            words = _STEPS.get(phase) or (
+                f"drawing the {phase[5:]}" if phase.startswith("draw ") else phase
+            )
+            if status.step != words:
+                status.step = words
+
+        self.state.on_phase = step
+        status.busy = note
         try:
             return work()
         finally:
-            self.status.busy = ""
+            self.state.on_phase = None
+            status.step = ""
+            status.busy = ""
 
-    def _refresh_note(self) -> str:
+    def _refresh_note(self, changed: str | None = None) -> str:
         """What a redraw from the controls is about to do, for the busy indicator."""
         try:
             scenario = self._scenario_from_controls()
         except Exception:
             return "updating the views"
         n = len(scenario.documents)
-        if self.state.embeds_anew(scenario):
-            return f"re-embedding {n:,} documents"
-        if self.controls["method"].value == "umap":
+        anew = self.state.embeds(scenario)
+        if self.controls["method"].value == "umap" and (anew or changed == "method"):
             return f"fitting UMAP to {n:,} documents (the first fit compiles: up to ~15 s)"
+        if anew:
+            return f"re-embedding {n:,} documents"
         return f"updating the views of {n:,} documents"
 
     def _export_note(self) -> str:
@@ -617,7 +678,7 @@ class Explorer:
     def refresh(self, changed: str | None = None) -> None:
         """Recompute and redraw every view from the controls; errors are shown, not raised."""
         if self.status is not None and changed is not None:
-            self._busy_while(self._refresh_note(), lambda: self._refresh(changed))
+            self._busy_while(self._refresh_note(changed), lambda: self._refresh(changed))
         else:
             self._refresh(changed)
         self._show_semantics_note()
@@ -644,9 +705,12 @@ class Explorer:
             )
             if self._views is not None:
                 self.widget.add_class("placeborag-stale")
+                # What is drawn, not what the controls now say (a UMAP toggle that failed
+                # leaves the PCA on screen, and says so).
                 self.stale_html.value = (
                     "The views below are stale: showing the last valid state "
-                    f"(where={html.escape(json_text(self.scenario.where))})."
+                    f"({html.escape(self._views.projection.method)}, "
+                    f"where={html.escape(json_text(self.scenario.where))})."
                 )
         else:
             self.scenario = scenario

@@ -638,7 +638,7 @@ class ProjectionDisplay(_ProjectionBased):
             layout["height"] = 620
             layout["margin"] = {"t": 90, "l": 10, "r": 10, "b": 10}
         else:
-            layout["xaxis"] = {"title": {"text": axes[0]}, "zeroline": False}
+            layout["xaxis"] = {"title": {"text": axes[0]}, "zeroline": False, "range": _x_range(p)}
             # Equal aspect: a distance reads the same up as across.
             layout["yaxis"] = {
                 "title": {"text": axes[1]},
@@ -647,6 +647,24 @@ class ProjectionDisplay(_ProjectionBased):
                 "scaleratio": 1,
             }
         return layout
+
+
+ANCHOR_NAME_ROOM = 0.16  # of the x span, right of the rightmost point, for an anchor's name
+
+
+def _x_range(p: Projection) -> list[float]:
+    """The 2-D projection's x range: every point, with room on the right for the anchors'
+    names, which are written to the right of their diamonds (plotly's autorange leaves no
+    room for text: a name at the right edge was cut off, and written inwards it lay over
+    the query and the top-k)."""
+    parts = [p.coords[:, 0], p.query[:1]]
+    named = len(p.anchor_names) > 0
+    if named:
+        parts.append(p.anchors[:, 0])
+    xs = np.concatenate([np.asarray(x, dtype=np.float64) for x in parts])
+    lo, hi = float(xs.min()), float(xs.max())
+    span = (hi - lo) or 1.0
+    return [lo - 0.05 * span, hi + (ANCHOR_NAME_ROOM if named else 0.05) * span]
 
 
 class _Look:
@@ -973,8 +991,13 @@ def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
 
 
 def _rank_positions(trace: Any, mask: np.ndarray) -> list[str]:
+    """Rank labels above and below their points in turn; the k-th point sits on the cut
+    line, so its label goes to the line's right, where it does not cross the line."""
     r = np.where(trace.rank[mask] > 0, trace.rank[mask], trace.cut_rank[mask])
-    return ["top center" if int(v) % 2 else "bottom center" for v in r]
+    return [
+        ("top" if int(v) % 2 else "bottom") + (" right" if int(v) == trace.k else " center")
+        for v in r
+    ]
 
 
 def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
@@ -1119,14 +1142,18 @@ class ScoreAxis:
             )
             if any(abs(n["x"] - (lo + hi) / 2) < room for n in notes):
                 continue  # the band is drawn; one note says what the bands are
+            # Written up the band itself, which holds no documents by definition: a note
+            # across the plot's foot sat over the bottom row's points and rank labels.
             notes.append(
                 {
-                    "text": f"axis break:<br>{b - a:.3g} with<br>no documents",
+                    "text": f"axis break: {b - a:.3g} with no documents",
                     "x": (lo + hi) / 2,
                     "xref": "x",
-                    "y": 0.0,
+                    "y": 0.5,
                     "yref": "paper",
-                    "yanchor": "bottom",
+                    "xanchor": "center",
+                    "yanchor": "middle",
+                    "textangle": -90,
                     "showarrow": False,
                     "font": {"size": 10, "color": "#666666"},
                 }

@@ -74,6 +74,7 @@ class ExportPanel:
         self.preview_html = w.HTML("").add_class(PANEL_CLASSES["preview"])
         self.area = w.Textarea(layout=w.Layout(width="100%", height="320px"))
         self.area.add_class(PANEL_CLASSES["export"])
+        self.area.layout.display = "none"  # an empty box until there is a test to show
         self.path = w.Text(
             description="save to",
             placeholder="tests/test_designed.py",
@@ -137,6 +138,7 @@ class ExportPanel:
         )
         self.preview_html.value = preview_html(export)
         self.area.value = export.source
+        self.area.layout.display = ""
         self.saved_html.value = ""
         self.save_button.disabled = self.conftest_button.disabled = False
 

@@ -10,6 +10,7 @@ observes them and draws what this returns; a test or a script can use this alone
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -123,7 +124,8 @@ class ExplorerState:
     (:meth:`Scenario.from_store`); its records and vectors are then used as they are, under
     the scenario's store options (:meth:`FakeVectorStore.with_options`), not written and
     embedded again. ``phases`` holds the milliseconds of the last computation by phase (for
-    the benchmarks).
+    the benchmarks); ``on_phase``, when set, is told each phase as it starts (on the main
+    thread only: the app's busy indicator shows it).
     """
 
     def __init__(
@@ -137,6 +139,7 @@ class ExplorerState:
         self.user_coords = coords  # (n, 2) given by the user, aligned with the records
         self._given = store
         self.phases: dict[str, float] = {}
+        self.on_phase: Callable[[str], None] | None = None
         self._stores = LRU()
         self._origin: tuple[FakeVectorStore, StoreRows] | None = None
         self._origin_key: str | None = None  # the embedder key of the origin's vectors
@@ -151,6 +154,8 @@ class ExplorerState:
 
     def timed(self, phase: str, make: Callable[[], Any]) -> Any:
         """``make()``, its milliseconds added to ``self.phases[phase]`` (for the benchmarks)."""
+        if self.on_phase is not None and threading.current_thread() is threading.main_thread():
+            self.on_phase(phase)
         start = time.perf_counter()
         try:
             return make()
@@ -386,13 +391,13 @@ class ExplorerState:
         """Whether ``s`` needs a new embedding of a large store (one not cached): the caller
         should then let go of the views it holds first, so that the store they draw is not
         kept alive beside the one being embedded (at 100,000 x 256 each is 100 MB)."""
+        return len(s.documents) >= _LARGE_STORE and self.embeds(s)
+
+    def embeds(self, s: Scenario) -> bool:
+        """Whether drawing ``s`` embeds its documents (no store is cached for its embedder
+        settings): what the app's busy note says before it starts."""
         key = self._embedder_key(s)
-        return (
-            self.fixed_embedder is None
-            and len(s.documents) >= _LARGE_STORE
-            and key not in self._stores
-            and key != self._origin_key
-        )
+        return self.fixed_embedder is None and key not in self._stores and key != self._origin_key
 
     def _hashing_key(self, s: Scenario) -> str:
         return json.dumps(

@@ -251,6 +251,19 @@ def test_axis_break_notes_are_not_written_over_each_other_and_never_read_zero():
     assert not any("0.00 with" in n["text"] for n in notes)
 
 
+def test_axis_break_notes_are_written_up_their_empty_band_not_over_the_bottom_row():
+    # At 20,000 documents the note at the plot's foot sat over the bottom row's rank labels.
+    from placeborag.explore._displays import ScoreAxis
+
+    axis = ScoreAxis(0.0, 1.0, [(0.5, 0.9)])
+    bands, notes = axis.break_marks()
+    (band,) = bands
+    (note,) = notes
+    assert band["x0"] < note["x"] < band["x1"]
+    assert note["textangle"] == -90 and note["y"] == 0.5 and note["yanchor"] == "middle"
+    assert "<br>" not in note["text"]
+
+
 def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
     from placeborag.explore._displays import spaced_labels
 
@@ -260,3 +273,29 @@ def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
     kept = spaced_labels(x, y, rank, rank > 0)
     # 1, 3 and 5 sit on one spot above their row: only rank 1 is written; 2 is below, alone.
     assert kept.tolist() == [True, False, False, True, False]
+
+
+@pytest.mark.parametrize("n", [None, 2000])
+def test_the_x_range_leaves_room_for_the_anchor_names_right_of_their_diamonds(n):
+    # At 38 and 20,000 documents the rightmost anchor's name ran out of the plot area and was
+    # cut off ("refunc", "shippin"): plotly's autorange leaves no room for text.
+    from placeborag.explore._displays import ANCHOR_NAME_ROOM
+
+    display = ProjectionDisplay.from_scenario(demo_scenario(n)).plot()
+    anchors = _by_name(display.figure_, "cluster anchors")
+    assert anchors.textposition == "middle right"
+    xs = [*display.projection.coords[:, 0], *anchors.x, display.projection.query[0]]
+    span = max(xs) - min(xs)
+    low, high = display.figure_.layout.xaxis.range
+    assert low < min(xs) and high >= max(anchors.x) + ANCHOR_NAME_ROOM * span - 1e-9
+
+
+def test_the_rank_label_at_the_cut_is_written_beside_the_cut_line(demo):
+    # At k=10 the label "10" sat across the dashed top-k cut line that runs through its point.
+    display = RankingDisplay.from_scenario(demo.replace(k=10)).plot()
+    labelled = [t for t in display.figure_.data if t.text is not None and "10" in list(t.text)]
+    assert labelled
+    for trace in labelled:
+        positions = dict(zip(trace.text, trace.textposition))
+        assert positions["10"].endswith("right")
+        assert all(p.endswith("center") for label, p in positions.items() if label != "10")
