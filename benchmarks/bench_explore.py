@@ -10,6 +10,11 @@ of the median visit. "seen" is the median of changes back and forth between two 
 already drawn. Measured around the traitlets change, so it is compute + redraw into the
 long-lived figure widgets, with no front end attached. The machine's speed at the time is
 printed beside (a fixed numpy + Python workload) because the target is an absolute one.
+
+``--controls N`` times the embedder controls (model name, dimensions, spread) at ``N``
+documents in an IPython kernel, each change beside its floor measured just before it: a fresh
+FakeEmbedder at the new setting embedding what the change must embed again. The target is
+500 ms per change at 100,000 documents.
 """
 
 from __future__ import annotations
@@ -160,14 +165,20 @@ def bench_in_kernel(n: int, repeats: int) -> list[dict[str, Any]]:
     There every widget has a live comm: each redraw's messages are serialised and sent
     over ZeroMQ to the kernel's iopub channel, as in a notebook (no front end listens).
     """
+    code = (
+        f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
+        f"print(json.dumps(bench_explore.bench_app({n}, {repeats})))"
+    )
+    out: list[dict[str, Any]] = json.loads(in_kernel(code))
+    return out
+
+
+def in_kernel(code: str) -> str:
+    """What ``code`` prints, run in an IPython kernel started for it (jupyter_client)."""
     from jupyter_client.manager import start_new_kernel
 
     manager, client = start_new_kernel(kernel_name="python3")
     try:
-        code = (
-            f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
-            f"print(json.dumps(bench_explore.bench_app({n}, {repeats})))"
-        )
         msg_id = client.execute(code)
         output, error = [], []
         while True:
@@ -183,7 +194,7 @@ def bench_in_kernel(n: int, repeats: int) -> list[dict[str, Any]]:
                 break
         if error:
             raise RuntimeError(f"the benchmark failed in the kernel: {error[0]}")
-        return json.loads("".join(output))
+        return "".join(output)
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
@@ -510,8 +521,9 @@ _APP_SPREADS = (0.35, 0.4, 0.45, 0.55, 0.6, 0.65, 0.7)
 
 
 def bench_controls(n: int, rounds: int) -> None:
-    """The embedder controls at ``n`` documents (kernel time, warm: the app built and each
-    control changed once first), each change against its floor measured just before it in
+    """The embedder controls at ``n`` documents (run in an IPython kernel by ``--controls``,
+    so every redraw is serialised and sent over the widgets' comms; warm: the app built and
+    each control changed once first), each change against its floor measured just before it in
     the same run: a fresh FakeEmbedder at the new setting embedding what the change must
     embed again (every text for a model name or a dimension, the cluster members for a
     spread), the least any app could do. The dimension is changed under a model name set
@@ -555,7 +567,7 @@ def bench_controls(n: int, rounds: int) -> None:
         a = change("cluster_spread", _APP_SPREADS[i % len(_APP_SPREADS)])
         timings.setdefault("cluster spread", []).append((a, f))
     print(
-        f"embedder controls at {n:,} documents, kernel ms (no front end), {rounds} rounds; "
+        f"embedder controls at {n:,} documents, ms (no front end), {rounds} rounds; "
         "load average (1 min) at each round: " + ", ".join(f"{v:.1f}" for v in loads[1:])
     )
     rows = []
@@ -596,6 +608,9 @@ def main() -> None:
         help="time the embedder controls at N documents against their floor (e.g. 100000)",
     )
     parser.add_argument("--rounds", type=int, default=5, help="rounds for --controls")
+    parser.add_argument(
+        "--no-kernel", action="store_true", help="--controls in this process, not in a kernel"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--vectors", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -603,7 +618,16 @@ def main() -> None:
         print(json.dumps(bench_scale_one(args.one, args.vectors)))
         return
     if args.controls:
-        bench_controls(args.controls, args.rounds)
+        if args.no_kernel:
+            bench_controls(args.controls, args.rounds)
+        else:  # in an IPython kernel: every redraw serialised and sent over its comms
+            print(
+                in_kernel(
+                    f"import sys; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
+                    f"bench_explore.bench_controls({args.controls}, {args.rounds})"
+                ),
+                end="",
+            )
         return
     if args.scale is not None:
         results = bench_scale(args.scale or SCALE_SIZES)
