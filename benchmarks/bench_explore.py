@@ -8,8 +8,13 @@ model and the spread, rebuilding the anchors view. Each control gets several new
 the table gives the median and the worst, wall-clock and process CPU time, with the phases
 of the median visit. "seen" is the median of changes back and forth between two values
 already drawn. Measured around the traitlets change, so it is compute + redraw into the
-long-lived FigureWidgets, with no front end attached. The machine's speed at the time is
+long-lived figure widgets, with no front end attached. The machine's speed at the time is
 printed beside (a fixed numpy + Python workload) because the target is an absolute one.
+
+``--controls N`` times the embedder controls (model name, dimensions, spread) at ``N``
+documents in an IPython kernel, each change beside its floor measured just before it: a fresh
+FakeEmbedder at the new setting embedding what the change must embed again. The target is
+500 ms per change at 100,000 documents.
 """
 
 from __future__ import annotations
@@ -160,14 +165,20 @@ def bench_in_kernel(n: int, repeats: int) -> list[dict[str, Any]]:
     There every widget has a live comm: each redraw's messages are serialised and sent
     over ZeroMQ to the kernel's iopub channel, as in a notebook (no front end listens).
     """
+    code = (
+        f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
+        f"print(json.dumps(bench_explore.bench_app({n}, {repeats})))"
+    )
+    out: list[dict[str, Any]] = json.loads(in_kernel(code))
+    return out
+
+
+def in_kernel(code: str) -> str:
+    """What ``code`` prints, run in an IPython kernel started for it (jupyter_client)."""
     from jupyter_client.manager import start_new_kernel
 
     manager, client = start_new_kernel(kernel_name="python3")
     try:
-        code = (
-            f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
-            f"print(json.dumps(bench_explore.bench_app({n}, {repeats})))"
-        )
         msg_id = client.execute(code)
         output, error = [], []
         while True:
@@ -183,7 +194,7 @@ def bench_in_kernel(n: int, repeats: int) -> list[dict[str, Any]]:
                 break
         if error:
             raise RuntimeError(f"the benchmark failed in the kernel: {error[0]}")
-        return json.loads("".join(output))
+        return "".join(output)
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
@@ -247,31 +258,30 @@ VECTOR_CHANGES = tuple(c for c in SCALE_CHANGES if c[0] not in ("query", "where"
 
 
 def payload_bytes(value: Any) -> int:
-    """What a FigureWidget message weighs: numeric 1-D arrays go as binary buffers (plotly's
-    widget serialiser), everything else as JSON."""
-    from plotly.serializers import _py_to_js
-
+    """What a figure widget message weighs: numeric arrays go as binary buffers (the widget's
+    ``{"dtype", "bdata"}`` specs hold them as memoryviews), everything else as JSON."""
     buffers: list[int] = []
 
     def strip(v: Any) -> Any:
+        if isinstance(v, memoryview):
+            buffers.append(v.nbytes)
+            return None
         if isinstance(v, dict):
-            if isinstance(v.get("buffer"), memoryview):
-                buffers.append(v["buffer"].nbytes)
-                return {"dtype": v["dtype"], "shape": list(v["shape"])}
             return {k: strip(x) for k, x in v.items()}
-        if isinstance(v, list):
+        if isinstance(v, (list, tuple)):
             return [strip(x) for x in v]
         return v
 
-    plain = strip(_py_to_js(value, None))
+    plain = strip(value)
     return sum(buffers) + len(json.dumps(plain, default=str).encode())
 
 
 class SentMeter:
-    """Counts the bytes each FigureWidget of an app sends: its whole state once (what a
-    front end gets when it displays the figure), then every update message."""
+    """Counts the bytes each figure widget of an app sends: its whole state once (what a
+    front end gets when it displays the figure), then every update (a new figure, a
+    selection shown on it)."""
 
-    KINDS = ("_py2js_addTraces", "_py2js_restyle", "_py2js_relayout", "_py2js_update")
+    TRAITS = ("figure", "selected")
 
     def __init__(self, app: Explorer) -> None:
         self.app = app
@@ -283,8 +293,7 @@ class SentMeter:
         out = {}
         for name, fig in self.app.figures.items():
             if fig is not None:
-                data = payload_bytes(fig._widget_data) + payload_bytes(fig._widget_layout)
-                out[name] = data / 1e6
+                out[name] = sum(payload_bytes(getattr(fig, t)) for t in self.TRAITS) / 1e6
         return out
 
     def watch(self) -> None:
@@ -292,8 +301,7 @@ class SentMeter:
             if fig is None or id(fig) in self.watched:
                 continue
             self.watched.add(id(fig))
-            for kind in self.KINDS:
-                fig.observe(lambda c, name=name: self._count(name, c["new"]), names=kind)
+            fig.observe(lambda c, name=name: self._count(name, c["new"]), names=self.TRAITS)
 
     def _count(self, name: str, message: Any) -> None:
         if message:
@@ -341,17 +349,13 @@ def bench_scale_one(n: int, vectors: bool) -> dict[str, Any]:
     """Build the app over ``n`` documents and time one first visit per control (this process
     only: run it in a fresh one per size, so peak RSS is this size's)."""
     i0 = time.perf_counter()
-    # plotly's widget module imports nbformat and its schema machinery (~2 s on a cold
-    # process, once per kernel): timed apart from the build.
-    import plotly.graph_objects as go
+    # What the app imports once per kernel (ipywidgets, anywidget, pandas): timed apart from
+    # the build. scikit-learn (and scipy) are not imported for the PCA of many rows.
+    import anywidget  # noqa: F401
+    import ipywidgets  # noqa: F401
+    import pandas  # noqa: F401
 
-    go.FigureWidget  # noqa: B018 (the import is the point)
     imports = time.perf_counter() - i0
-    # scikit-learn (the PCA, and threadpoolctl for one BLAS thread) loads scipy: ~1 to 2 s
-    # once per kernel, which the first app built pays. Timed apart too, and reported.
-    import sklearn.decomposition  # noqa: F401
-
-    sklearn_import = time.perf_counter() - i0 - imports
     rss_imports = peak_rss_mb()
     t0 = time.perf_counter()
     made = 0.0
@@ -381,7 +385,6 @@ def bench_scale_one(n: int, vectors: bool) -> dict[str, Any]:
         "n": n,
         "vectors": vectors,
         "imports_s": imports,
-        "sklearn_import_s": sklearn_import,
         "data_s": t1 - t0,
         "vectors_s": made,  # of data_s: making the random vectors (the rest: the store)
         "build_s": t2 - t1,
@@ -443,7 +446,7 @@ def print_scale(results: list[dict[str, Any]]) -> None:
     head = (
         "n",
         "data",
-        "imports once per kernel (plotly widget + scikit-learn)",
+        "imports once per kernel (ipywidgets, anywidget, pandas)",
         "build app",
         "largest figure (MB)",
         "peak RSS (MB)",
@@ -464,7 +467,6 @@ def print_scale(results: list[dict[str, Any]]) -> None:
             f"| {label} | {r['data_s']:.1f} s"
             + (f" ({r['vectors_s']:.1f} s making vectors)" if r.get("vectors_s") else "")
             + f" | {r.get('imports_s', 0.0):.1f} s"
-            f" + {r.get('sklearn_import_s', 0.0):.1f} s"
             f" | {r['build_s']:.2f} s"
             + (f" ({verdict(r['build_s'] <= t['build_s'])})" if check else "")
             + f" | {big[1]:.2f} ({big[0]})"
@@ -512,6 +514,82 @@ def print_scale(results: list[dict[str, Any]]) -> None:
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
+CONTROLS_TARGET_MS = 500.0
+# Spreads on the slider's 0.05 step for the app, and off it for the floor: every one is a
+# first visit (nothing of it cached), as the app's are.
+_APP_SPREADS = (0.35, 0.4, 0.45, 0.55, 0.6, 0.65, 0.7)
+
+
+def bench_controls(n: int, rounds: int) -> None:
+    """The embedder controls at ``n`` documents (run in an IPython kernel by ``--controls``,
+    so every redraw is serialised and sent over the widgets' comms; warm: the app built and
+    each control changed once first), each change against its floor measured just before it in
+    the same run: a fresh FakeEmbedder at the new setting embedding what the change must
+    embed again (every text for a model name or a dimension, the cluster members for a
+    spread), the least any app could do. The dimension is changed under a model name set
+    just before (untimed), so every visit to it is a first one."""
+    from placeborag import FakeEmbedder
+
+    app = Explorer(demo_scenario(n))
+    app.controls["k"].value = 6
+    texts = [d.text for d in app.scenario.documents]
+    members = [t for t, c in zip(texts, app.scenario.embedder().clusters_of(texts)) if c]
+    base = app.scenario.embedder_options
+    timings: dict[str, list[tuple[float, float]]] = {}
+
+    def timed(work: Any) -> float:
+        start = time.perf_counter()
+        work()
+        return (time.perf_counter() - start) * 1e3
+
+    def change(control: str, value: Any) -> float:
+        ms = timed(lambda: setattr(app.controls[control], "value", value))
+        assert not app.error, app.error
+        return ms
+
+    def floor(texts_: list[str], **options: Any) -> float:
+        return timed(lambda: FakeEmbedder(**{**base, **options}).embed_rows(texts_))
+
+    loads = []
+    for i in range(rounds + 1):  # round 0 warms up every path, untimed
+        loads.append(os.getloadavg()[0])
+        model = f"bench-model-{i}"
+        f = floor(texts, model_name=f"floor-model-{i}")
+        a = change("model_name", model)
+        timings.setdefault("model name", []).append((a, f))
+        change("model_name", f"bench-dims-{i}")  # untimed: a first visit to the dimension
+        dims = 64 if i % 2 else 128
+        f = floor(texts, model_name=f"floor-dims-{i}", dimensions=dims)
+        a = change("dimensions", dims)
+        timings.setdefault("dimensions", []).append((a, f))
+        change("dimensions", 256)  # untimed: back to the scenario's
+        f = floor(members, cluster_spread=0.3 + 0.01 * i + 0.003)
+        a = change("cluster_spread", _APP_SPREADS[i % len(_APP_SPREADS)])
+        timings.setdefault("cluster spread", []).append((a, f))
+    print(
+        f"embedder controls at {n:,} documents, ms (no front end), {rounds} rounds; "
+        "load average (1 min) at each round: " + ", ".join(f"{v:.1f}" for v in loads[1:])
+    )
+    rows = []
+    for name, pairs in timings.items():
+        pairs = pairs[1:]
+        a = statistics.median(p[0] for p in pairs)
+        f = statistics.median(p[1] for p in pairs)
+        print(f"{name}: app " + ", ".join(f"{p[0]:.0f}" for p in pairs))
+        print(f"{name}: floor " + ", ".join(f"{p[1]:.0f}" for p in pairs))
+        rows.append(
+            (
+                f"{name} (median)",
+                f"{a:.0f} ms; floor {f:.0f} ms ({a / f:.2f}x)",
+                f"<= {CONTROLS_TARGET_MS:.0f} ms",
+                "met" if a <= CONTROLS_TARGET_MS else "MISSED",
+            )
+        )
+    from _common import print_table
+
+    print_table(f"Embedder controls at {n:,} documents", rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the 100,000-point figures")
@@ -523,11 +601,33 @@ def main() -> None:
         metavar="N",
         help="time the app at these sizes (default 2000 20000 100000 1000000; 1M is vectors)",
     )
+    parser.add_argument(
+        "--controls",
+        type=int,
+        metavar="N",
+        help="time the embedder controls at N documents against their floor (e.g. 100000)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds for --controls")
+    parser.add_argument(
+        "--no-kernel", action="store_true", help="--controls in this process, not in a kernel"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--vectors", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(bench_scale_one(args.one, args.vectors)))
+        return
+    if args.controls:
+        if args.no_kernel:
+            bench_controls(args.controls, args.rounds)
+        else:  # in an IPython kernel: every redraw serialised and sent over its comms
+            print(
+                in_kernel(
+                    f"import sys; sys.path.insert(0, {str(HERE)!r}); import bench_explore; "
+                    f"bench_explore.bench_controls({args.controls}, {args.rounds})"
+                ),
+                end="",
+            )
         return
     if args.scale is not None:
         results = bench_scale(args.scale or SCALE_SIZES)

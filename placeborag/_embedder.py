@@ -98,6 +98,9 @@ _MEMBER_DRAWS = BatchMemo(48 << 20, min_batch=100)
 # Substring membership of large batches (a corpus re-embedded under another model, dimension
 # or spread keeps its clusters): looked up by the declaration and the texts themselves.
 _MEMBERSHIP = BatchMemo(48 << 20, min_batch=1024)
+# The members' ``cluster NUL text`` bytes of a large batch: a new model or dimension draws
+# from them again (73,000 members of ~60 characters: ~7 MB).
+_ENCODED = BatchMemo(48 << 20, min_batch=1024)
 # The cluster of each text of the large batches matched so far, per declaration (the two most
 # recent declarations), for texts of up to _SEEN_TEXT_CHARS characters, at most _SEEN_TEXTS
 # texts and _SEEN_CHARS characters each: the texts are references (a store holds them too),
@@ -768,7 +771,10 @@ class FakeEmbedder:
 
         def encoded() -> list[bytes]:
             if not bodies:
-                bodies.append(_encoded_members(keys))
+                # The same for every model, dimension and spread: a large batch keeps them.
+                bodies.append(
+                    _ENCODED.get_or(tuple(keys), n, lambda: _EncodedMembers(_encoded_members(keys)))
+                )
             return bodies[0]
 
         r_packed, negative = _MEMBER_DRAWS.get_or(
@@ -1139,6 +1145,15 @@ def _rows(rows: list[np.ndarray]) -> np.ndarray:
     """Equal-length 1-D rows as one 2-D array (``np.stack`` without its per-call checks,
     which cost more than a few rows do)."""
     return np.concatenate(rows).reshape(len(rows), -1)
+
+
+class _EncodedMembers(list):  # type: ignore[type-arg]
+    """:func:`_encoded_members` of a batch as kept by :data:`_ENCODED` (read only by its
+    users), weighed by its bytes."""
+
+    @property
+    def nbytes(self) -> int:
+        return sum(map(len, self)) + 40 * len(self)
 
 
 def _encoded_members(keys: Sequence[tuple[str, str]]) -> list[bytes]:

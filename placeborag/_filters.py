@@ -214,17 +214,33 @@ class Columns:
         if cached is not None:
             return cached
         n = len(self._rows)
+        # None stands for a record without the key: both are _MISSING
+        values = [meta.get(key) if meta else None for meta in self._rows]
+        types = set(map(type, values))
+        table: dict[str, int] = {}
+        if types <= {str, type(None)}:  # the common column of labels: whole-column steps
+            codes = np.array(
+                [-1 if v is None else table.setdefault(v, len(table)) for v in values],
+                dtype=np.int64,
+            )
+            kind = np.where(codes >= 0, _STR, _MISSING).astype(np.int8)
+            return self._keep(key, kind, np.zeros(n), table, codes, True)
+        if types <= {int, float, type(None)} and all(
+            abs(v) <= _EXACT_INT for v in values if type(v) is int
+        ):  # numbers only (no bool: its type is not int), each exact as a float
+            present = [v is not None for v in values]
+            number = np.array([0.0 if v is None else float(v) for v in values])
+            kind = np.where(present, _NUMBER, _MISSING).astype(np.int8)
+            return self._keep(key, kind, number, table, np.full(n, -1, dtype=np.int64), True)
         kind = np.zeros(n, dtype=np.int8)
         # 0 where the value is not a number: every use masks ``number`` by ``kind``, so no
         # comparison meets a NaN (and none can warn).
         number = np.zeros(n)
         codes = np.full(n, -1, dtype=np.int64)
-        table: dict[str, int] = {}
         simple = True
-        for i, meta in enumerate(self._rows):
-            if not meta or key not in meta:
+        for i, value in enumerate(values):
+            if value is None:
                 continue
-            value = meta[key]
             k = _kind(value)
             kind[i] = k
             if k == _STR:
@@ -236,6 +252,17 @@ class Columns:
                     number[i] = float(value)
             elif k != _MISSING:
                 simple = False
+        return self._keep(key, kind, number, table, codes, simple)
+
+    def _keep(
+        self,
+        key: str,
+        kind: np.ndarray,
+        number: np.ndarray,
+        table: dict[str, int],
+        codes: np.ndarray,
+        simple: bool,
+    ) -> _Column:
         present = kind != _MISSING
         is_number = kind == _NUMBER
         other = present & ~is_number

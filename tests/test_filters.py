@@ -707,3 +707,59 @@ def test_a_store_whose_engine_refuses_an_empty_in_refuses_it(semantics):
     store.upsert("a", "refund policy", {"tenant": "acme"})
     with pytest.raises(FilterError, match=r"\$in needs a non-empty list, got an empty one"):
         store.query("refund", k=5, where={"tenant": {"$in": []}})
+
+
+def _reference_column(rows, key):
+    """A filter column built row by row (what Columns.column did before its whole-column
+    paths for columns of strs and of numbers)."""
+    import numpy as np
+
+    from placeborag._filters import _BOOL, _EXACT_INT, _MISSING, _NUMBER, _STR, _kind
+
+    n = len(rows)
+    kind, number = np.zeros(n, dtype=np.int8), np.zeros(n)
+    codes, table, simple = np.full(n, -1, dtype=np.int64), {}, True
+    for i, meta in enumerate(rows):
+        if not meta or key not in meta:
+            continue
+        value = meta[key]
+        k = kind[i] = _kind(value)
+        if k == _STR:
+            codes[i] = table.setdefault(value, len(table))
+        elif k in (_NUMBER, _BOOL):
+            if isinstance(value, int) and abs(value) > _EXACT_INT:
+                simple = False
+            else:
+                number[i] = float(value)
+        elif k != _MISSING:
+            simple = False
+    return kind, number, table, codes, simple
+
+
+def test_filter_columns_of_strs_or_numbers_are_the_row_by_row_columns():
+    import random
+
+    import numpy as np
+
+    rng = random.Random(5)
+    pools = [
+        ["a", "b", "c"],
+        [1, 2, 3.5, -0.0, float("nan"), 2**60],
+        [True, False, 1],
+        [None, "x"],
+        ["x", datetime.date(2020, 1, 1)],
+        [[1], {"a": 1}, "s"],
+    ]
+    for _ in range(2000):
+        pool = rng.choice(pools)
+        rows = [
+            rng.choice([None, {}, {"other": 1}, {"k": rng.choice(pool)}, {"k": rng.choice(pool)}])
+            for _ in range(rng.randint(0, 10))
+        ]
+        got = Columns(rows).column("k")
+        want = _reference_column(rows, "k")
+        for a, b in zip(got[:5], want):
+            if isinstance(b, np.ndarray):
+                assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), rows
+            else:
+                assert a == b, rows

@@ -3,9 +3,10 @@
 A control change re-runs compute and redraw only for what it invalidates. Embeddings are
 cached per embedder configuration; store options (profile, filter mode, recall) reuse the
 embedded rows through :func:`with_options`; the PCA fit is cached per configuration. With
-``mode="widget"`` the figures are long-lived ``go.FigureWidget``s updated inside
-``batch_update``; ``mode="output"`` redraws plain ``go.Figure``s into ``ipywidgets.Output``
-(for Voila, Colab and other front ends without anywidget).
+``mode="widget"`` the figures are long-lived figure widgets of the explorer's own
+(:mod:`placeborag.explore._figure`), each redrawn with the display's figure spec;
+``mode="output"`` redraws plain ``go.Figure``s into ``ipywidgets.Output`` (for Voila, Colab
+and other front ends without anywidget).
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from placeborag.explore._deps import optional
 from placeborag.explore._displays import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
-from placeborag.explore._figure import bundle_loader, figure_view, panel, status_widget
+from placeborag.explore._figure import (
+    bundle_loader,
+    figure_view,
+    panel,
+    prepare_bundle,
+    status_widget,
+)
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
@@ -260,6 +267,8 @@ class Explorer:
         if query is not None:
             check_str(query, "query")
         check_choice(mode, "mode", ("widget", "output"))
+        if mode == "widget":
+            prepare_bundle()  # plotly.js gzipped on a second thread while the app is built
         dimension_choices = checked_dimensions(dimension_choices, "dimension_choices")
         check_k(max_k, "max_k")
         if check_projection(projection) == "umap":

@@ -1,7 +1,8 @@
 """Compute, no drawing: every number a view shows, as numpy arrays and pandas frames.
 
-Nothing here imports plotly. scikit-learn (PCA), umap-learn (the optional UMAP, in
-:mod:`._umap`) and pandas (tables) are imported inside the functions that need them.
+Nothing here imports plotly. scikit-learn (the PCA of few rows or many dimensions), umap-learn
+(the optional UMAP, in :mod:`._umap`) and pandas (tables) are imported inside the functions
+that need them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import html
 import itertools
 import numbers
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,10 +139,11 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     own vectors: at 2,000 x 1,024 that is ~20 ms where the exact eigendecomposition of the
     covariance takes ~450 ms, and the axes agree with it to ~1e-7. Where the covariance is
     small (at most 384 dimensions) and the rows many (at least four per dimension), its
-    exact eigendecomposition (scikit-learn 1.5's ``covariance_eigh``) is the faster of the
-    two: one product of the rows with themselves, all in BLAS (20,000 x 256: ~33 ms against
-    ~47 ms, axes within 1e-6 of ARPACK's), which also holds the GIL less while the app's
-    traces run beside it. Tiny inputs (no more
+    exact eigendecomposition (:func:`covariance_pca`: scikit-learn 1.5's ``covariance_eigh``
+    done in numpy, with the same bits) is the faster of the two: one product of the rows with
+    themselves, all in BLAS (20,000 x 256: ~33 ms against ~47 ms, axes within 1e-6 of
+    ARPACK's), which also holds the GIL less while the app's traces run beside it, and it
+    needs no scikit-learn import (a second or more in a fresh kernel). Tiny inputs (no more
     rows or dimensions than components) and the rare input on which ARPACK does not converge
     take the exact full SVD. BLAS runs on one thread:
     a multi-threaded call on a busy machine can take seconds, and one thread also keeps the
@@ -154,7 +155,6 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
             f"n_components={shown(n_components)} must be between 1 and {MAX_COMPONENTS}"
         )
     x = _checked_vectors(vectors)
-    decomposition = optional("sklearn.decomposition")
     if x.shape[0] > PCA_FIT_ROWS:
         # The axes of a large store from a fixed stride of its rows (deterministic): the
         # leading components of 20,000 rows agree with the whole store's to the picture.
@@ -162,42 +162,71 @@ def fit_projector(vectors: np.ndarray, n_components: int = 2) -> Projector:
     c = min(n_components, x.shape[0], x.shape[1])
     if c < 1:
         raise PlaceboragValueError("a projection needs at least one document")
+    if _solver(x.shape) == "covariance_eigh" and c < min(x.shape):
+        # numpy alone: scikit-learn (and the scipy it loads, a second or more of a fresh
+        # kernel's first picture) is imported only for the solvers that need it.
+        with one_blas_thread():
+            mean, components, explained = covariance_pca(x, c)
+    else:
+        mean, components, explained = _sklearn_pca(x, c)
+    signs = np.sign(components[np.arange(c), np.argmax(np.abs(components), axis=1)])
+    components *= np.where(signs == 0, 1.0, signs)[:, None]
+    explained = np.nan_to_num(explained)
+    if c < n_components:  # fewer documents than components: pad with zero axes
+        components = np.vstack([components, np.zeros((n_components - c, x.shape[1]))])
+        explained = np.concatenate([explained, np.zeros(n_components - c)])
+    return Projector(mean=mean, components=components, explained=explained)
+
+
+def covariance_pca(x: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The PCA of ``x`` by the exact eigendecomposition of its covariance, step for step as
+    scikit-learn's ``svd_solver="covariance_eigh"`` computes it (1.5 and later, on numpy
+    arrays), in ``x``'s dtype: the same bits (a test compares them). Returns the mean, the
+    first ``c`` components and their explained variance ratios, as float64."""
+    n = x.shape[0]
+    x = np.ascontiguousarray(x)
+    mean = np.mean(x, axis=0)
+    cov = x.T @ x
+    cov -= n * np.reshape(mean, (-1, 1)) * np.reshape(mean, (1, -1))
+    cov /= n - 1
+    values, vectors = np.linalg.eigh(cov)
+    values = np.flip(values, axis=0)
+    vectors = np.flip(vectors, axis=1)
+    values[values < 0.0] = 0.0
+    vt = vectors.T
+    # scikit-learn's svd_flip (v-based): each component's largest loading made positive
+    biggest = np.argmax(np.abs(vt), axis=1)
+    vt = vt * np.sign(vt[np.arange(vt.shape[0]), biggest])[:, None]
+    ratio = values / np.sum(values)
+    return mean.astype(np.float64), vt[:c].astype(np.float64), ratio[:c].astype(np.float64)
+
+
+def _sklearn_pca(x: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    decomposition = optional("sklearn.decomposition")
     with one_blas_thread():
         try:
             if c >= min(x.shape):
                 raise ValueError("ARPACK needs fewer components than rows and dimensions")
-            pca = decomposition.PCA(
-                n_components=c, svd_solver=_solver(x.shape), random_state=0
-            ).fit(x)
+            pca = decomposition.PCA(n_components=c, svd_solver="arpack", random_state=0).fit(x)
         except (ValueError, RuntimeError):  # too small, or ARPACK did not converge (ArpackError)
             pca = decomposition.PCA(n_components=c, svd_solver="full").fit(x)
-    components = pca.components_.astype(np.float64)
-    signs = np.sign(components[np.arange(c), np.argmax(np.abs(components), axis=1)])
-    components *= np.where(signs == 0, 1.0, signs)[:, None]
-    explained = np.nan_to_num(pca.explained_variance_ratio_.astype(np.float64))
-    if c < n_components:  # fewer documents than components: pad with zero axes
-        components = np.vstack([components, np.zeros((n_components - c, x.shape[1]))])
-        explained = np.concatenate([explained, np.zeros(n_components - c)])
-    return Projector(mean=pca.mean_.astype(np.float64), components=components, explained=explained)
+    return (
+        pca.mean_.astype(np.float64),
+        pca.components_.astype(np.float64),
+        pca.explained_variance_ratio_.astype(np.float64),
+    )
 
 
-_BLAS: list[Any] = []
+_BLAS: list[tuple[tuple[bool, ...], Any]] = []  # (packages loaded, controller)
 
 
 def _solver(shape: tuple[int, ...]) -> str:
-    """``covariance_eigh`` for many rows of few dimensions where scikit-learn has it (1.5+),
-    else ``arpack``."""
+    """``covariance_eigh`` (:func:`covariance_pca`, numpy only) for many rows of few
+    dimensions, else scikit-learn's ``arpack``."""
     rows, dims = shape
-    if dims <= 384 and rows >= 4 * dims and _sklearn_at_least(1, 5):
+    if dims <= 384 and rows >= 4 * dims:
         return "covariance_eigh"
     return "arpack"
-
-
-def _sklearn_at_least(major: int, minor: int) -> bool:
-    import sklearn
-
-    found = re.match(r"(\d+)\.(\d+)", sklearn.__version__)
-    return found is not None and (int(found[1]), int(found[2])) >= (major, minor)
 
 
 def one_blas_thread() -> Any:
@@ -205,14 +234,19 @@ def one_blas_thread() -> Any:
     sklearn).
 
     scikit-learn brings scipy's own OpenBLAS (ARPACK's) and an OpenMP runtime beside numpy's
-    OpenBLAS. A controller only knows the libraries loaded when it is made, so scikit-learn
-    is imported first: otherwise the PCA runs on two threads, whose workers then spin on
-    the second core for a while after every fit.
+    OpenBLAS, and UMAP numba's. A controller only knows the libraries loaded when it is made,
+    so a new one is made once one of those packages has been imported since (scikit-learn
+    itself is not imported for it: the first picture needs numpy's BLAS only); otherwise a
+    fit runs on two threads, whose workers then spin on the second core for a while after it.
     """
-    if not _BLAS:
-        optional("sklearn.decomposition")
-        _BLAS.append(optional("threadpoolctl").ThreadpoolController())
-    return _BLAS[0].limit(limits=1)
+    loaded = tuple(name in sys.modules for name in _BLAS_BRINGERS)
+    if not _BLAS or _BLAS[0][0] != loaded:
+        _BLAS[:] = [(loaded, optional("threadpoolctl").ThreadpoolController())]
+    return _BLAS[0][1].limit(limits=1)
+
+
+# Packages that load a BLAS or OpenMP runtime of their own beside numpy's.
+_BLAS_BRINGERS = ("scipy", "sklearn", "numba")
 
 
 def categories(store: FakeVectorStore, rows: StoreRows, color_by: str) -> np.ndarray:

@@ -545,7 +545,9 @@ class ProjectionDisplay(_ProjectionBased):
             {
                 "type": over,
                 "name": "cluster anchors",
-                "mode": "markers+text",
+                # 2-D: the names are annotations placed clear of each other, the rank labels
+                # and the plot's edge (text beside a marker is clipped at the axes).
+                "mode": "markers+text" if three else "markers",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": [plotly_text(str(name)) for name in p.anchor_names],
                 "textposition": "middle right" if not three else "bottom center",
@@ -609,7 +611,10 @@ class ProjectionDisplay(_ProjectionBased):
             )
         if not three:
             keep = rank_label_mask(p.trace.rank[top], p.trace.rank[top], p.trace.k)
-            annotations += rank_labels(p.coords[top][keep], p.trace.rank[top][keep])
+            ranks = rank_labels(p.coords[top][keep], p.trace.rank[top][keep])
+            annotations += ranks
+            if len(p.anchor_names):
+                annotations += anchor_labels(p.anchors, p.anchor_names, p.coords, p.query, ranks)
         layout: dict[str, Any] = {
             "title": {
                 "text": f"Projection ({p.method}) of {n} documents for query "
@@ -649,22 +654,16 @@ class ProjectionDisplay(_ProjectionBased):
         return layout
 
 
-ANCHOR_NAME_ROOM = 0.16  # of the x span, right of the rightmost point, for an anchor's name
-
-
 def _x_range(p: Projection) -> list[float]:
-    """The 2-D projection's x range: every point, with room on the right for the anchors'
-    names, which are written to the right of their diamonds (plotly's autorange leaves no
-    room for text: a name at the right edge was cut off, and written inwards it lay over
-    the query and the top-k)."""
+    """The 2-D projection's x range: every point, the query and the anchors, with a margin
+    (the anchors' names are annotations placed inside it, clear of the edge)."""
     parts = [p.coords[:, 0], p.query[:1]]
-    named = len(p.anchor_names) > 0
-    if named:
+    if len(p.anchor_names) > 0:
         parts.append(p.anchors[:, 0])
     xs = np.concatenate([np.asarray(x, dtype=np.float64) for x in parts])
     lo, hi = float(xs.min()), float(xs.max())
     span = (hi - lo) or 1.0
-    return [lo - 0.05 * span, hi + (ANCHOR_NAME_ROOM if named else 0.05) * span]
+    return [lo - 0.05 * span, hi + 0.05 * span]
 
 
 class _Look:
@@ -724,6 +723,129 @@ def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+# The smallest plot area a 2-D projection is drawn in (a notebook-width figure beside its
+# legend), in pixels: label boxes are laid out at this scale, where they are largest against
+# the data (a wider figure only spaces them further apart).
+_LABEL_PLOT = (400.0, 360.0)
+_CHAR_PX, _LABEL_H, _LABEL_GAP = 7.5, 18.0, 4.0
+
+
+def anchor_labels(
+    anchors: np.ndarray,
+    names: Sequence[str],
+    coords: np.ndarray,
+    query: np.ndarray,
+    ranks: Sequence[dict[str, Any]] = (),
+) -> list[dict[str, Any]]:
+    """One label per cluster anchor, beside it and never over another label or past the plot.
+
+    Each label goes towards the middle of the picture first (an anchor at the right edge is
+    labelled on its left): below the anchor, above it, level with it, then further out; then
+    on the other side. The boxes are laid out at the smallest plot the figure is drawn in,
+    against the rank labels and their rings, the query star and the anchors' own markers, and
+    must stay inside the points' range with plotly's 5% padding. A name with no free place is
+    left out (its anchor's hover still names it).
+    """
+    anchors = np.asarray(anchors, dtype=np.float64)[:, :2]
+    every = np.vstack([coords[:, :2], anchors, np.atleast_2d(query)[:, :2]])
+    every = every[np.isfinite(every).all(axis=1)]
+    if not len(every):
+        return []
+    low, high = every.min(axis=0), every.max(axis=0)
+    span = np.maximum(high - low, 1e-12)
+    scale = min(_LABEL_PLOT[0] / span[0], _LABEL_PLOT[1] / span[1])
+    pad = 0.04 * span * scale  # a little less than the 5% plotly adds to each side
+
+    def px(point: Any) -> tuple[float, float]:
+        return float((point[0] - low[0]) * scale), float((point[1] - low[1]) * scale)
+
+    # Boxes (x0, y0, x1, y1) in pixels, y up: the star, the anchor markers, the rank labels
+    # and the rings of the points they label.
+    taken = [_box_around(*px(q), 18.0, 18.0) for q in np.atleast_2d(query)[:, :2]]
+    taken += [_box_around(*px(a), 14.0, 14.0) for a in anchors]
+    for r in ranks:
+        x, y = px((r["x"], r["y"]))
+        taken += [_box_around(x, y, 16.0, 16.0), _box_around(x + r["ax"], y - r["ay"], 22.0, 18.0)]
+    bounds = (-pad[0], -pad[1], span[0] * scale + pad[0], span[1] * scale + pad[1])
+    centre = (low[0] + high[0]) / 2
+    out = []
+    for anchor, name in zip(anchors, names):
+        if not np.isfinite(anchor).all():
+            continue
+        w = _CHAR_PX * len(str(name)) + 8.0
+        x, y = px(anchor)
+        inward = -1.0 if anchor[0] > centre else 1.0
+        for side in (inward, -inward):
+            for dx, dy, level in _LABEL_SPOTS:
+                x0 = x + side * dx - (w if side < 0 else 0.0)
+                y0 = y + dy - {"top": _LABEL_H, "middle": _LABEL_H / 2, "bottom": 0.0}[level]
+                box = (x0, y0, x0 + w, y0 + _LABEL_H)
+                inside = (
+                    box[0] >= bounds[0]
+                    and box[1] >= bounds[1]
+                    and box[2] <= bounds[2]
+                    and box[3] <= bounds[3]
+                )
+                if inside and not any(_overlap(box, other) for other in taken):
+                    break
+            else:
+                continue
+            break
+        else:
+            continue  # no free place: left out
+        taken.append(box)
+        out.append(
+            {
+                "x": float(anchor[0]),
+                "y": float(anchor[1]),
+                "xref": "x",
+                "yref": "y",
+                "text": plotly_text(str(name)),
+                "showarrow": False,
+                "xanchor": "left" if side > 0 else "right",
+                "yanchor": level,
+                "xshift": side * dx,
+                "yshift": dy,
+                "font": {"size": 12, "color": "#333333"},
+                "bgcolor": "rgba(255,255,255,0.8)",
+                "borderpad": 1,
+            }
+        )
+    return out
+
+
+# Where an anchor's label may go, nearest first: pixels towards the label's side, pixels up,
+# and the edge of the label at that height (top: the label hangs below).
+_LABEL_SPOTS = (
+    (10.0, -9.0, "top"),
+    (10.0, 9.0, "bottom"),
+    (14.0, 0.0, "middle"),
+    (10.0, -26.0, "top"),
+    (10.0, 26.0, "bottom"),
+    (32.0, 0.0, "middle"),
+    (30.0, -12.0, "top"),
+    (30.0, 12.0, "bottom"),
+    (52.0, 0.0, "middle"),
+    (10.0, -44.0, "top"),
+    (10.0, 44.0, "bottom"),
+    (52.0, -20.0, "top"),
+    (52.0, 20.0, "bottom"),
+    (76.0, 0.0, "middle"),
+    (76.0, -20.0, "top"),
+    (76.0, 20.0, "bottom"),
+    (100.0, 0.0, "middle"),
+)
+
+
+def _box_around(x: float, y: float, w: float, h: float) -> tuple[float, float, float, float]:
+    return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    g = _LABEL_GAP
+    return a[0] < b[2] + g and b[0] < a[2] + g and a[1] < b[3] + g and b[1] < a[3] + g
 
 
 def _short(text: str, n: int = 48) -> str:
@@ -1281,44 +1403,23 @@ class AnchorsDisplay(_Display):
 
     def spec(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The figure as plain data: its traces and layout (numpy arrays inside)."""
-        g = self.geometry
-        members, pairs = g.members, g.pairs
-        # Plain arrays once: pandas indexing per trace costs more than the drawing.
-        cluster_col = members["cluster"].to_numpy(dtype=object)
-        jitter = members["jitter"].to_numpy(dtype=np.float64)
-        cosine = members["cosine"].to_numpy(dtype=np.float64)
-        texts = members["text"].to_numpy(dtype=object)
-        member_dims = members["dimensions"].to_numpy(dtype=np.int64)
-        clusters = list(dict.fromkeys(cluster_col.tolist()))
-        colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(clusters)}
-        dims = {d: j for j, d in enumerate(g.dimensions)}
-        # Numeric symbol codes and sizes: plotly validates a number array in microseconds and
-        # a list of symbol names point by point.
-        symbols = np.array(
-            [_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)] for j in range(len(dims))],
-            dtype=np.int64,
-        )
-        sizes = np.array([max(5, 13 - 3 * j) for j in range(len(dims))], dtype=np.int64)
-        top = float(jitter.max()) if jitter.size else 1.0
-        m = np.linspace(0.0, max(top * 1.1, 0.1), 120)
-        traces: list[dict[str, Any]] = [
-            {
-                "type": "scatter",
-                "name": "1/√(1+m²)",
-                "mode": "lines",
-                "x": m,
-                "y": 1.0 / np.sqrt(1.0 + m * m),
-                "line": {"color": "#111111", "width": 1.5},
-                "xaxis": "x",
-                "yaxis": "y",
-                "hoverinfo": "skip",
-                "legendgroup": "curve",
-            }
+        look = _AnchorLook(self.geometry)
+        traces = [
+            _curve_trace(look.jitter),
+            *self._member_traces(look),
+            *_dimension_keys(look),
+            *self._pair_traces(look),
         ]
-        dim_col = np.array([dims[d] for d in member_dims.tolist()], dtype=np.int64)
-        for c in clusters:
-            sel = np.flatnonzero(cluster_col == c)
-            j = dim_col[sel]
+        return traces, self._layout()
+
+    def _member_traces(self, look: _AnchorLook) -> list[dict[str, Any]]:
+        """Left panel: one trace per cluster, its members' cosine to the anchor against their
+        jitter, one symbol (and size) per dimension."""
+        traces = []
+        for c in look.clusters:
+            sel = np.flatnonzero(look.cluster_col == c)
+            j = look.dim_col[sel]
+            colour = look.colour[c]
             traces.append(
                 {
                     "type": "scatter",
@@ -1326,47 +1427,31 @@ class AnchorsDisplay(_Display):
                     # never put into a template (plotly would read a "%{x}" in it).
                     "name": plotly_text(str(c)),
                     "legendgroup": plotly_text(str(c)),
-                    "legendgrouptitle": {"text": "cluster"} if c == clusters[0] else None,
+                    "legendgrouptitle": {"text": "cluster"} if c == look.clusters[0] else None,
                     "mode": "markers",
-                    "x": jitter[sel],
-                    "y": cosine[sel],
-                    "hovertext": [plotly_text(str(text)) for text in texts[sel].tolist()],
-                    "customdata": member_dims[sel],
+                    "x": look.jitter[sel],
+                    "y": look.cosine[sel],
+                    "hovertext": [plotly_text(str(text)) for text in look.texts[sel].tolist()],
+                    "customdata": look.member_dims[sel],
                     "hovertemplate": "%{hovertext}<br>d=%{customdata}<br>m=%{x:.4f}"
                     "<br>cos=%{y:.6f}<extra>%{fullData.name}</extra>",
                     "marker": {
-                        "color": colour[c],
-                        "symbol": symbols[j],
-                        "size": sizes[j],
+                        "color": colour,
+                        "symbol": look.symbols[j],
+                        "size": look.sizes[j],
                         "opacity": 0.85,
-                        "line": {"width": 1.5, "color": colour[c]},
+                        "line": {"width": 1.5, "color": colour},
                     },
                     "xaxis": "x",
                     "yaxis": "y",
                 }
             )
-        for d, jd in dims.items():  # a legend key for the symbols; draws nothing
-            traces.append(
-                {
-                    "type": "scatter",
-                    "name": f"d={d}",
-                    "mode": "markers",
-                    "x": [None],
-                    "y": [None],
-                    "legendgroup": "dimensions",
-                    "legendgrouptitle": {"text": "dimensions"} if jd == 0 else None,
-                    "marker": {
-                        "color": "#666666",
-                        "symbol": int(symbols[jd]),
-                        "size": 10,
-                        "line": {"width": 1.5, "color": "#666666"},
-                    },
-                    "hoverinfo": "skip",
-                    "xaxis": "x",
-                    "yaxis": "y",
-                }
-            )
-        # One line per pair across the dimensions, pairs apart by a None (a gap in the line).
+        return traces
+
+    def _pair_traces(self, look: _AnchorLook) -> list[dict[str, Any]]:
+        """Right panel: per cluster, one line per member pair across the dimensions (pairs
+        apart by a None, a gap in the line)."""
+        pairs = self.geometry.pairs
         lines: dict[str, dict[str, list[Any]]] = {}
         for c, pair, d, cos in zip(
             pairs["cluster"].tolist(),
@@ -1375,7 +1460,8 @@ class AnchorsDisplay(_Display):
             pairs["cosine"].tolist(),
         ):
             lines.setdefault(c, {}).setdefault(pair, []).append((str(d), cos))
-        for c in clusters:
+        traces = []
+        for c in look.clusters:
             xs: list[Any] = []
             ys: list[Any] = []
             names: list[Any] = []
@@ -1394,12 +1480,17 @@ class AnchorsDisplay(_Display):
                     "y": ys,
                     "hovertext": names,
                     "hovertemplate": "%{hovertext}<br>d=%{x}<br>cos=%{y:.6f}<extra></extra>",
-                    "line": {"color": colour[c], "width": 1.5},
-                    "marker": {"size": 6, "color": colour[c]},
+                    "line": {"color": look.colour[c], "width": 1.5},
+                    "marker": {"size": 6, "color": look.colour[c]},
                     "xaxis": "x2",
                     "yaxis": "y2",
                 }
             )
+        return traces
+
+    def _layout(self) -> dict[str, Any]:
+        """The two panels' axes and headings, and one note per dimension that failed."""
+        errors = self.geometry.errors
         # Short: the two headings share one line above panels half the figure wide.
         same = "same" if self.order_is_dimension_free else "NOT the same"
         heading = {
@@ -1431,9 +1522,9 @@ class AnchorsDisplay(_Display):
                 "yanchor": "top",
                 "font": {"color": "#B00020", "size": 11},
             }
-            for i, (d, err) in enumerate(g.errors.items())
+            for i, (d, err) in enumerate(errors.items())
         ]
-        layout = {
+        return {
             "title": {
                 "text": "Cluster members against their anchors: cos = 1/√(1+m²) at every dimension",
                 "x": 0.01,
@@ -1449,11 +1540,78 @@ class AnchorsDisplay(_Display):
             "yaxis2": {"title": {"text": "cosine(member, member)"}, "anchor": "x2"},
             "annotations": notes,
             "legend": {"groupclick": "togglegroup", "tracegroupgap": 12},
-            "margin": {"t": 90, "l": 70, "r": 20, "b": 70 + 28 * len(g.errors)},
+            "margin": {"t": 90, "l": 70, "r": 20, "b": 70 + 28 * len(errors)},
             # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
-            "height": 460 + 28 * len(g.errors),
+            "height": 460 + 28 * len(errors),
         }
-        return traces, layout
+
+
+class _AnchorLook:
+    """The anchors view's columns as plain arrays (pandas indexing per trace costs more than
+    the drawing), its clusters in order with their colours, and a symbol and size per
+    dimension."""
+
+    def __init__(self, g: AnchorGeometry) -> None:
+        members = g.members
+        self.cluster_col = members["cluster"].to_numpy(dtype=object)
+        self.jitter = members["jitter"].to_numpy(dtype=np.float64)
+        self.cosine = members["cosine"].to_numpy(dtype=np.float64)
+        self.texts = members["text"].to_numpy(dtype=object)
+        self.member_dims = members["dimensions"].to_numpy(dtype=np.int64)
+        self.clusters = list(dict.fromkeys(self.cluster_col.tolist()))
+        self.colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(self.clusters)}
+        self.dims = {d: j for j, d in enumerate(g.dimensions)}
+        # Numeric symbol codes and sizes: plotly validates a number array in microseconds and
+        # a list of symbol names point by point.
+        self.symbols = np.array(
+            [_DIMENSION_SYMBOLS[j % len(_DIMENSION_SYMBOLS)] for j in range(len(self.dims))],
+            dtype=np.int64,
+        )
+        self.sizes = np.array([max(5, 13 - 3 * j) for j in range(len(self.dims))], dtype=np.int64)
+        self.dim_col = np.array([self.dims[d] for d in self.member_dims.tolist()], dtype=np.int64)
+
+
+def _curve_trace(jitter: np.ndarray) -> dict[str, Any]:
+    """The curve every member sits on, cos = 1/sqrt(1+m**2), a little past the largest m."""
+    top = float(jitter.max()) if jitter.size else 1.0
+    m = np.linspace(0.0, max(top * 1.1, 0.1), 120)
+    return {
+        "type": "scatter",
+        "name": "1/√(1+m²)",
+        "mode": "lines",
+        "x": m,
+        "y": 1.0 / np.sqrt(1.0 + m * m),
+        "line": {"color": "#111111", "width": 1.5},
+        "xaxis": "x",
+        "yaxis": "y",
+        "hoverinfo": "skip",
+        "legendgroup": "curve",
+    }
+
+
+def _dimension_keys(look: _AnchorLook) -> list[dict[str, Any]]:
+    """A legend key per dimension for its symbol; they draw nothing."""
+    return [
+        {
+            "type": "scatter",
+            "name": f"d={d}",
+            "mode": "markers",
+            "x": [None],
+            "y": [None],
+            "legendgroup": "dimensions",
+            "legendgrouptitle": {"text": "dimensions"} if jd == 0 else None,
+            "marker": {
+                "color": "#666666",
+                "symbol": int(look.symbols[jd]),
+                "size": 10,
+                "line": {"width": 1.5, "color": "#666666"},
+            },
+            "hoverinfo": "skip",
+            "xaxis": "x",
+            "yaxis": "y",
+        }
+        for d, jd in look.dims.items()
+    ]
 
 
 # plotly's codes for circle-open, square, diamond-open, cross and triangle-up-open

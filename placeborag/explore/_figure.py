@@ -27,6 +27,7 @@ import json
 import logging
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "figure_view",
     "panel",
     "plotly_bundle",
+    "prepare_bundle",
     "status_widget",
     "wire",
 ]
@@ -292,13 +294,32 @@ export default { render };
 _LOADER: list[Any] = []  # the kernel's loader widget, once made
 
 
-@functools.cache
+_BUNDLE: list[tuple[bytes, str]] = []
+_BUNDLE_LOCK = threading.Lock()
+
+
 def plotly_bundle() -> tuple[bytes, str]:
     """plotly.js as the plotly package ships it (``package_data/plotly.min.js``), gzipped (a
-    third of its size; the page inflates it with ``DecompressionStream``), and its digest."""
-    source = importlib.resources.files("plotly").joinpath("package_data/plotly.min.js").read_bytes()
-    digest = hashlib.sha256(source).hexdigest()[:16]
-    return gzip.compress(source, compresslevel=3, mtime=0), digest
+    third of its size; the page inflates it with ``DecompressionStream``), and its digest.
+    Made once per kernel (a second caller waits for the first)."""
+    with _BUNDLE_LOCK:
+        if not _BUNDLE:
+            files = importlib.resources.files("plotly")
+            source = files.joinpath("package_data/plotly.min.js").read_bytes()
+            digest = hashlib.sha256(source).hexdigest()[:16]
+            _BUNDLE.append((gzip.compress(source, compresslevel=3, mtime=0), digest))
+        return _BUNDLE[0]
+
+
+def prepare_bundle() -> None:
+    """Start making :func:`plotly_bundle` on a second thread, once per kernel: zlib lets go
+    of the GIL, so the ~0.1 s of gzip runs beside the app's first build instead of in it."""
+    if _BUNDLE:
+        return
+    try:
+        threading.Thread(target=plotly_bundle, name="placeborag-plotly-bundle", daemon=True).start()
+    except RuntimeError:  # no thread can start here: it is made when first needed
+        pass
 
 
 @functools.cache

@@ -423,13 +423,11 @@ class ExplorerState:
         out once per declaration, as the labels are)."""
 
         def pick() -> list[str]:
-            taken: dict[str, int] = {}
-            texts = []
-            for text, name in zip(rows.texts, self._membership(s, rows).tolist()):
-                if name != UNCLUSTERED and taken.get(name, 0) < ANCHOR_MEMBERS:
-                    taken[name] = taken.get(name, 0) + 1
-                    texts.append(text)
-            return texts
+            labels = self._membership(s, rows)
+            names = set(labels.tolist()) - {UNCLUSTERED}
+            first = [np.flatnonzero(labels == name)[:ANCHOR_MEMBERS] for name in names]
+            chosen = np.sort(np.concatenate(first)) if first else np.zeros(0, dtype=np.intp)
+            return [rows.texts[i] for i in chosen.tolist()]  # in the documents' order
 
         texts: list[str] = self._labels.get_or(
             (*self._labels_key(s, "cluster"), "anchor texts"), pick

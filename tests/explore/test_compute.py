@@ -1,4 +1,8 @@
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,10 +141,8 @@ def test_funnel_counts_follow_the_store_path(demo, mode, stages):
 
 @pytest.mark.parametrize(("dimensions", "solver"), [(64, "covariance_eigh"), (1024, "arpack")])
 def test_projection_axes_match_the_exact_eigenvectors_of_the_covariance(demo, dimensions, solver):
-    from placeborag.explore._compute import _sklearn_at_least, _solver
+    from placeborag.explore._compute import _solver
 
-    if not _sklearn_at_least(1, 5):
-        solver = "arpack"  # scikit-learn before 1.5 has no covariance_eigh
     vectors = store_rows(demo.scaled(400).replace(dimensions=dimensions).store()).vectors
     assert _solver(vectors.shape) == solver  # both ways of fitting are held to the same axes
     projector = fit_projector(vectors, 3)
@@ -151,6 +153,49 @@ def test_projection_axes_match_the_exact_eigenvectors_of_the_covariance(demo, di
     np.testing.assert_allclose(projector.explained, values[::-1][:3] / values.sum(), rtol=1e-4)
     again = fit_projector(vectors.copy(), 3)
     np.testing.assert_array_equal(projector.components, again.components)
+
+
+@pytest.mark.parametrize(
+    ("rows", "dims", "dtype"),
+    [(400, 64, np.float32), (20_000, 256, np.float32), (3_000, 128, np.float64)],
+)
+def test_the_covariance_pca_has_the_bits_of_scikit_learns_covariance_eigh(rows, dims, dtype):
+    """The projection of many rows is fitted with numpy alone (no scikit-learn import in the
+    first picture): it must be scikit-learn's covariance_eigh, bit for bit, on the stride
+    sample the explorer fits (a strided view)."""
+    sklearn = pytest.importorskip("sklearn")
+    if tuple(int(p) for p in sklearn.__version__.split(".")[:2]) < (1, 5):
+        pytest.skip("scikit-learn before 1.5 has no covariance_eigh")
+    from sklearn.decomposition import PCA
+
+    from placeborag.explore._compute import covariance_pca, one_blas_thread
+
+    x = np.random.default_rng(rows).standard_normal((2 * rows, dims)).astype(dtype)[::2]
+    with one_blas_thread():
+        mean, components, explained = covariance_pca(x, 3)
+        pca = PCA(n_components=3, svd_solver="covariance_eigh").fit(x)
+    np.testing.assert_array_equal(mean, pca.mean_.astype(np.float64))
+    np.testing.assert_array_equal(components, pca.components_.astype(np.float64))
+    np.testing.assert_array_equal(explained, pca.explained_variance_ratio_.astype(np.float64))
+
+
+def test_the_app_over_many_documents_does_not_import_scikit_learn():
+    """scikit-learn and scipy cost a second or more of a fresh kernel's first picture; the
+    PCA of many rows needs neither (the small demo's ARPACK fit still does)."""
+    code = (
+        "import sys\n"
+        "from placeborag.explore import app, demo_scenario\n"
+        "explorer = app(demo_scenario(2000))\n"
+        "assert explorer.error == '', explorer.error\n"
+        "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))\n"
+    )
+    root = Path(__file__).resolve().parent.parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_projection_of_fewer_documents_than_components_pads_with_zero_axes():

@@ -275,21 +275,6 @@ def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
     assert kept.tolist() == [True, False, False, True, False]
 
 
-@pytest.mark.parametrize("n", [None, 2000])
-def test_the_x_range_leaves_room_for_the_anchor_names_right_of_their_diamonds(n):
-    # At 38 and 20,000 documents the rightmost anchor's name ran out of the plot area and was
-    # cut off ("refunc", "shippin"): plotly's autorange leaves no room for text.
-    from placeborag.explore._displays import ANCHOR_NAME_ROOM
-
-    display = ProjectionDisplay.from_scenario(demo_scenario(n)).plot()
-    anchors = _by_name(display.figure_, "cluster anchors")
-    assert anchors.textposition == "middle right"
-    xs = [*display.projection.coords[:, 0], *anchors.x, display.projection.query[0]]
-    span = max(xs) - min(xs)
-    low, high = display.figure_.layout.xaxis.range
-    assert low < min(xs) and high >= max(anchors.x) + ANCHOR_NAME_ROOM * span - 1e-9
-
-
 def test_the_rank_label_at_the_cut_is_written_beside_the_cut_line(demo):
     # At k=10 the label "10" sat across the dashed top-k cut line that runs through its point.
     display = RankingDisplay.from_scenario(demo.replace(k=10)).plot()
@@ -299,3 +284,52 @@ def test_the_rank_label_at_the_cut_is_written_beside_the_cut_line(demo):
         positions = dict(zip(trace.text, trace.textposition))
         assert positions["10"].endswith("right")
         assert all(p.endswith("center") for label, p in positions.items() if label != "10")
+
+
+@pytest.mark.parametrize("n", [None, 20_000])
+def test_anchor_names_are_labels_placed_clear_of_every_other_label_and_the_edge(n):
+    """Text beside a marker is clipped at the axes (at 20,000 documents the "shipping" name at
+    the right edge was cut off) and sat under the top-k rings: in 2-D each anchor's name is
+    an annotation put where, at the smallest plot the figure is drawn in, its box overlaps no
+    rank label, no other name, and stays inside the points' range."""
+    from placeborag.explore._displays import _CHAR_PX, _LABEL_H, _LABEL_PLOT
+
+    s = demo_scenario(n) if n else demo_scenario()
+    p = ProjectionDisplay.from_scenario(s).projection
+    traces, layout = ProjectionDisplay(p).spec()
+    anchors = next(t for t in traces if t["name"] == "cluster anchors")
+    assert anchors["mode"] == "markers"
+    names = [a for a in layout["annotations"] if a.get("xshift") is not None]
+    assert [a["text"] for a in names] == list(s.clusters)
+    every = np.vstack([p.coords[:, :2], p.anchors[:, :2], p.query[None, :2]])
+    low, span = every.min(axis=0), np.ptp(every, axis=0)
+    scale = min(_LABEL_PLOT[0] / span[0], _LABEL_PLOT[1] / span[1])
+
+    def box(a, w, h):
+        x = (a["x"] - low[0]) * scale + a["xshift"]
+        y = (a["y"] - low[1]) * scale + a["yshift"]
+        x0 = x - w if a["xanchor"] == "right" else x
+        y0 = y - {"top": h, "middle": h / 2, "bottom": 0}[a["yanchor"]]
+        return x0, y0, x0 + w, y0 + h
+
+    boxes = [box(a, _CHAR_PX * len(a["text"]) + 8, _LABEL_H) for a in names]
+    for a in layout["annotations"]:
+        if a.get("showarrow"):  # a rank label: its box where the arrow ends
+            x = (a["x"] - low[0]) * scale + a["ax"]
+            y = (a["y"] - low[1]) * scale - a["ay"]
+            boxes.append((x - 11, y - 9, x + 11, y + 9))
+    pad = 0.04 * span * scale
+    for b in boxes[: len(names)]:
+        assert b[0] >= -pad[0] and b[2] <= span[0] * scale + pad[0]
+        assert b[1] >= -pad[1] and b[3] <= span[1] * scale + pad[1]
+    for i, a in enumerate(boxes[: len(names)]):
+        for j, b in enumerate(boxes):
+            if i != j:
+                assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (i, j)
+
+
+def test_three_d_anchor_names_stay_text_beside_the_marker(demo):
+    traces, layout = ProjectionDisplay.from_scenario(demo, n_components=3).spec()
+    anchors = next(t for t in traces if t["name"] == "cluster anchors")
+    assert anchors["mode"] == "markers+text"
+    assert not [a for a in layout.get("annotations", []) if a.get("xshift") is not None]

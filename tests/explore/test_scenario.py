@@ -283,3 +283,19 @@ def test_the_cli_says_so_when_memory_runs_out_and_prints_no_traceback(
         "nothing was written. A smaller scenario (fewer documents or dimensions) fits\n"
     )
     assert not out.exists()
+
+
+def test_a_scaled_scenario_is_the_same_knowledge_base_as_before_it_was_made_faster():
+    """Scenario.scaled builds its variants from checked parts without checking each again:
+    the documents must stay exactly those the per-document construction made (the digest of
+    demo_scenario(30000) before that change)."""
+    import hashlib
+
+    scaled = demo_scenario(30_000)
+    body = repr([(d.id, d.text, sorted(d.metadata.items())) for d in scaled.documents])
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    assert digest == "e7e69a3e460a118f35b78a412188c0034ca5d5b08c1eba93320ed09a0401cffe"
+    assert scaled.documents[-1] == Document(
+        scaled.documents[-1].id, scaled.documents[-1].text, scaled.documents[-1].metadata
+    )
+    assert scaled.replace(k=3).documents is scaled.documents  # checked once, kept
