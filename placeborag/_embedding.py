@@ -170,11 +170,27 @@ class ExactVectors(ModelVectors):
         return bool(vector.shape == own.shape and np.array_equal(vector, own))
 
 
+# The protocols' members, as ``isinstance`` against a runtime-checkable protocol reads them
+# (a method present and not None, a data member present). Python 3.11 collects them again on
+# every such ``isinstance`` (hundreds of bytecodes): a store is built in every test, so
+# :func:`vectors_for` checks these names instead, with the same answer (tested).
+_EXACT_METHODS = ("embed_batch", "exact_vectors", "exact_query", "embed_rows", "embed_into")
+_MISSING = object()
+
+
+def _offers(embedder: Any, methods: tuple[str, ...], data: tuple[str, ...] = ()) -> bool:
+    for name in methods:
+        if getattr(embedder, name, None) is None:
+            return False
+    return all(getattr(embedder, name, _MISSING) is not _MISSING for name in data)
+
+
 def vectors_for(embedder: Any) -> ModelVectors:
-    """The strategy a store uses for ``embedder``, chosen from the protocols it implements."""
-    if isinstance(embedder, ExactEmbedder):
+    """The strategy a store uses for ``embedder``, chosen from the protocols it implements
+    (:class:`ExactEmbedder`, else :class:`Embedder`)."""
+    if _offers(embedder, _EXACT_METHODS, ("dimensions",)):
         return ExactVectors(embedder)
-    if isinstance(embedder, Embedder) and callable(embedder.embed_batch):
+    if callable(getattr(embedder, "embed_batch", None)):
         return ModelVectors(embedder)
     raise PlaceboragTypeError(
         f"embedder={shown(embedder)} must have an embed_batch(texts) method "

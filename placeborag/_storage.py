@@ -65,6 +65,10 @@ class Storage:
         self.churn_events = 0
         self.view: StoreRecords | None = None
         self.view_table: RecordTable | None = None  # the table ``view`` was made from
+        # Fixed by the options and the embedder's strategy: read on every write.
+        self.immediate = settings.options.visibility == "immediate"
+        self.lazy_writes = vectors.exact and self.immediate
+        self.refuses_existing = settings.profile.on_existing_id == "error"
 
     # -- sharing -------------------------------------------------------------------------------
 
@@ -154,7 +158,7 @@ class Storage:
     # -- writes --------------------------------------------------------------------------------
 
     def refuse_existing(self, ids: list[str]) -> None:
-        if self.settings.profile.on_existing_id != "error":
+        if not self.refuses_existing:
             return
         for value in ids:
             if value in self.written:
@@ -166,19 +170,20 @@ class Storage:
     def lazy(self) -> bool:
         """Whether a write may be embedded later, in one batch before the next read: an exact
         embedder cannot fail on a checked text, and its batch is the same bits as one by one."""
-        return self.vectors.exact and self.settings.options.visibility == "immediate"
+        return self.lazy_writes
 
     def land(self, op: Write) -> None:
         """A checked write (its vectors embedded and checked, unless lazy): applied, or queued
         under ``visibility="manual"``."""
+        written = self.own_written() if self.written_shared else self.written
         if op.op == "upsert":
-            self.own_written().update(op.ids)
+            written.update(op.ids)
         else:
-            self.own_written().difference_update(op.ids)
-        if self.settings.options.visibility == "manual":
-            self.pending.append(op)  # never lazy: embedded when written, like any engine
-        else:
+            written.difference_update(op.ids)
+        if self.immediate:
             self.apply(op)
+        else:
+            self.pending.append(op)  # never lazy: embedded when written, like any engine
 
     def refresh(self) -> None:
         pending, self.pending = self.pending, []

@@ -373,9 +373,11 @@ class FakeVectorStore:
             return
         storage = self._storage
         with self._lock:
-            storage.refuse_existing(ids)
-            self._take_write_failure()
-            if storage.lazy():
+            if storage.refuses_existing:
+                storage.refuse_existing(ids)
+            if self._write_failures:
+                self._take_write_failure()
+            if storage.lazy_writes:
                 storage.land(Write("upsert", ids, texts, metadatas, None))
                 return
         # Embedding runs outside the lock (a model may be slow); the dimension check and the

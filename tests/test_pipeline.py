@@ -397,6 +397,45 @@ def test_the_fake_embedder_implements_the_exact_extension_and_a_model_only_the_p
     assert isinstance(_Model(4), Embedder) and not isinstance(_Model(4), ExactEmbedder)
 
 
+class _ExactButOneMethodNone(FakeEmbedder):
+    """Switches off part of the exact extension: no longer an ExactEmbedder."""
+
+    __slots__ = ()
+    embed_into = None  # type: ignore[assignment]
+
+
+class _NoDimensions:
+    """The exact methods without the ``dimensions`` data member."""
+
+    def __init__(self) -> None:
+        inner = FakeEmbedder(dimensions=8)
+        for name in ("embed_batch", "exact_vectors", "exact_query", "embed_rows", "embed_into"):
+            setattr(self, name, getattr(inner, name))
+
+
+def test_the_store_chooses_its_strategy_as_isinstance_against_the_protocols_answers():
+    from unittest.mock import Mock
+
+    from placeborag._embedding import ExactVectors, ModelVectors, vectors_for
+
+    for embedder in (
+        FakeEmbedder(),
+        _Subclassed(),
+        _Model(4),
+        _ExactButOneMethodNone(),
+        _NoDimensions(),
+        Mock(),  # every attribute exists: both answers say exact
+        Mock(spec=["embed_batch", "dimensions"]),
+    ):
+        strategy = vectors_for(embedder)
+        if isinstance(embedder, ExactEmbedder):
+            assert type(strategy) is ExactVectors, embedder
+        else:
+            assert isinstance(embedder, Embedder) and type(strategy) is ModelVectors, embedder
+    with pytest.raises(PlaceboragTypeError, match="must have an embed_batch"):
+        vectors_for(object())
+
+
 def test_a_fake_embedder_subclass_keeps_exact_ties():
     texts = ["refund policy", "refund policy", "refund policy"]
     for embedder in (FakeEmbedder(), _Subclassed()):
