@@ -143,16 +143,15 @@ class ExactVectors(ModelVectors):
 
     exact = True
 
+    def __init__(self, embedder: Any) -> None:
+        super().__init__(embedder)
+        # Bound once: read on every query.
+        self.by_text = embedder.exact_vectors
+        self.query_of = embedder.exact_query
+
     @property
     def dimensions(self) -> int | None:
         return int(self.embedder.dimensions)
-
-    @property
-    def by_text(self) -> Callable[[list[str]], tuple[np.ndarray, list[int] | None]]:  # type: ignore[override]
-        by_text: Callable[[list[str]], tuple[np.ndarray, list[int] | None]] = (
-            self.embedder.exact_vectors
-        )
-        return by_text
 
     def documents(self, texts: Sequence[str]) -> np.ndarray:
         rows: np.ndarray = self.embedder.embed_rows(texts, np.float32)
@@ -162,7 +161,7 @@ class ExactVectors(ModelVectors):
         self.embedder.embed_into(texts, out, rows)
 
     def query(self, text: str, dimensions: int | None) -> QueryVector:
-        vector: QueryVector = self.embedder.exact_query(text)
+        vector: QueryVector = self.query_of(text)
         return vector
 
     def is_query_vector(self, vector: np.ndarray, text: str) -> bool:

@@ -762,7 +762,7 @@ def compile_filter(
     if not where:
         return None  # no conditions: every record matches, as in 0.4.0
     node = _compile(where, rules)
-    if rules != STRICT:
+    if rules is not STRICT and rules != STRICT:
         _set_semantics(node, rules)
     return node
 

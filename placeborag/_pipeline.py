@@ -230,15 +230,6 @@ class Pipeline:
         self.settings = settings
         self.vectors = vectors
 
-    def query_vector(
-        self, plan: QueryPlan, table: RecordTable
-    ) -> tuple[np.ndarray, np.ndarray, int | None]:
-        """The plan's float vector, its exact integer form, and that form's squared norm when
-        the embedder knows it (else None)."""
-        if plan.vector is not None and plan.exact_vector is not None:
-            return plan.vector, plan.exact_vector, None
-        return self.vectors.query(plan.text, table.dimensions)
-
     def run(
         self,
         plan: QueryPlan,
@@ -274,7 +265,10 @@ class Pipeline:
         final: list[int] = []
         ranked = bool(count) and bool(survivors.any())
         if ranked or (traced and count):
-            qvector, qexact, qnorm = self.query_vector(plan, table)
+            if plan.vector is not None and plan.exact_vector is not None:
+                qvector, qexact, qnorm = plan.vector, plan.exact_vector, None
+            else:
+                qvector, qexact, qnorm = self.vectors.query(plan.text, table.dimensions)
         if ranked:
             assert qvector is not None and qexact is not None
             exact = ExactScores(table, qexact, self.vectors.by_text, qnorm)

@@ -638,7 +638,8 @@ class FakeVectorStore:
     def _plan(
         self, text: object, vector: object, k: object, where: object, ids: object, context: object
     ) -> QueryPlan:
-        check_context(context)
+        if context is not None:
+            check_context(context)
         return plan_query(
             self._settings,
             self._vectors,
