@@ -9,6 +9,8 @@ prints the per-query counts and their ratio:
 
     python benchmarks/bench_instructions.py --against /path/to/other/checkout
 
+Without ``--against`` (as ``make bench`` runs it) it says so and compares nothing.
+
 Each count is the difference between a run of ``--queries`` queries and a run of none, so the
 imports and the store's build cancel out. Needs ``valgrind``; about a minute per run.
 """
@@ -87,9 +89,12 @@ def per_query(checkout: Path, queries: int, kind: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", type=Path, required=True, help="the other checkout")
+    parser.add_argument("--against", type=Path, help="the other checkout")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
+    if args.against is None:  # run_all.py runs every bench_*.py without arguments
+        print("bench_instructions: no other checkout given (--against DIR): nothing to compare")
+        return
     if shutil.which("valgrind") is None:
         sys.exit("bench_instructions: valgrind is not installed (apt-get install valgrind)")
     ours_path, theirs_path = HERE.parent, args.against.resolve()
