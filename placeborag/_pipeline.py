@@ -272,8 +272,8 @@ class Pipeline:
         if ranked:
             assert qvector is not None and qexact is not None
             exact = ExactScores(table, qexact, self.vectors.by_text, qnorm)
-            salt = self._shuffle_salt(plan) if profile.tie_order == "shuffle" else 0
-            ties = TieRule(table, profile.tie_order, salt)
+            shuffled = profile.tie_order == "shuffle"
+            ties = TieRule(table, profile.tie_order, self._shuffle_salt(plan) if shuffled else 0)
             mask = None if (survivors.all() and not table.holes) else survivors
             ranking = rank(table, mask, qvector, exact, count if full else window_size, ties)
             window = ranking.order[:window_size]
@@ -313,9 +313,8 @@ class Pipeline:
         return reachable
 
     def _shuffle_salt(self, plan: QueryPlan) -> int:
+        """The salt of the shuffle tie order (the only tie order that reads one)."""
         profile = self.settings.profile
-        if profile.tie_order != "shuffle":
-            return 0
         return int(
             splitmix64(np.array([plan.salt ^ profile.seed ^ _SHUFFLE_SALT], dtype=np.uint64))[0]
         )

@@ -65,7 +65,9 @@ class Storage:
         self.churn_events = 0
         self.view: StoreRecords | None = None
         self.view_table: RecordTable | None = None  # the table ``view`` was made from
-        # Fixed by the options and the embedder's strategy: read on every write.
+        # Fixed by the options and the embedder's strategy: read on every write. A write may be
+        # embedded later, in one batch before the next read, when the embedder is exact (it
+        # cannot fail on a checked text, and its batch is the same bits as one by one).
         self.immediate = settings.options.visibility == "immediate"
         self.lazy_writes = vectors.exact and self.immediate
         self.refuses_existing = settings.profile.on_existing_id == "error"
@@ -166,11 +168,6 @@ class Storage:
                     f"id {shown(value)} is already stored and on_existing_id='error' "
                     "forbids writing it again"
                 )
-
-    def lazy(self) -> bool:
-        """Whether a write may be embedded later, in one batch before the next read: an exact
-        embedder cannot fail on a checked text, and its batch is the same bits as one by one."""
-        return self.lazy_writes
 
     def land(self, op: Write) -> None:
         """A checked write (its vectors embedded and checked, unless lazy): applied, or queued
