@@ -485,6 +485,19 @@ class FakeEmbedder:
                 cache[text] = row
         return row
 
+    def _kept_rows(self, texts: list[str]) -> list[_Row | None]:
+        """:meth:`_kept_row` of each of ``texts`` (None where not kept), under one lock."""
+        cache = self._text_cache
+        pop = cache.pop
+        rows: list[_Row | None] = []
+        with _TEXT_CACHE_LOCK:
+            for text in texts:
+                row = pop(text, None)
+                if row is not None:
+                    cache[text] = row  # the most recently used last
+                rows.append(row)
+        return rows
+
     def _keep(self, rows: dict[str, _Row]) -> None:
         """Keep hashed rows of short texts, the least recently used dropped past the byte
         budget."""
@@ -508,7 +521,7 @@ class FakeEmbedder:
             floats = _unit(row)[None, :].copy()  # a copy: the kept row must not change
             return floats, row[1][None, :].copy() if exact else None
         if 0 < len(texts) <= _CACHED_BATCH:
-            kept = [self._kept_row(t) for t in texts]
+            kept = self._kept_rows(texts)
             missing = list(dict.fromkeys(t for t, r in zip(texts, kept) if r is None))
             made: dict[str, _Row] = {}
             if len(missing) > 4:  # more than a few: one pass for them all
@@ -583,8 +596,8 @@ class FakeEmbedder:
         re-ranking its best rows needs none), and their exact squared norms when they are
         known (kept texts: a lookup each), else None."""
         if not self._clusters and len(texts) <= _CACHED_BATCH:
-            rows = [self._kept_row(t) for t in texts]
-            if all(r is not None for r in rows):
+            rows = self._kept_rows(texts)
+            if None not in rows:
                 return _rows([r[1] for r in rows]), [r[2] for r in rows]  # type: ignore[index]
         return self._embed_exact(texts)[1], None
 

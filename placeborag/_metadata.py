@@ -46,6 +46,7 @@ def check_id(value: object, name: str = "id") -> str:
 
 # Immutable values kept as they are; a float needs its finiteness checked, so it is not here.
 _SCALARS = frozenset({str, int, bool, type(None), _dt.datetime, _dt.date})
+_IMMUTABLE = _SCALARS | {float}  # the value types a shallow copy keeps apart from the caller
 _ALLOWED = "None, a str, int, finite float, bool, datetime, date, or a list or dict of those"
 
 
@@ -81,7 +82,7 @@ def check_metadatas(values: list[object], name: str = "metadatas") -> list[dict[
         kinds = set(map(type, leaves))
         if (
             all(type(k) is str and k and k[0] != "$" for k in keys)
-            and kinds <= _SCALARS | {float}
+            and kinds <= _IMMUTABLE
             and (float not in kinds or all(math.isfinite(v) for v in leaves if type(v) is float))
         ):
             return [dict(v) if type(v) is dict else None for v in values]
@@ -94,7 +95,7 @@ def copy_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
     record through it)."""
     if not value:
         return {}
-    if all(type(v) in _SCALARS or type(v) is float for v in value.values()):
+    if _IMMUTABLE.issuperset(map(type, value.values())):  # one C-level pass, no generator
         return dict(value)
     copied: dict[str, Any] = copy_filter(dict(value))  # checked when written: copy only
     return copied

@@ -341,7 +341,7 @@ class Pipeline:
         cosines = ranking.cosines if ranking is not None else {}
         ids, texts, metas, score = table.ids, table.texts, table.metas, profile.score
         matches = tuple(
-            Match(ids[r], texts[r], copy_metadata(metas[r]), score(cosines[r])) for r in final
+            [Match(ids[r], texts[r], copy_metadata(metas[r]), score(cosines[r])) for r in final]
         )
         if profile.pad_missing and len(matches) < k:  # FAISS fills every slot it cannot
             matches += (Match("-1", "", {}, profile.pad_score),) * (k - len(matches))

@@ -39,6 +39,8 @@ __all__ = [
 
 _UNIT_ROUNDOFF = 2.0**-24  # float32
 _SCORE_BITS = 64
+_SCORE_SHIFT = 2 * _SCORE_BITS
+_SCORE_SCALE = float(2**_SCORE_BITS)
 
 
 # -- exact arithmetic ---------------------------------------------------------------------
@@ -107,8 +109,12 @@ def sqrt_score(p: int, norm2_product: int) -> float:
     division by ``2**64``."""
     if p == 0:
         return 0.0
-    root = math.isqrt(((p * p) << (2 * _SCORE_BITS)) // norm2_product)
-    value: float = min(1.0, root / 2**_SCORE_BITS)
+    root = math.isqrt(((p * p) << _SCORE_SHIFT) // norm2_product)
+    # float(root) / 2**64 is the correctly rounded quotient: the division by a power of two
+    # is exact, so it is the same bits as the integer true division ``root / 2**64``.
+    value = float(root) / _SCORE_SCALE
+    if value > 1.0:
+        value = 1.0
     return value if p > 0 else -value
 
 
