@@ -189,21 +189,17 @@ class StoreRecords:
 
     def positions(self, id: str) -> tuple[int, ...]:
         """Every index of ``id`` (several for a duplicated id), oldest first."""
-        self.position(id)
-        return tuple(i for i, value in enumerate(self.ids) if value == id)
+        newest = self.position(id)
+        return tuple(i for i in range(newest + 1) if self.ids[i] == id)
 
     @property
     def dimensions(self) -> int:
         return int(self.vectors.shape[1])
 
-    def position(self, id: str) -> int:
-        """The index of ``id`` in these records; an unknown id raises, naming the nearest."""
-        index = self._index
-        if id not in index:
-            from placeborag._validation import unknown_id
-
-            raise unknown_id(id, index)
-        return index[id]
+    def position(self, id: str, *, occurrence: int | None = None) -> int:
+        """The index of ``id`` in these records: its newest record, or its record number
+        ``occurrence`` for an id stored more than once (:func:`record_index`)."""
+        return record_index(self.ids, id, occurrence, index=self._index)
 
     @property
     def _index(self) -> dict[str, int]:
@@ -302,23 +298,8 @@ class QueryTrace:
 
     def position(self, id: str, *, occurrence: int | None = None) -> int:
         """The index of ``id`` in :attr:`ids` (and every array): its newest record, or its
-        record number ``occurrence`` for an id stored more than once; an unknown id or
-        occurrence raises, naming what there is."""
-        newest = self._position(id)
-        if occurrence is None:
-            return newest
-        from placeborag._validation import check_k
-
-        occurrence = check_k(occurrence, "occurrence", minimum=0)
-        found = [i for i in range(newest + 1) if self.ids[i] == id]
-        if occurrence >= len(found):
-            from placeborag._errors import PlaceboragValueError
-
-            raise PlaceboragValueError(
-                f"occurrence={shown(occurrence)} must be 0 to {len(found) - 1}: {shown(id)} has "
-                f"{len(found)} record(s)"
-            )
-        return found[occurrence]
+        record number ``occurrence`` for an id stored more than once (:func:`record_index`)."""
+        return record_index(self.ids, id, occurrence, index=self._index)
 
     def ids_at(self, stage: str) -> tuple[str, ...]:
         """The ids at ``stage``, in rank order where they have one, else insertion order."""
@@ -353,12 +334,7 @@ class QueryTrace:
         return next((t for t in self.ties if id in t.ids), None)
 
     def _position(self, id: str) -> int:
-        index = self._index
-        if id not in index:
-            from placeborag._errors import PlaceboragValueError
-
-            raise PlaceboragValueError(f"unknown id {shown(id)}: not a visible record of the store")
-        return index[id]
+        return record_index(self.ids, id, index=self._index)
 
     @property
     def _index(self) -> dict[str, int]:
@@ -426,6 +402,41 @@ def _position_index(owner: object, ids: tuple[str, ...]) -> dict[str, int]:
         cached = {doc_id: i for i, doc_id in enumerate(ids)}
         object.__setattr__(owner, "_index_cache", cached)
     return cached
+
+
+def record_index(
+    ids: Sequence[str],
+    id: str,
+    occurrence: int | None = None,
+    *,
+    index: Mapping[str, int] | None = None,
+) -> int:
+    """The index in ``ids`` of ``id``'s record number ``occurrence`` (0 for its first, 1 for
+    the next...), or of its newest record when ``occurrence`` is None.
+
+    An id appears in ``ids`` once per record (several times for one written again under
+    ``on_existing_id="duplicate"``). An unknown id raises a :class:`PlaceboragValueError`
+    naming the nearest ids, an occurrence the id does not have one naming the ones it has.
+    ``index`` (id to its newest index) saves a scan when the caller keeps one.
+    """
+    from placeborag._errors import PlaceboragValueError
+    from placeborag._validation import check_k, unknown_id
+
+    newest = index.get(id) if index is not None else None
+    if newest is None:
+        newest = next((i for i in range(len(ids) - 1, -1, -1) if ids[i] == id), None)
+        if newest is None:
+            raise unknown_id(id, ids)
+    if occurrence is None:
+        return newest
+    occurrence = check_k(occurrence, "occurrence", minimum=0)
+    found = [i for i in range(newest + 1) if ids[i] == id]
+    if occurrence >= len(found):
+        raise PlaceboragValueError(
+            f"occurrence={shown(occurrence)} must be 0 to {len(found) - 1}: {shown(id)} has "
+            f"{len(found)} record(s)"
+        )
+    return found[occurrence]
 
 
 _REPEATED: dict[object, tuple[object, ...]] = {}

@@ -19,7 +19,8 @@ the ones a layer needs beyond the doubles are here, documented and tested like t
 * the filter language as a store applies it: ``compile_filter``, ``FilterRules``,
   ``filter_rules`` and ``STRICT``;
 * the names of the stages a query trace reports (``RETURNED`` ... ``UNREACHABLE``, in the order
-  of ``placeborag.STAGES``);
+  of ``placeborag.STAGES``), and ``record_index``: which row of a records view or trace is an
+  id's record number ``occurrence`` (ids repeat under ``on_existing_id="duplicate"``);
 * deterministic helpers: ``splitmix64`` (the hash mixer behind every seeded choice) and
   ``beside`` (two tasks on two threads, one after the other where threads cannot start);
 * ``FreshLocks``: a mixin whose copies (``copy.deepcopy``, pickle) get new locks, so a double
@@ -71,6 +72,7 @@ _LAZY = {
     "LOST": "placeborag._trace",
     "FILTERED": "placeborag._trace",
     "UNREACHABLE": "placeborag._trace",
+    "record_index": "placeborag._trace",
     "splitmix64": "placeborag._hashing",
     "beside": "placeborag._threads",
     "FreshLocks": "placeborag._threads",
@@ -103,6 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._trace import RETURNED as RETURNED
     from placeborag._trace import TIED as TIED
     from placeborag._trace import UNREACHABLE as UNREACHABLE
+    from placeborag._trace import record_index as record_index
     from placeborag._validation import check_bool as check_bool
     from placeborag._validation import check_choice as check_choice
     from placeborag._validation import check_int as check_int

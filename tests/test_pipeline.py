@@ -162,6 +162,40 @@ def test_every_record_of_a_duplicated_id_is_in_records_and_the_trace():
     assert len(store) == 2 and store.ids == ["g", "f"]  # each id once, at its newest
 
 
+def test_a_record_is_found_by_id_and_occurrence_the_same_way_everywhere():
+    from placeborag.explore import store_rows
+    from placeborag.toolkit import record_index
+
+    store = _duplicated()
+    records, trace, rows = store.records(), store.trace("refund policy", k=3), store_rows(store)
+    for occurrence, expected in ((None, 2), (0, 0), (1, 2)):
+        assert record_index(records.ids, "f", occurrence) == expected
+        assert records.position("f", occurrence=occurrence) == expected
+        assert rows.at("f", occurrence) == expected
+        assert records.ids[trace.position("f", occurrence=occurrence)] == "f"
+    assert trace.ids == records.ids  # one row per record, in the same order
+    for where in (
+        lambda o: record_index(records.ids, "f", o),
+        lambda o: records.position("f", occurrence=o),
+        lambda o: trace.position("f", occurrence=o),
+        lambda o: rows.at("f", o),
+    ):
+        with pytest.raises(PlaceboragValueError, match=r"occurrence=2 must be 0 to 1: 'f' has 2"):
+            where(2)
+        with pytest.raises(PlaceboragValueError, match="occurrence=-1"):
+            where(-1)
+        with pytest.raises(PlaceboragTypeError, match="occurrence=True"):
+            where(True)
+    for where in (
+        lambda: record_index(records.ids, "ff"),
+        lambda: records.position("ff"),
+        lambda: trace.position("ff"),
+        lambda: rows.at("ff"),
+    ):
+        with pytest.raises(PlaceboragValueError, match=r"unknown id 'ff'.*did you mean 'f'"):
+            where()
+
+
 def test_deleting_a_duplicated_id_removes_every_record_of_it():
     store = _duplicated()
     store.delete("f")

@@ -105,6 +105,7 @@ PUBLIC = {
         "BudgetExceeded",
     },
     "placeborag.toolkit": {
+        "record_index",
         "check_bool",
         "check_choice",
         "check_int",

@@ -20,7 +20,6 @@ from placeborag import (
     STAGES,
     FakeVectorStore,
     PlaceboragTypeError,
-    PlaceboragValueError,
     QueryTrace,
 )
 from placeborag.toolkit import (
@@ -31,8 +30,7 @@ from placeborag.toolkit import (
     RETURNED,
     TIED,
     UNREACHABLE,
-    check_k,
-    did_you_mean,
+    record_index,
     shown,
 )
 
@@ -88,22 +86,8 @@ class StoreRows:
 
     def at(self, doc_id: str, occurrence: int | None = None) -> int:
         """The index of ``doc_id``'s record number ``occurrence`` (None: its newest);
-        an unknown id or occurrence raises, naming what there is."""
-        position = self.position
-        if doc_id not in position:
-            raise PlaceboragValueError(
-                f"unknown id {shown(doc_id)}{did_you_mean(doc_id, position)}"
-            )
-        if occurrence is None:
-            return position[doc_id]
-        occurrence = check_k(occurrence, "occurrence", minimum=0)
-        found = [i for i in range(position[doc_id] + 1) if self.ids[i] == doc_id]
-        if occurrence >= len(found):
-            raise PlaceboragValueError(
-                f"occurrence={shown(occurrence)} must be 0 to {len(found) - 1}: {shown(doc_id)} "
-                f"has {len(found)} record(s)"
-            )
-        return found[occurrence]
+        an unknown id or occurrence raises, naming what there is (``record_index``)."""
+        return record_index(self.ids, doc_id, occurrence, index=self.position)
 
 
 def check_instance(
