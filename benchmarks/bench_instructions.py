@@ -4,8 +4,9 @@ On a shared machine a timing moves with the load; an instruction count does not 
 binary, inputs and environment give the same count, whatever else the machine runs). This
 counts the instructions of the unit-test-scale queries of ``bench_core.py`` (a store of 100
 records built by single upserts, ``query(k=5)`` with and without a filter, every query a text
-not seen before) in this checkout and in another one given by path, in the same run, and
-prints the per-query counts and their ratio:
+not seen before; and the single upserts themselves, in new 100-record stores read once each,
+as ``bench_core.py``'s build row does) in this checkout and in another one given by path, in the same run, and
+prints the per-query (per-upsert) counts and their ratio:
 
     python benchmarks/bench_instructions.py --against /path/to/other/checkout
 
@@ -43,9 +44,18 @@ for i in range(100):
     store.upsert(f"doc-{i:03d}", texts[i], meta)
 where = {"lang": "hu", "year": {"$gte": 2018}} if sys.argv[3] == "filtered" else None
 store.query(texts[0], k=5, where=where)
-queries = itertools.cycle(texts[1:])
-for _ in range(int(sys.argv[2])):
-    store.query(next(queries), k=5, where=where)
+if sys.argv[3] == "upserts":  # stores of 100 single upserts and a read, new texts each
+    fresh = iter(texts[100:])
+    for _ in range(int(sys.argv[2]) // 100):
+        built = FakeVectorStore()
+        for i in range(100):
+            meta = {"lang": ("en", "hu", "de")[i % 3], "year": 2015 + i % 12}
+            built.upsert(f"doc-{i:03d}", next(fresh), meta)
+        built.records()  # the batch a FakeEmbedder's upserts are embedded in
+else:
+    queries = itertools.cycle(texts[1:])
+    for _ in range(int(sys.argv[2])):
+        store.query(next(queries), k=5, where=where)
 """
 
 
@@ -90,7 +100,9 @@ def per_query(checkout: Path, queries: int, kind: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", type=Path, help="the other checkout")
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--queries", type=int, default=200, help="queries (and upserts) per count; >= 100"
+    )
     args = parser.parse_args()
     if args.against is None:  # run_all.py runs every bench_*.py without arguments
         print("bench_instructions: no other checkout given (--against DIR): nothing to compare")
@@ -101,13 +113,18 @@ def main() -> None:
     if not (theirs_path / "placeborag" / "__init__.py").is_file():
         sys.exit(f"bench_instructions: --against {theirs_path} holds no placeborag checkout")
     rows = []
-    for kind in ("filtered", "unfiltered"):
+    names = {
+        "filtered": "filtered query(k=5) over 100 records",
+        "unfiltered": "unfiltered query(k=5) over 100 records",
+        "upserts": "upsert() into a 100-record store, with its read",
+    }
+    for kind, name in names.items():
         ours = per_query(ours_path, args.queries, kind)
         theirs = per_query(theirs_path, args.queries, kind)
         ratio = ours / theirs
         rows.append(
             (
-                f"{kind} query(k=5) over 100 records",
+                name,
                 f"{ours / 1e3:.0f}k vs {theirs / 1e3:.0f}k instructions ({ratio:.3f}x)",
                 "<= 1.01x",
                 verdict(ratio <= 1.01),
