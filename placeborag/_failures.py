@@ -12,13 +12,14 @@ __all__ = ["FailureQueue"]
 Failure = BaseException | type[BaseException]
 
 
-class FailureQueue:
-    """Failures queued by ``fail_next_*``: each raised for its number of calls, then the next."""
+class FailureQueue(list[tuple[Failure, int]]):
+    """Failures queued by ``fail_next_*``: each raised for its number of calls, then the next.
 
-    __slots__ = ("_queue",)
+    A list of (failure, calls left), so that "is one queued?" (asked on every write and
+    query) is a list's own truth test, not a call.
+    """
 
-    def __init__(self) -> None:
-        self._queue: list[tuple[Failure, int]] = []  # (failure, calls left)
+    __slots__ = ()
 
     @staticmethod
     def checked(error: object, times: object) -> tuple[Failure, int]:
@@ -41,10 +42,7 @@ class FailureQueue:
         return error, times
 
     def add(self, error: Failure, times: int) -> None:
-        self._queue.append((error, times))
-
-    def __bool__(self) -> bool:
-        return bool(self._queue)
+        self.append((error, times))
 
     def take(self) -> BaseException | None:
         """The failure the next call raises (None if none is queued), spending one call of it.
@@ -52,11 +50,11 @@ class FailureQueue:
         A class is instantiated; an instance is raised again with its traceback reset, so a
         failure injected many times never grows one traceback.
         """
-        if not self._queue:
+        if not self:
             return None
-        error, left = self._queue[0]
+        error, left = self[0]
         if left == 1:
-            self._queue.pop(0)
+            self.pop(0)
         else:
-            self._queue[0] = (error, left - 1)
+            self[0] = (error, left - 1)
         return error() if isinstance(error, type) else error.with_traceback(None)
