@@ -7,6 +7,8 @@ a stub that imports it. Every plot must draw, with its traces, and the console s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
@@ -49,6 +51,58 @@ def test_a_saved_notebook_reopens_with_every_plot_drawn(jupyterlab, browser):
             ) from None
         # The restored page has the static snapshot's data too: the app's own top-k list.
         assert page.locator(".placeborag-results table").count() >= 1
+        assert problems == []
+    finally:
+        context.close()
+
+
+AFTER = (
+    "explorer.controls['k'].value = 7",
+    "explorer.controls['query'].value = 'where is my parcel'",
+)
+
+
+def test_after_changes_sent_as_patches_the_saved_notebook_reopens_with_the_final_figures(
+    jupyterlab, browser
+):
+    """Changes made after the first picture go to the page as patches on the whole figure; the
+    saved widget state (the whole figure and the patch on it) draws the final figures."""
+    from figure_data import PAGE_FIGURE, differences, plain
+
+    from placeborag.explore import app
+
+    nb = execute_explorer_notebook(*AFTER)
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    patches = [m["state"]["patch"] for m in state.values() if "patch" in m["state"]]
+    assert any("revision" in p for p in patches)  # patches saved, not only whole figures
+    nbformat.write(nb, jupyterlab["root"] / "explorer-patched.ipynb")
+    explorer = app()  # the same app and changes here: the library is deterministic
+    for code in AFTER:
+        exec(code, {"explorer": explorer})
+    context, page, problems = open_page(browser)
+    try:
+        page.goto(
+            f"{jupyterlab['base']}/lab/tree/explorer-patched.ipynb?token={jupyterlab['token']}"
+            "&reset"
+        )
+        page.wait_for_selector(".placeborag-static")
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:trust'); }")
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+        try:
+            page.wait_for_function(DRAWN)
+        except PlaywrightTimeout:
+            raise AssertionError(
+                f"the saved explorer did not draw: {page.evaluate(STATE)}; console: {problems}"
+            ) from None
+        for name in ("projection", "ranking", "funnel", "anchors"):
+            figure = explorer.figures[name]
+            plot = f".placeborag-figure-{name} .js-plotly-plot"
+            page.wait_for_function(
+                f"""() => Number(document.querySelector('{plot}').dataset.revision)
+                    === {figure.revision}"""
+            )
+            drawn = json.loads(page.evaluate(PAGE_FIGURE, name))
+            assert differences(plain(figure.traces), drawn["data"]) == [], name
         assert problems == []
     finally:
         context.close()
