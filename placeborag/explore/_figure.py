@@ -10,6 +10,13 @@ to every figure through a promise on ``globalThis`` keyed by the bundle's SHA-25
 versions in one page never mix. A notebook saved with its widget state restores the loader with
 the figures, so they draw again without a kernel.
 
+A redraw sends only what changed: the widget's ``figure`` is the last figure sent whole, its
+``patch`` the top-level properties of each trace (by position) and the layout keys that now
+differ from it, naming the revision of the figure it applies to and its own. The page applies
+a patch only to the figure it names (otherwise it asks for the whole figure again, and draws
+nothing meanwhile); together the two always make the figure on screen, so a saved notebook
+shows the final figures. A change that would patch more than half of a figure sends it whole.
+
 Events come back through the widget's own messages, each naming the figure revision it was
 drawn on: a box or lasso selection (every trace's points at once), a click on a point, and the
 view range after a zoom or pan. :meth:`FigureView._handle` refuses anything malformed (logged
@@ -517,9 +524,7 @@ class _Wire:
     """One revision of a figure as it goes on the wire, with a fingerprint of each trace's
     top-level properties and of each top-level layout key (what a patch compares)."""
 
-    def __init__(
-        self, revision: int, data: list[Any], layout: dict[str, Any], config: Any
-    ) -> None:
+    def __init__(self, revision: int, data: list[Any], layout: dict[str, Any], config: Any) -> None:
         self.revision = revision
         self.data = data
         self.layout = layout
@@ -648,7 +653,8 @@ def _figure_class() -> Any:
         ) -> None:
             """Draw ``traces`` and ``layout`` (a display's spec) as the next revision.
 
-            Only what differs from the whole figure the page holds is sent (:meth:`_send_figure`)."""
+            Only what differs from the whole figure the page holds is sent
+            (:meth:`_send_figure`)."""
             self.revision += 1
             self.traces = list(traces)
             self.spec_layout = {"font": _FONT, **layout}
@@ -710,7 +716,10 @@ def _figure_class() -> Any:
             if self._current is None:
                 return
             self.resent += 1
-            same = "revision" not in self.patch and self.figure.get("revision") == self._current.revision
+            same = (
+                "revision" not in self.patch
+                and self.figure.get("revision") == self._current.revision
+            )
             self._base = None
             self._send_figure(self._current)
             if same:  # the figure sent last: traitlets sees no change, so nothing went

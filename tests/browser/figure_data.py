@@ -3,6 +3,7 @@ values that compare equal when the page draws exactly the kernel's figure."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from typing import Any
@@ -21,28 +22,6 @@ PAGE_FIGURE = """(name) => {
         : v;
     return JSON.stringify({revision: Number(gd.dataset.revision), data: gd.data.map(plain)});
 }"""
-
-# Python for the kernel: print the figure NAME of `explorer` likewise.
-KERNEL_FIGURE = """
-import json as _json, math as _math
-import numpy as _np
-
-def _plain(v):
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, _np.ndarray):
-        return _plain(v.tolist())
-    if isinstance(v, _np.generic):
-        return _plain(v.item())
-    if isinstance(v, float) and not _math.isfinite(v):
-        return None
-    return v
-
-_f = explorer.figures[NAME]
-print(_json.dumps({"revision": _f.revision, "data": _plain(_f.traces), "patched": "revision" in _f.patch}))
-"""
 
 
 def plain(value: Any) -> Any:
@@ -77,3 +56,13 @@ def _covers(mine: Any, drawn: Any) -> bool:
     if isinstance(mine, dict):
         return isinstance(drawn, dict) and all(_covers(v, drawn.get(k)) for k, v in mine.items())
     return bool(mine == drawn)
+
+
+# Python for the kernel: print the figure NAME of `explorer` as :func:`plain` has it.
+KERNEL_FIGURE = (
+    "import json, math\nimport numpy as np\nfrom typing import Any\n\n"
+    + inspect.getsource(plain)
+    + "\n_f = explorer.figures[NAME]\n"
+    + 'print(json.dumps({"revision": _f.revision, "data": plain(_f.traces),'
+    + ' "patched": "revision" in _f.patch}))\n'
+)

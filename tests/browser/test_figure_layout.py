@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-from plot_page import draw, gap, overlaps, plot_page  # noqa: E402
+from plot_page import draw, gap, overlaps, plot_page
 
-from placeborag.explore import demo_scenario  # noqa: E402
-from placeborag.explore._displays import AnchorsDisplay, ProjectionDisplay  # noqa: E402
+from placeborag.explore import demo_scenario
+from placeborag.explore._displays import AnchorsDisplay, ProjectionDisplay
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-from explorer_page import KERNEL_IDLE, SETTLE, kernel, run_explorer  # noqa: E402
-from figure_data import KERNEL_FIGURE, PAGE_FIGURE, differences  # noqa: E402
+from explorer_page import KERNEL_IDLE, SETTLE, kernel, run_explorer
+from figure_data import KERNEL_FIGURE, PAGE_FIGURE, differences
 
 pytestmark = pytest.mark.browser
 

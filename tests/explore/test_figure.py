@@ -423,7 +423,9 @@ def _traces(n: int, changed: int | None = None) -> list[dict]:
         x = np.linspace(0.0, 1.0, 10_000) + i
         if i == changed:
             x = x + 0.5
-        out.append({"type": "scattergl", "name": f"t{i}", "x": x, "text": [f"p{j}" for j in range(500)]})
+        out.append(
+            {"type": "scattergl", "name": f"t{i}", "x": x, "text": [f"p{j}" for j in range(500)]}
+        )
     return out
 
 
@@ -495,7 +497,11 @@ def test_a_page_holding_another_figure_gets_the_whole_figure_again():
     # Asked again with nothing changed: the same whole figure goes again.
     send(figure, {"kind": "resend", "revision": 2})
     assert len(messages) == 2 and sorted(messages[1][0]["state"]) == ["figure", "patch"]
-    for junk in ({"kind": "resend"}, {"kind": "resend", "revision": "2"}, {"kind": "resend", "revision": 2, "x": 1}):
+    for junk in (
+        {"kind": "resend"},
+        {"kind": "resend", "revision": "2"},
+        {"kind": "resend", "revision": 2, "x": 1},
+    ):
         send(figure, junk)
     assert figure.refused == 3 and len(messages) == 2
 
