@@ -497,7 +497,7 @@ def _buffered(value: dict[str, Any]) -> dict[str, Any]:
             return [move(x) for x in v]
         return v
 
-    out = move(value)
+    out: dict[str, Any] = {k: move(x) for k, x in value.items()}
     out["buffers"] = buffers
     return out
 
