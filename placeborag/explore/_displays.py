@@ -1743,13 +1743,20 @@ class FilterModesDisplay(_Display):
         traces = []
         for i, mode in enumerate(("pre", "post")):
             f = self.funnels[mode]
+            counts = f["documents"].to_numpy()
+            top = max(int(counts.max()), 1) if len(counts) else 1
             traces.append(
                 {
                     "type": "funnel",
                     "name": f"{mode}-filter",
                     "y": f["stage"].to_numpy(),
-                    "x": f["documents"].to_numpy(),
+                    "x": counts,
                     "textinfo": "value",
+                    # A bar too narrow for its count has it written beside it (plotly drops
+                    # the text of a bar a fraction of a pixel wide: 5 of 100,000).
+                    "textposition": [
+                        "inside" if int(c) * 6 >= top else "outside" for c in counts.tolist()
+                    ],
                     "marker": {"color": PALETTE[i]},
                     "xaxis": "x" if i == 0 else "x2",
                     "yaxis": "y" if i == 0 else "y2",

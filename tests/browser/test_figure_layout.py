@@ -1,7 +1,7 @@
 """The explorer's figures drawn by plotly.js alone in a blank page at a notebook's widths, and
 their texts' boxes as plotly laid them out: the anchors view's title, headings, axis titles
 and legend never overlap (600 to 1000 px), and an anchor's name written away from its diamond
-has a leader line to it."""
+has a leader line to it, and every funnel stage shows its count."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ pytest.importorskip("playwright.sync_api")
 from plot_page import draw, gap, overlaps, plot_page
 
 from placeborag.explore import demo_scenario
-from placeborag.explore._displays import AnchorsDisplay, ProjectionDisplay
+from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay, ProjectionDisplay
 
 pytestmark = pytest.mark.browser
 
@@ -80,3 +80,19 @@ def test_an_anchor_name_away_from_its_diamond_has_a_leader_line(page, n):
         for label in labels:
             away = gap(label, label["at"]["x"], label["at"]["y"])
             assert label["arrow"] or away <= 20, (width, label["text"], away)
+
+
+@pytest.mark.parametrize("n", [38, 100_000])
+def test_every_funnel_stage_shows_its_count(page, n):
+    """At 100,000 documents the top-k bars (5 and 3 of 100,000) are a fraction of a pixel
+    wide, and plotly drew no count on them: each is written beside its bar instead."""
+    display = FilterModesDisplay.from_scenario(demo_scenario(None if n == 38 else n)).plot()
+    figure = display.figure_
+    for width in (600, 1000):
+        draw(page, figure, width)
+        texts = page.evaluate(
+            """() => Array.from(document.querySelectorAll('#gd .trace'))
+                .map(t => Array.from(t.querySelectorAll('text')).map(x => x.textContent))"""
+        )
+        for trace, shown in zip(figure.data, texts):
+            assert len(shown) == len(trace.x), (width, trace.name, shown)
