@@ -11,7 +11,8 @@ the checkout's explorer notebook and headless Chromium, measured in the page:
   the projection and the ranking drawn anew (and to the kernel reporting the cell done, and
   inside the kernel). Two changes per control; the median is reported.
 - with ``--screens DIR``: screenshots of the app at 1400x900 and 1000x900 (notebook width)
-  at each ``--screen-sizes`` size, the app scrolled to its top.
+  at each ``--screen-sizes`` size, the app scrolled to its top, then to each of the ranking,
+  the funnels and the anchors view.
 
 ``--root DIR`` measures another checkout with the same script (an older commit, for a
 before/after; its kernel imports that checkout's placeborag). Speed is reported, never
@@ -60,10 +61,11 @@ def _load() -> str:
 
 def first_picture(browser: Any, server: dict[str, Any], rounds: int) -> dict[str, Any]:
     plain, explorer = [], []
+    plain_name = b.write_plain_notebook(server)
     for _ in range(rounds):
-        for name, want, out in (("plain.ipynb", 1, plain), ("explorer.ipynb", 4, explorer)):
+        for name, want, out in ((plain_name, 1, plain), ("explorer.ipynb", 4, explorer)):
             with b.notebook_page(browser, server, name) as page:
-                ms = page.evaluate(b.RUN_ALL, want)
+                ms = b.run_all(page, want)
                 if ms is None:
                     raise RuntimeError(f"{name} did not draw {want} figure(s): {page.problems}")
                 out.append(round(float(ms)))
@@ -111,6 +113,20 @@ def screens(browser: Any, server: dict[str, Any], sizes: list[int], folder: Path
                 path = folder / f"{server['front']}-{n}-{width}x900.png"
                 page.screenshot(path=str(path))
                 saved.append(str(path))
+                # Then each view below the first screen, scrolled to its top.
+                for view in ("ranking", "funnel", "anchors"):
+                    page.evaluate(
+                        "(v) => document.querySelector('.placeborag-figure-' + v)"
+                        ".scrollIntoView({block: 'start'})",
+                        view,
+                    )
+                    page.evaluate(
+                        "() => new Promise(r => requestAnimationFrame("
+                        "() => requestAnimationFrame(r)))"
+                    )
+                    path = folder / f"{server['front']}-{n}-{width}x900-{view}.png"
+                    page.screenshot(path=str(path))
+                    saved.append(str(path))
     return saved
 
 

@@ -10,12 +10,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def execute_explorer_notebook() -> Any:
-    """notebooks/explorer.ipynb executed, as an nbformat notebook holding its widget state."""
+def execute_explorer_notebook(*then: str) -> Any:
+    """notebooks/explorer.ipynb executed, as an nbformat notebook holding its widget state;
+    ``then``: code cells run after its own (changes made to the app once drawn)."""
     import nbclient
     import nbformat
 
     nb = nbformat.read(ROOT / "notebooks" / "explorer.ipynb", as_version=4)
+    nb.cells.extend(nbformat.v4.new_code_cell(code) for code in then)
     nbclient.NotebookClient(
         nb,
         kernel_name="python3",

@@ -745,8 +745,9 @@ def anchor_labels(
     labelled on its left): below the anchor, above it, level with it, then further out; then
     on the other side. The boxes are laid out at the smallest plot the figure is drawn in,
     against the rank labels and their rings, the query star and the anchors' own markers, and
-    must stay inside the points' range with plotly's 5% padding. A name with no free place is
-    left out (its anchor's hover still names it).
+    must stay inside the points' range with plotly's 5% padding. A label placed more than
+    :data:`_LABEL_NEAR` pixels from its diamond gets a leader line to it. A name with no free
+    place is left out (its anchor's hover still names it).
     """
     anchors = np.asarray(anchors, dtype=np.float64)[:, :2]
     every = np.vstack([coords[:, :2], anchors, np.atleast_2d(query)[:, :2]])
@@ -796,24 +797,46 @@ def anchor_labels(
         else:
             continue  # no free place: left out
         taken.append(box)
-        out.append(
-            {
-                "x": float(anchor[0]),
-                "y": float(anchor[1]),
-                "xref": "x",
-                "yref": "y",
-                "text": plotly_text(str(name)),
-                "showarrow": False,
-                "xanchor": "left" if side > 0 else "right",
-                "yanchor": level,
-                "xshift": side * dx,
-                "yshift": dy,
-                "font": {"size": 12, "color": "#333333"},
-                "bgcolor": "rgba(255,255,255,0.8)",
-                "borderpad": 1,
+        label = {
+            "x": float(anchor[0]),
+            "y": float(anchor[1]),
+            "xref": "x",
+            "yref": "y",
+            "text": plotly_text(str(name)),
+            "showarrow": False,
+            "xanchor": "left" if side > 0 else "right",
+            "yanchor": level,
+            "xshift": side * dx,
+            "yshift": dy,
+            "font": {"size": 12, "color": "#333333"},
+            "bgcolor": "rgba(255,255,255,0.8)",
+            "borderpad": 1,
+        }
+        if _gap_to(box, x, y) > _LABEL_NEAR:
+            # Moved away from its diamond: a leader line from the label to it (plotly puts
+            # the label's anchor point at the line's tail, ax/ay pixels from the diamond).
+            del label["xshift"], label["yshift"]
+            label |= {
+                "showarrow": True,
+                "ax": side * dx,
+                "ay": -dy,
+                "arrowhead": 0,
+                "arrowwidth": 1,
+                "arrowcolor": "#777777",
+                "standoff": 6,
             }
-        )
+        out.append(label)
     return out
+
+
+_LABEL_NEAR = 16.0  # pixels between a label and its diamond read as beside it, no line
+
+
+def _gap_to(box: tuple[float, float, float, float], x: float, y: float) -> float:
+    """The distance in pixels from the point (x, y) to the nearest edge of ``box``."""
+    dx = max(box[0] - x, 0.0, x - box[2])
+    dy = max(box[1] - y, 0.0, y - box[3])
+    return float(np.hypot(dx, dy))
 
 
 # Where an anchor's label may go, nearest first: pixels towards the label's side, pixels up,
@@ -1427,7 +1450,6 @@ class AnchorsDisplay(_Display):
                     # never put into a template (plotly would read a "%{x}" in it).
                     "name": plotly_text(str(c)),
                     "legendgroup": plotly_text(str(c)),
-                    "legendgrouptitle": {"text": "cluster"} if c == look.clusters[0] else None,
                     "mode": "markers",
                     "x": look.jitter[sel],
                     "y": look.cosine[sel],
@@ -1489,10 +1511,14 @@ class AnchorsDisplay(_Display):
         return traces
 
     def _layout(self) -> dict[str, Any]:
-        """The two panels' axes and headings, and one note per dimension that failed."""
+        """The two panels' axes and headings, and one note per dimension that failed.
+
+        Laid out for any width from a notebook's 600 px up: the legend goes under the panels
+        (beside them it takes a fifth of a narrow figure), the title and each panel's heading
+        are written on two short lines, each heading over its own panel, and the panels keep
+        a gap wide enough for the right one's tick labels and axis title."""
         errors = self.geometry.errors
-        # Short: the two headings share one line above panels half the figure wide.
-        same = "same" if self.order_is_dimension_free else "NOT the same"
+        same = "the same" if self.order_is_dimension_free else "NOT the same"
         heading = {
             "xref": "paper",
             "yref": "paper",
@@ -1500,15 +1526,20 @@ class AnchorsDisplay(_Display):
             "yanchor": "bottom",
             "xanchor": "left",
             "showarrow": False,
+            "align": "left",
             "font": {"size": 12, "color": "#444"},
         }
         notes = [
             {
                 **heading,
                 "x": 0.0,
-                "text": f"<b>member to anchor</b>: {same} order at every dimension",
+                "text": f"<b>member to anchor</b><br>{same} order at every dimension",
             },
-            {**heading, "x": 0.62, "text": "<b>member to member</b>: moves with the dimension"},
+            {
+                **heading,
+                "x": _ANCHOR_PANELS[1][0],
+                "text": "<b>member to member</b><br>moves with the dimension",
+            },
         ]
         notes += [
             {
@@ -1526,24 +1557,39 @@ class AnchorsDisplay(_Display):
         ]
         return {
             "title": {
-                "text": "Cluster members against their anchors: cos = 1/√(1+m²) at every dimension",
+                "text": "Cluster members against their anchors:<br>"
+                "cos = 1/√(1+m²) at every dimension",
                 "x": 0.01,
             },
-            "xaxis": {"domain": [0.0, 0.54], "title": {"text": "jitter magnitude m"}},
+            "xaxis": {"domain": list(_ANCHOR_PANELS[0]), "title": {"text": "jitter magnitude m"}},
             "yaxis": {"title": {"text": "cosine(member, anchor)"}},
             "xaxis2": {
-                "domain": [0.62, 1.0],
+                "domain": list(_ANCHOR_PANELS[1]),
                 "title": {"text": "dimensions"},
                 "type": "category",
                 "anchor": "y2",
             },
             "yaxis2": {"title": {"text": "cosine(member, member)"}, "anchor": "x2"},
             "annotations": notes,
-            "legend": {"groupclick": "togglegroup", "tracegroupgap": 12},
-            "margin": {"t": 90, "l": 70, "r": 20, "b": 70 + 28 * len(errors)},
-            # Tall enough for the whole legend (curve, clusters, dimensions) without a scrollbar.
-            "height": 460 + 28 * len(errors),
+            # One row (or two) under the panels, in trace order: the curve, the clusters by
+            # colour, then the dimensions by symbol ("d=64").
+            "legend": {
+                "groupclick": "togglegroup",
+                "orientation": "h",
+                "traceorder": "normal",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": -0.24 - 0.07 * len(errors),
+                "yanchor": "top",
+            },
+            "margin": {"t": 140, "l": 70, "r": 20, "b": 130 + 28 * len(errors)},
+            "height": 580 + 28 * len(errors),
         }
+
+
+# The two panels' shares of the plot's width: the gap holds the right panel's tick labels and
+# axis title at a notebook's narrowest figure.
+_ANCHOR_PANELS = ((0.0, 0.44), (0.6, 1.0))
 
 
 class _AnchorLook:
@@ -1599,7 +1645,6 @@ def _dimension_keys(look: _AnchorLook) -> list[dict[str, Any]]:
             "x": [None],
             "y": [None],
             "legendgroup": "dimensions",
-            "legendgrouptitle": {"text": "dimensions"} if jd == 0 else None,
             "marker": {
                 "color": "#666666",
                 "symbol": int(look.symbols[jd]),
@@ -1698,13 +1743,20 @@ class FilterModesDisplay(_Display):
         traces = []
         for i, mode in enumerate(("pre", "post")):
             f = self.funnels[mode]
+            counts = f["documents"].to_numpy()
+            top = max(int(counts.max()), 1) if len(counts) else 1
             traces.append(
                 {
                     "type": "funnel",
                     "name": f"{mode}-filter",
                     "y": f["stage"].to_numpy(),
-                    "x": f["documents"].to_numpy(),
+                    "x": counts,
                     "textinfo": "value",
+                    # A bar too narrow for its count has it written beside it (plotly drops
+                    # the text of a bar a fraction of a pixel wide: 5 of 100,000).
+                    "textposition": [
+                        "inside" if int(c) * 6 >= top else "outside" for c in counts.tolist()
+                    ],
                     "marker": {"color": PALETTE[i]},
                     "xaxis": "x" if i == 0 else "x2",
                     "yaxis": "y" if i == 0 else "y2",

@@ -10,6 +10,13 @@ to every figure through a promise on ``globalThis`` keyed by the bundle's SHA-25
 versions in one page never mix. A notebook saved with its widget state restores the loader with
 the figures, so they draw again without a kernel.
 
+A redraw sends only what changed: the widget's ``figure`` is the last figure sent whole, its
+``patch`` the top-level properties of each trace (by position) and the layout keys that now
+differ from it, naming the revision of the figure it applies to and its own. The page applies
+a patch only to the figure it names (otherwise it asks for the whole figure again, and draws
+nothing meanwhile); together the two always make the figure on screen, so a saved notebook
+shows the final figures. A change that would patch more than half of a figure sends it whole.
+
 Events come back through the widget's own messages, each naming the figure revision it was
 drawn on: a box or lasso selection (every trace's points at once), a click on a point, and the
 view range after a zoom or pan. :meth:`FigureView._handle` refuses anything malformed (logged
@@ -100,7 +107,9 @@ export default { initialize, render() {} };
 _FIGURE_ESM = """
 const TYPES = { f4: Float32Array, f8: Float64Array, i1: Int8Array, u1: Uint8Array,
   i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array };
-function typed(spec) {
+// An array's bytes are one of the message's binary buffers (`buffer`: its index in the
+// figure's or the patch's `buffers`), or base64 or bytes in place (`bdata`).
+function typed(spec, buffers) {
   const T = TYPES[spec.dtype];
   let bytes;
   if (typeof spec.bdata === "string") {
@@ -108,7 +117,7 @@ function typed(spec) {
     bytes = new Uint8Array(raw.length);
     for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
   } else {
-    const b = spec.bdata;
+    const b = "buffer" in spec ? buffers[spec.buffer] : spec.bdata;
     bytes = new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
   }
   const flat = new T(bytes.buffer, 0, bytes.byteLength / T.BYTES_PER_ELEMENT);
@@ -118,17 +127,34 @@ function typed(spec) {
   for (let r = 0; r < shape[0]; r++) rows.push(flat.subarray(r * shape[1], (r + 1) * shape[1]));
   return rows;
 }
-function decode(value) {
-  if (Array.isArray(value)) return value.map(decode);
+function decode(value, buffers) {
+  if (Array.isArray(value)) return value.map((v) => decode(v, buffers));
   if (value && typeof value === "object" && !ArrayBuffer.isView(value)) {
-    if (typeof value.dtype === "string" && TYPES[value.dtype] && "bdata" in value) {
-      return typed(value);
+    if (typeof value.dtype === "string" && TYPES[value.dtype]
+        && ("bdata" in value || "buffer" in value)) {
+      return typed(value, buffers);
     }
     const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = decode(v);
+    for (const [k, v] of Object.entries(value)) out[k] = decode(v, buffers);
     return out;
   }
   return value;
+}
+// A trace's objects copied (Plotly writes into them), its arrays shared; a layout copied whole.
+function own(value) {
+  if (!value || typeof value !== "object" || Array.isArray(value) || ArrayBuffer.isView(value)) {
+    return value;
+  }
+  const out = {};
+  for (const [k, v] of Object.entries(value)) out[k] = own(v);
+  return out;
+}
+function copy(value) {
+  if (Array.isArray(value)) return value.map(copy);
+  if (!value || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
+  const out = {};
+  for (const [k, v] of Object.entries(value)) out[k] = copy(v);
+  return out;
 }
 const NOT_SELECTABLE = new Set(["scatter3d", "heatmap", "funnel"]);
 function pairs(event) {
@@ -185,24 +211,71 @@ async function render({ model, el }) {
       Plotly.relayout(gd, { selections: [] });
     }
   };
+  // The figure the kernel sent whole (its arrays decoded once), and the patch on it last
+  // decoded: a redraw that changes a few traces sends only those (a patch names the revision
+  // of the whole figure it applies to, and is never applied to another one).
+  let base = null, patched = null, asked = null;
+  const compose = () => {
+    const figure = model.get("figure") || {};
+    if (!Array.isArray(figure.data)) return null;
+    if (!base || base.revision !== figure.revision) {
+      const buffers = figure.buffers || [];
+      base = { revision: figure.revision, data: decode(figure.data, buffers),
+        layout: decode(figure.layout || {}, buffers), config: figure.config || {} };
+      patched = null;
+    }
+    const patch = model.get("patch") || {};
+    if (patch.revision === undefined || patch.revision === null) {
+      return { revision: base.revision, data: base.data, layout: base.layout };
+    }
+    if (patch.base !== base.revision) {
+      // A patch on a figure this page does not hold: ask for the whole figure, once.
+      if (asked !== patch.revision) {
+        asked = patch.revision;
+        model.send({ kind: "resend", revision: patch.revision });
+      }
+      return null;
+    }
+    if (!patched || patched.revision !== patch.revision) {
+      // A changed trace: its changed properties over the base's trace, those gone removed.
+      const buffers = patch.buffers || [];
+      patched = { revision: patch.revision, traces: new Map(),
+        layout: decode(patch.layout || {}, buffers) };
+      for (const [i, changed, gone] of patch.traces || []) {
+        const trace = Object.assign({}, base.data[i] || {}, decode(changed, buffers));
+        for (const key of gone || []) delete trace[key];
+        patched.traces.set(i, trace);
+      }
+    }
+    const data = [];
+    for (let i = 0; i < patch.length; i++) {
+      data.push(patched.traces.has(i) ? patched.traces.get(i) : base.data[i]);
+    }
+    const layout = Object.assign({}, base.layout, patched.layout);
+    for (const key of patch.drop || []) delete layout[key];
+    return { revision: patch.revision, data, layout };
+  };
   const draw = () => {
     queue = queue.then(async () => {
-      const figure = model.get("figure") || {};
-      if (!Array.isArray(figure.data)) return;
+      const next = compose();
+      if (next === null || next.revision === drawn) return;
       const config = Object.assign({
         responsive: true, displaylogo: false,
         // WebGL at the screen's own pixel ratio (plotly's default draws twice the page's
         // pixels each way: four times the work a standard screen shows).
         plotGlPixelRatio: Math.min(2, Math.max(1, globalThis.devicePixelRatio || 1)),
-      }, figure.config || {});
-      await Plotly.react(gd, decode(figure.data), decode(figure.layout || {}), config);
-      drawn = figure.revision;
+      }, base.config);
+      // Plotly keeps what it is given and writes into it (autoranges, a selection): it gets
+      // copies of the objects, and the decoded arrays themselves (unchanged traces keep them).
+      await Plotly.react(gd, next.data.map(own), copy(next.layout), config);
+      drawn = next.revision;
       gd.dataset.revision = String(drawn);
       bind();
       select();
     }).catch((error) => console.error("placeborag: drawing the figure failed", error));
   };
   model.on("change:figure", draw);
+  model.on("change:patch", draw);
   model.on("change:selected", () => { queue = queue.then(select); });
   draw();
   // The figure takes its container's width whenever the container changes size (a side
@@ -225,6 +298,7 @@ async function render({ model, el }) {
   return () => {
     resized.disconnect();
     model.off("change:figure", draw);
+    model.off("change:patch", draw);
     Plotly.purge(gd);
   };
 }
@@ -398,6 +472,86 @@ def _wire_array(a: np.ndarray) -> Any:
     return spec
 
 
+_PATCH_AT_MOST = 0.5  # of the whole figure's size: a larger patch goes as the whole figure
+_NO_PATCH: dict[str, Any] = {"buffers": []}
+
+
+def _buffered(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with its arrays' bytes moved to its own ``buffers`` list, each array naming
+    its index there (``{"dtype", "buffer", "shape"}``).
+
+    ipywidgets sends every buffer with its path in the state, and nbclient, saving a
+    notebook's widget state, keeps the buffers of earlier messages by path: a path deep in a
+    figure (``figure.data.7.x.bdata``) outlives the trace it led to, and the page cannot
+    restore a state with a path to nothing. A path ``figure.buffers.7`` always leads into a
+    list, where a stale buffer is harmless."""
+    buffers: list[memoryview] = []
+
+    def move(v: Any) -> Any:
+        if isinstance(v, dict):
+            if isinstance(v.get("bdata"), memoryview) and "dtype" in v:
+                buffers.append(v["bdata"])
+                return {**{k: x for k, x in v.items() if k != "bdata"}, "buffer": len(buffers) - 1}
+            return {k: move(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [move(x) for x in v]
+        return v
+
+    out: dict[str, Any] = {k: move(x) for k, x in value.items()}
+    out["buffers"] = buffers
+    return out
+
+
+def _fingerprint(value: Any) -> tuple[bytes, int]:
+    """A digest of a wire value (its JSON and its binary buffers) and its size in bytes."""
+    buffers: list[memoryview] = []
+
+    def buffer(v: Any) -> int:
+        if isinstance(v, memoryview):
+            buffers.append(v)
+            return len(buffers)
+        raise TypeError(f"{type(v).__name__} is not a wire value")
+
+    text = json.dumps(value, default=buffer, separators=(",", ":")).encode("utf-8")
+    h = hashlib.blake2b(text, digest_size=16)
+    for b in buffers:
+        h.update(b.nbytes.to_bytes(8, "little"))
+        h.update(b)
+    return h.digest(), len(text) + sum(b.nbytes for b in buffers)
+
+
+class _Wire:
+    """One revision of a figure as it goes on the wire, with a fingerprint of each trace's
+    top-level properties and of each top-level layout key (what a patch compares)."""
+
+    def __init__(self, revision: int, data: list[Any], layout: dict[str, Any], config: Any) -> None:
+        self.revision = revision
+        self.data = data
+        self.layout = layout
+        self.config = config
+        self.trace_prints = [{k: _fingerprint(v) for k, v in t.items()} for t in data]
+        self.layout_prints = {k: _layout_print(k, v) for k, v in layout.items()}
+        self.config_print = None if config is None else _fingerprint(config)[0]
+        self.size = sum(n for t in self.trace_prints for _, n in t.values())
+        self.size += sum(n for _, n in self.layout_prints.values())
+
+    def layout_print(self, key: str) -> bytes | None:
+        found = self.layout_prints.get(key)
+        return None if found is None else found[0]
+
+
+def _layout_print(key: str, value: Any) -> tuple[bytes, int]:
+    if key == "template" and value == _wired_template()[0]:
+        return _wired_template()[1]  # the same every time: fingerprinted once
+    return _fingerprint(value)
+
+
+@functools.cache
+def _wired_template() -> tuple[Any, tuple[bytes, int]]:
+    value = wire(_template())
+    return value, _fingerprint(value)
+
+
 # -- messages from the page -----------------------------------------------------------------
 
 _AXIS = re.compile(r"[xy]axis[0-9]{0,2}")
@@ -464,11 +618,13 @@ def _figure_class() -> Any:
     _, digest = plotly_bundle()
 
     class FigureView(anywidget.AnyWidget):  # type: ignore[misc,name-defined]
-        """One figure of the explorer: the kernel sends it whole (:meth:`show`), the page
-        draws it with ``Plotly.react`` and reports selections, clicks and view ranges."""
+        """One figure of the explorer: the kernel sends it (:meth:`show`: whole, or a patch of
+        what changed), the page draws it with ``Plotly.react`` and reports selections, clicks
+        and view ranges."""
 
         _esm = _slot(digest) + _FIGURE_ESM
         figure = traitlets.Dict({}).tag(sync=True)
+        patch = traitlets.Dict(_NO_PATCH).tag(sync=True)
         selected = traitlets.Dict({}).tag(sync=True)
 
         def __init__(self) -> None:
@@ -479,6 +635,9 @@ def _figure_class() -> Any:
             self.view: dict[str, tuple[float, float]] = {}  # axis ranges on screen
             self.refused = 0  # malformed messages from the page
             self.stale = 0  # messages about a revision no longer on screen
+            self.resent = 0  # whole figures sent again because the page held another one
+            self._base: _Wire | None = None  # the figure last sent whole
+            self._current: _Wire | None = None  # the figure last shown
             self.on_select: Callable[[list[tuple[int, int]]], None] | None = None
             self.on_click: Callable[[tuple[int, int]], None] | None = None
             self._shows_selection = False
@@ -492,17 +651,79 @@ def _figure_class() -> Any:
             layout: dict[str, Any],
             config: dict[str, Any] | None = None,
         ) -> None:
-            """Draw ``traces`` and ``layout`` (a display's spec) as the next revision."""
+            """Draw ``traces`` and ``layout`` (a display's spec) as the next revision.
+
+            Only what differs from the whole figure the page holds is sent
+            (:meth:`_send_figure`)."""
             self.revision += 1
             self.traces = list(traces)
             self.spec_layout = {"font": _FONT, **layout}
             self._shows_selection = False
-            self.figure = {
-                "revision": self.revision,
-                "data": wire(self.traces),
-                "layout": wire({"template": _template(), **self.spec_layout}),
-                **({"config": wire(config)} if config else {}),
+            self._current = _Wire(
+                self.revision,
+                wire(self.traces),
+                wire({"template": _template(), **self.spec_layout}),
+                wire(config) if config else None,
+            )
+            self._send_figure(self._current)
+
+        def _send_figure(self, now: _Wire) -> None:
+            """``patch``: what of ``now`` differs from ``figure``, the last figure sent whole
+            (by trace position, the top-level properties of each trace that changed and
+            those gone; the top-level layout keys likewise), naming both revisions; or
+            ``now`` sent whole (and no patch) when there is no figure yet, its config differs,
+            or the patch would carry more than half of it. ``figure`` and ``patch`` together
+            are always the figure on screen, so a notebook saved with this widget's state
+            draws it without a kernel."""
+            base = self._base
+            if base is not None and base.config == now.config_print:
+                traces, size = [], 0
+                for i, props in enumerate(now.trace_prints):
+                    before = base.trace_prints[i] if i < len(base.trace_prints) else {}
+                    changed = [k for k, (d, _) in props.items() if before.get(k, (None,))[0] != d]
+                    gone = [k for k in before if k not in props]
+                    if changed or gone:
+                        traces.append([i, {k: now.data[i][k] for k in changed}, gone])
+                        size += sum(props[k][1] for k in changed)
+                keys = [k for k, (d, _) in now.layout_prints.items() if base.layout_print(k) != d]
+                size += sum(now.layout_prints[k][1] for k in keys)
+                if size <= _PATCH_AT_MOST * now.size:
+                    self.patch = _buffered(
+                        {
+                            "base": base.revision,
+                            "revision": now.revision,
+                            "length": len(now.data),
+                            "traces": traces,
+                            "layout": {k: now.layout[k] for k in keys},
+                            "drop": [k for k in base.layout_prints if k not in now.layout_prints],
+                        }
+                    )
+                    return
+            figure: dict[str, Any] = {
+                "revision": now.revision,
+                "data": now.data,
+                "layout": now.layout,
             }
+            if now.config is not None:
+                figure["config"] = now.config
+            with self.hold_sync():
+                self.figure = _buffered(figure)
+                self.patch = dict(_NO_PATCH)
+            self._base = now
+
+        def _resend(self) -> None:
+            """The page holds another whole figure than the patch's: send it whole again."""
+            if self._current is None:
+                return
+            self.resent += 1
+            same = (
+                "revision" not in self.patch
+                and self.figure.get("revision") == self._current.revision
+            )
+            self._base = None
+            self._send_figure(self._current)
+            if same:  # the figure sent last: traitlets sees no change, so nothing went
+                self.send_state(["figure", "patch"])
 
         def show_selection(self, points: Mapping[int, Sequence[int] | None]) -> None:
             """Highlight ``points`` (trace index -> point indexes; None: no highlight on that
@@ -555,6 +776,14 @@ def _figure_class() -> Any:
             if type(content) is not dict:
                 return self._refuse(content, "not an object")
             kind, revision = content.get("kind"), content.get("revision")
+            if kind == "resend" and set(content) == {"kind", "revision"}:
+                if type(revision) is not int or revision < 1:
+                    return self._refuse(content, "no figure revision")
+                if revision == self.revision:
+                    self._resend()
+                else:  # about a patch since replaced: the page has the newer one coming
+                    self.stale += 1
+                return None
             expected = {"select": "points", "click": "point", "view": "ranges"}
             if kind not in expected or set(content) != {"kind", "revision", expected[kind]}:
                 return self._refuse(content, "unknown kind or fields")

@@ -1,128 +1,26 @@
 """Jupyter servers started by the tests on 127.0.0.1 (JupyterLab, and Notebook 7), and a
-Playwright-driven Chromium.
+Playwright-driven Chromium (both from ``tests/jupyter_driver.py``, shared with the browser
+benchmark).
 
 Each server runs with throwaway Jupyter config, data and runtime directories, a random token and
-a free port, on a copy of the notebooks; it is stopped when the module's tests end.
+a free port, on a copy of the explorer notebook; it is stopped when the module's tests end.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from jupyter_driver import CHROMIUM, chromium, serve
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-NOTEBOOK = "explorer.ipynb"
-CHROMIUM = os.environ.get("PLACEBORAG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve(home: Path, app: str, extra_args: list[str], settings: dict[str, str] | None = None):
-    """Start ``jupyter <app>`` on 127.0.0.1 (free port, random token) over a copy of the
-    explorer notebook in ``home``; yields what a test needs to reach it, stops it after."""
-    root = home / "notebooks"
-    root.mkdir()
-    # Only the notebook under test: the others are being written by other work in progress,
-    # and copying a file while it is rewritten fails the whole module.
-    shutil.copy2(ROOT / "notebooks" / NOTEBOOK, root / NOTEBOOK)
-    port, token = free_port(), secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-        "IPYTHONDIR": str(home / "ipython"),
-        # The kernel imports this checkout's placeborag, whatever the environment installed.
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    for name, text in (settings or {}).items():  # user settings: plugin id -> JSON
-        package, plugin = name.split(":")
-        folder = home / "settings" / package
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{plugin}.jupyterlab-settings").write_text(text)
-    log_path = home / "server.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            app,
-            "--no-browser",
-            "--ip=127.0.0.1",
-            f"--port={port}",
-            "--port-retries=0",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            "--allow-root",
-            *extra_args,
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2).read()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    raise RuntimeError(
-                        f"jupyter {app} did not start:\n" + log_path.read_text()
-                    ) from None
-                time.sleep(0.3)
-        yield {"base": base, "token": token, "root": root, "log": log_path}
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
     pytest.importorskip("jupyterlab")
-    yield from serve(
-        tmp_path_factory.mktemp("jupyter"),
-        "lab",
-        ["--LabApp.expose_app_in_browser=True", "--LabApp.news_url="],
-        # No "news" prompt over the notebook.
-        {
-            "@jupyterlab/apputils-extension:notification": (
-                '{"fetchNews": "false", "checkForUpdates": false}'
-            )
-        },
-    )
+    with serve("lab", ROOT, tmp_path_factory.mktemp("jupyter")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -131,19 +29,14 @@ def notebook7(tmp_path_factory):
     notebook = pytest.importorskip("notebook")
     if int(notebook.__version__.split(".")[0]) < 7:
         pytest.skip(f"notebook {notebook.__version__} is not Notebook 7")
-    yield from serve(
-        tmp_path_factory.mktemp("notebook7"),
-        "notebook",
-        ["--JupyterNotebookApp.expose_app_in_browser=True"],
-    )
+    with serve("notebook", ROOT, tmp_path_factory.mktemp("notebook7")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()

@@ -11,14 +11,11 @@ import pytest
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
+from jupyter_driver import KERNEL_IDLE  # noqa: E402  (the page's signals, shared)
+
 TIMEOUT = 90_000
 SETTLE = 30_000  # a redraw takes well under a second; this is for a loaded machine
 
-KERNEL_IDLE = """() => {
-    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-    const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-    return !!k && k.status === 'idle';
-}"""
 PLOTS = """() => Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'))
     .map(gd => JSON.stringify((gd.data || []).map(t => [t.name, t.x, t.y, t.text])))"""
 # Every plot holds traces and has drawn them (plotly renders each trace as a g.trace).

@@ -22,16 +22,14 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
+from jupyter_driver import CHANGE, KERNEL_IDLE, SET_CELL, TIMED, app_source
+
 pytestmark = pytest.mark.browser
 
 N = int(os.environ.get("PLACEBORAG_BROWSER_SCALE_N", "5000"))
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "artifacts"
 TIMEOUT = 600_000
-KERNEL_IDLE = """() => {
-    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-    const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-    return !!k && k.status === 'idle';
-}"""
+CHANGE_LIMIT_MS = 120_000
 # Both plots (projection, ranking) exist and have drawn their traces.
 DRAWN = """() => {
     const plots = Array.from(document.querySelectorAll(
@@ -39,45 +37,6 @@ DRAWN = """() => {
     return plots.length === 2 && plots.every(gd => (gd.data || []).length > 0
         && gd.querySelector('g.trace, canvas') !== null);
 }"""
-SET_CELL = """(source) => {
-    const nb = window.jupyterapp.shell.currentWidget.content;
-    for (let i = 0; i < nb.model.cells.length; i++) {
-        const cell = nb.model.cells.get(i);
-        if (cell.type === 'code') { cell.sharedModel.setSource(source); return true; }
-    }
-    return false;
-}"""
-# Sends `code` to the kernel and resolves with the milliseconds until both plots redrew.
-CHANGE = """async (code) => {
-    const plots = Array.from(document.querySelectorAll(
-        '.placeborag-figure-projection .js-plotly-plot, .placeborag-figure-ranking .js-plotly-plot'));
-    const before = plots.map(gd => gd._fullData);
-    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-    const start = performance.now();
-    const future = kernel.requestExecute({code, store_history: false});
-    let error = '', kernelMs = null, inside = '';
-    future.done.then(() => { kernelMs = performance.now() - start; });
-    future.onIOPub = (msg) => {
-        if (msg.header.msg_type === 'error') error = msg.content.evalue;
-        if (msg.header.msg_type === 'stream') inside += msg.content.text;
-    };
-    const deadline = start + 120000;
-    while (performance.now() < deadline) {
-        await new Promise(r => requestAnimationFrame(r));
-        if (error) return {error};
-        if (plots.every((gd, i) => gd._fullData !== before[i])) {
-            await new Promise(r => requestAnimationFrame(r));
-            const ms = performance.now() - start;
-            await future.done;
-            return {ms, kernel_ms: kernelMs, inside: parseFloat(inside)};
-        }
-    }
-    return {error: 'no redraw within 120 s'};
-}"""
-# Each change is timed inside the kernel too (the app's own work, messages sent).
-TIMED = (
-    "import time as _t; _t0 = _t.perf_counter(); {}; print(round((_t.perf_counter() - _t0) * 1000))"
-)
 CHANGES = (
     ("k", TIMED.format("explorer.controls['k'].value = 8")),
     ("query", TIMED.format("explorer.controls['query'].value = 'where is my parcel'")),
@@ -92,11 +51,7 @@ def page(jupyterlab, browser):
     page.set_default_timeout(TIMEOUT)
     page.goto(f"{jupyterlab['base']}/lab/tree/explorer.ipynb?token={jupyterlab['token']}&reset")
     page.wait_for_function(KERNEL_IDLE)
-    source = (
-        "from placeborag.explore import app, demo_scenario\n\n"
-        f"explorer = app(demo_scenario({N}))\nexplorer"
-    )
-    assert page.evaluate(SET_CELL, source)
+    assert page.evaluate(SET_CELL, app_source(N))
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
     page.wait_for_function(DRAWN)
@@ -109,7 +64,7 @@ def test_change_to_redraw_is_measured_for_three_controls(page):
     results = {}
     for name, code in CHANGES:
         page.wait_for_function(KERNEL_IDLE)
-        out = page.evaluate(CHANGE, code)
+        out = page.evaluate(CHANGE, [code, CHANGE_LIMIT_MS])
         assert "error" not in out, f"{name}: {out}"
         results[name] = {
             "change_to_redraw": round(out["ms"]),

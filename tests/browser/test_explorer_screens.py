@@ -16,29 +16,15 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
+from explorer_page import KERNEL
+from jupyter_driver import APP_DRAWN as DRAWN
+from jupyter_driver import KERNEL_IDLE, SET_CELL, app_source
+
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "artifacts" / "screens"
 TIMEOUT = 900_000
 SIZES = [38, 20_000] + ([100_000] if os.environ.get("PLACEBORAG_BROWSER_SCREENS_LARGE") else [])
-KERNEL_IDLE = """() => {
-    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-    const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-    return !!k && k.status === 'idle';
-}"""
-DRAWN = """() => {
-    const plots = Array.from(document.querySelectorAll('.placeborag-app .js-plotly-plot'));
-    return plots.length >= 4 && plots.every(gd => (gd.data || []).length > 0
-        && gd.querySelector('g.trace, canvas') !== null);
-}"""
-SET_CELL = """(source) => {
-    const nb = window.jupyterapp.shell.currentWidget.content;
-    for (let i = 0; i < nb.model.cells.length; i++) {
-        const cell = nb.model.cells.get(i);
-        if (cell.type === 'code') { cell.sharedModel.setSource(source); return true; }
-    }
-    return false;
-}"""
 BOX = """(selector) => {
     const el = document.querySelector(selector);
     if (!el) return null;
@@ -74,17 +60,6 @@ CONTROL_BOXES = """() => Array.from(document.querySelectorAll(
 BREAK_NOTES = """() => Array.from(document.querySelectorAll(
     '.placeborag-figure-ranking .annotation-text'))
     .map(a => a.textContent).filter(t => t.startsWith('axis break'))"""
-KERNEL = """async (code) => {
-    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-    const future = kernel.requestExecute({code, store_history: false});
-    let out = '';
-    future.onIOPub = (m) => { if (m.header.msg_type === 'stream') out += m.content.text;
-                              if (m.header.msg_type === 'error') out += 'ERROR ' + m.content.evalue; };
-    await future.done;
-    return out;
-}"""
-
-
 FRONTS = {
     "lab": ("jupyterlab", "/lab/tree/explorer.ipynb"),
     "notebook7": ("notebook7", "/notebooks/explorer.ipynb"),
@@ -103,12 +78,7 @@ def page(request, browser):
     reset = "&reset" if front == "lab" else ""
     page.goto(f"{server['base']}{path}?token={server['token']}{reset}")
     page.wait_for_function(KERNEL_IDLE)
-    scenario = "" if n == 38 else str(n)
-    source = (
-        "from placeborag.explore import app, demo_scenario\n\n"
-        f"explorer = app(demo_scenario({scenario}))\nexplorer"
-    )
-    assert page.evaluate(SET_CELL, source)
+    assert page.evaluate(SET_CELL, app_source(None if n == 38 else n))
     # Single-document mode: the notebook's own cell is the app, scrolled to its top.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_selector(".placeborag-results table.placeborag-table-pre")

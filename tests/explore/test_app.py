@@ -96,10 +96,16 @@ def test_figure_widgets_hold_their_whole_figure_in_their_state(explorer):
     # widget's state alone: every trace and the layout are in it.
     for name, figure in explorer.figures.items():
         assert explorer.views[name].children == (figure,)
-        state = figure.get_state()["figure"]
-        assert len(state["data"]) == len(figure.data) > 0, name
-        assert state["revision"] == figure.revision
-        assert state["layout"]["template"]["layout"]  # plotly_white, as plotly ships it
+        # The last figure sent whole, and the patch on it (when a redraw sent only changes).
+        state, patch = figure.get_state()["figure"], figure.get_state()["patch"]
+        assert state["data"] and state["layout"]["template"]["layout"], name  # plotly_white
+        if "revision" in patch:
+            assert patch["base"] == state["revision"]
+            assert patch["revision"] == figure.revision
+            assert patch["length"] == len(figure.data) > 0, name
+        else:
+            assert state["revision"] == figure.revision
+            assert len(state["data"]) == len(figure.data) > 0, name
 
 
 def test_figures_are_long_lived_widgets(explorer):

@@ -20,18 +20,31 @@ from placeborag.explore import _app, _umap, app
 
 
 def record(explorer) -> list[tuple[str, str]]:
-    """Every change of the busy note, of its step and of the projection's title, in order."""
+    """Every change of the busy note, of its step and of the projection's title, in order
+    (a title event per revision sent to the page, whole or as a patch)."""
     events: list[tuple[str, str]] = []
     explorer.status.observe(lambda c: events.append(("busy", c["new"])), names="busy")
     explorer.status.observe(lambda c: events.append(("step", c["new"])), names="step")
-    explorer.figures["projection"].observe(
-        lambda c: events.append(("title", c["new"]["layout"]["title"]["text"])), names="figure"
-    )
+    figure = explorer.figures["projection"]
+    sent = [figure.revision]
+
+    def redrawn(_change) -> None:
+        if figure.revision != sent[-1]:
+            sent.append(figure.revision)
+            events.append(("title", title(explorer)))
+
+    figure.observe(redrawn, names=["figure", "patch"])
     return events
 
 
 def title(explorer) -> str:
-    return explorer.figures["projection"].figure["layout"]["title"]["text"]
+    """The projection's title as the page has it: the patch's, when the patch on the figure
+    the page holds changes it, else the figure's."""
+    figure = explorer.figures["projection"]
+    whole, patch = figure.figure, figure.patch
+    if patch.get("base") == whole["revision"] and "title" in patch["layout"]:
+        return str(patch["layout"]["title"]["text"])
+    return str(whole["layout"]["title"]["text"])
 
 
 @pytest.fixture

@@ -119,9 +119,9 @@ def test_anchors_display_draws_the_exact_curve_and_every_dimension(demo):
 
 def test_projection_labels_each_top_k_point_once(demo):
     fig = ProjectionDisplay.from_scenario(demo).plot().figure_
-    ranks = [a.text for a in fig.layout.annotations if a.showarrow]
-    assert ranks == [f"<b>{r}</b>" for r in range(1, demo.k + 1)]
-    offsets = {(round(a.ax), round(a.ay)) for a in fig.layout.annotations if a.showarrow}
+    labels = [a for a in fig.layout.annotations if a.showarrow and a.text.startswith("<b>")]
+    assert [a.text for a in labels] == [f"<b>{r}</b>" for r in range(1, demo.k + 1)]
+    offsets = {(round(a.ax), round(a.ay)) for a in labels}
     assert len(offsets) == demo.k  # fanned out: no two labels share a place
 
 
@@ -299,22 +299,23 @@ def test_anchor_names_are_labels_placed_clear_of_every_other_label_and_the_edge(
     traces, layout = ProjectionDisplay(p).spec()
     anchors = next(t for t in traces if t["name"] == "cluster anchors")
     assert anchors["mode"] == "markers"
-    names = [a for a in layout["annotations"] if a.get("xshift") is not None]
+    names = [a for a in layout["annotations"] if a["text"] in s.clusters]
     assert [a["text"] for a in names] == list(s.clusters)
     every = np.vstack([p.coords[:, :2], p.anchors[:, :2], p.query[None, :2]])
     low, span = every.min(axis=0), np.ptp(every, axis=0)
     scale = min(_LABEL_PLOT[0] / span[0], _LABEL_PLOT[1] / span[1])
 
     def box(a, w, h):
-        x = (a["x"] - low[0]) * scale + a["xshift"]
-        y = (a["y"] - low[1]) * scale + a["yshift"]
+        # Beside its diamond (shifted), or at the tail of a leader line to it.
+        x = (a["x"] - low[0]) * scale + (a["ax"] if a.get("showarrow") else a["xshift"])
+        y = (a["y"] - low[1]) * scale + (-a["ay"] if a.get("showarrow") else a["yshift"])
         x0 = x - w if a["xanchor"] == "right" else x
         y0 = y - {"top": h, "middle": h / 2, "bottom": 0}[a["yanchor"]]
         return x0, y0, x0 + w, y0 + h
 
     boxes = [box(a, _CHAR_PX * len(a["text"]) + 8, _LABEL_H) for a in names]
     for a in layout["annotations"]:
-        if a.get("showarrow"):  # a rank label: its box where the arrow ends
+        if a.get("showarrow") and a not in names:  # a rank label: its box where the arrow ends
             x = (a["x"] - low[0]) * scale + a["ax"]
             y = (a["y"] - low[1]) * scale - a["ay"]
             boxes.append((x - 11, y - 9, x + 11, y + 9))
@@ -326,6 +327,25 @@ def test_anchor_names_are_labels_placed_clear_of_every_other_label_and_the_edge(
         for j, b in enumerate(boxes):
             if i != j:
                 assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (i, j)
+
+
+@pytest.mark.parametrize("n", [None, 100_000])
+def test_an_anchor_name_placed_away_from_its_diamond_gets_a_leader_line(n):
+    """Issue 25: at 100,000 documents the "refund" name went 76 px right of its diamond with
+    nothing joining them. A name beside its diamond stays within 16 px; one further out has
+    a line from it to the diamond."""
+    s = demo_scenario(n) if n else demo_scenario()
+    _, layout = ProjectionDisplay.from_scenario(s).spec()
+    names = [a for a in layout["annotations"] if a["text"] in s.clusters]
+    assert names
+    for a in names:
+        if a["showarrow"]:
+            assert a["arrowwidth"] >= 1 and "xshift" not in a
+            assert np.hypot(a["ax"], a["ay"]) > 16
+        else:
+            assert np.hypot(a["xshift"], a["yshift"]) <= 16, a["text"]
+    if n:
+        assert any(a["showarrow"] for a in names)  # the case the issue saw
 
 
 def test_three_d_anchor_names_stay_text_beside_the_marker(demo):

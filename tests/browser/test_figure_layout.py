@@ -1,0 +1,98 @@
+"""The explorer's figures drawn by plotly.js alone in a blank page at a notebook's widths, and
+their texts' boxes as plotly laid them out: the anchors view's title, headings, axis titles
+and legend never overlap (600 to 1000 px), and an anchor's name written away from its diamond
+has a leader line to it, and every funnel stage shows its count."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("playwright.sync_api")
+
+from plot_page import draw, gap, overlaps, plot_page
+
+from placeborag.explore import demo_scenario
+from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay, ProjectionDisplay
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (600, 700, 800, 900, 1000)
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    with plot_page(browser) as page:
+        yield page
+
+
+class _OrderMoves(AnchorsDisplay):
+    """The longer heading: the members' order is not the same at every dimension."""
+
+    order_is_dimension_free = False
+
+
+def _overlapping(drawn) -> list:
+    boxes = drawn["boxes"]
+    return [
+        (a["text"][:40], b["text"][:40])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if overlaps(a, b)
+    ]
+
+
+@pytest.mark.parametrize("display", [AnchorsDisplay, _OrderMoves], ids=["same", "not-same"])
+def test_the_anchors_view_s_texts_never_overlap_at_notebook_widths(page, display):
+    figure = display.from_scenario(demo_scenario()).plot().figure_
+    for width in WIDTHS:
+        drawn = draw(page, figure, width)
+        kinds = [b["kind"] for b in drawn["boxes"]]
+        assert kinds.count("annotation") >= 2 and "title" in kinds and "legend" in kinds
+        assert _overlapping(drawn) == [], width
+        frame = drawn["figure"]
+        for b in drawn["boxes"]:  # every text inside the figure
+            assert b["left"] >= frame["left"] - 1 and b["right"] <= frame["right"] + 1, (width, b)
+            assert b["top"] >= frame["top"] - 1 and b["bottom"] <= frame["bottom"] + 1, (width, b)
+        # Each heading over its own panel: it ends before the next panel starts.
+        left_panel, right_panel = sorted(drawn["areas"], key=lambda a: a["left"])
+        headings = sorted(
+            (b for b in drawn["boxes"] if b["text"].startswith("member to")),
+            key=lambda b: b["left"],
+        )
+        assert headings[0]["right"] < right_panel["left"], width
+        assert headings[1]["left"] >= left_panel["right"], width
+        # The right panel's axis title is left of its panel and right of the left panel.
+        (title2,) = [b for b in drawn["boxes"] if b["text"] == "cosine(member, member)"]
+        assert left_panel["right"] < title2["left"] and title2["right"] < right_panel["left"]
+
+
+@pytest.mark.parametrize("n", [38, 100_000])
+def test_an_anchor_name_away_from_its_diamond_has_a_leader_line(page, n):
+    """Issue 25: at 100,000 documents and 600 px the "refund" name sat ~76 px from its
+    diamond with nothing joining them."""
+    display = ProjectionDisplay.from_scenario(demo_scenario(None if n == 38 else n))
+    names = set(display.projection.anchor_names)
+    figure = display.plot().figure_
+    for width in (600, 1000):
+        drawn = draw(page, figure, width)
+        labels = [b for b in drawn["boxes"] if b["kind"] == "annotation" and b["text"] in names]
+        assert labels, width
+        for label in labels:
+            away = gap(label, label["at"]["x"], label["at"]["y"])
+            assert label["arrow"] or away <= 20, (width, label["text"], away)
+
+
+@pytest.mark.parametrize("n", [38, 100_000])
+def test_every_funnel_stage_shows_its_count(page, n):
+    """At 100,000 documents the top-k bars (5 and 3 of 100,000) are a fraction of a pixel
+    wide, and plotly drew no count on them: each is written beside its bar instead."""
+    display = FilterModesDisplay.from_scenario(demo_scenario(None if n == 38 else n)).plot()
+    figure = display.figure_
+    for width in (600, 1000):
+        draw(page, figure, width)
+        texts = page.evaluate(
+            """() => Array.from(document.querySelectorAll('#gd .trace'))
+                .map(t => Array.from(t.querySelectorAll('text')).map(x => x.textContent))"""
+        )
+        for trace, shown in zip(figure.data, texts):
+            assert len(shown) == len(trace.x), (width, trace.name, shown)
