@@ -819,12 +819,16 @@ class FakeEmbedder:
         r_packed, which, a_bits = draws
         n = len(which)
         floats = np.empty((n, self._dimensions), float_values.dtype) if into is None else into[0]
+        spread = self._spread_bits(float_values, a_bits)
 
         def fill(a: int) -> None:
             rows = slice(a, a + _ROW_BLOCK)
-            block = np.take_along_axis(
-                float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
-            )
+            if spread is not None:
+                block = spread(r_packed[rows], which[rows], float_values[rows])
+            else:
+                block = np.take_along_axis(
+                    float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
+                )
             if into is None:
                 floats[rows] = block
             else:
@@ -834,6 +838,34 @@ class FakeEmbedder:
         # writes its own rows, so the bits are those of one block after another
         each(fill, range(0, n, _ROW_BLOCK))
         return floats
+
+    def _spread_bits(
+        self, float_values: np.ndarray, a_bits: np.ndarray
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None:
+        """What :meth:`_codes` and a gather give, computed on the values' bit patterns:
+        ``c+ XOR S * (c+ XOR c-)`` picks ``c+`` or ``c-`` by the sign bit of ``S`` (exact
+        integer arithmetic), and the sign bit of ``A`` is then flipped in, as ``-c`` is ``c``
+        with its sign bit flipped. That holds for every value but a zero (``-0`` is the
+        integer 0, whose float is ``+0.0``): a batch holding one, or a dtype without a
+        matching unsigned integer, takes the gather instead (None)."""
+        unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(float_values.dtype.itemsize)
+        if unsigned is None or float_values.dtype.kind != "f" or not float_values.all():
+            return None
+        d = self._dimensions
+        top = np.array(8 * float_values.dtype.itemsize - 1, dtype=unsigned)
+        sign = a_bits.astype(unsigned) << top  # per cluster: the sign bit where A = -1
+        a_packed = np.packbits(a_bits, axis=1)
+
+        def spread(r_packed: np.ndarray, which: np.ndarray, values: np.ndarray) -> np.ndarray:
+            s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1, count=d)
+            v = values.view(unsigned)
+            plus = v[:, 0:1]
+            out = np.multiply(s_bits, plus ^ v[:, 1:2], dtype=unsigned)
+            out ^= plus
+            out ^= sign[which]
+            return out.view(values.dtype)
+
+        return spread
 
     def _cache_members(
         self, keys: Sequence[tuple[str, str]], members: np.ndarray, floats: np.ndarray
