@@ -144,6 +144,7 @@ PUBLIC = {
         "splitmix64",
         "beside",
         "FreshLocks",
+        "gc_paused",
     },
     "placeborag.explore": {
         "CSS_CLASSES",
