@@ -16,6 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -779,7 +780,7 @@ class FakeEmbedder:
         n = len(keys)
         cluster_names = list(self._clusters)
         position = {c: i for i, c in enumerate(cluster_names)}
-        which = np.array([position[name] for name, _ in keys], dtype=np.intp)
+        which = np.fromiter(map(position.__getitem__, map(itemgetter(0), keys)), np.intp, n)
         a_bits = (np.stack([self._anchors[c] for c in cluster_names]) < 0).astype(np.uint8)
         a_packed = np.packbits(a_bits, axis=1)
         # The sign rows do not depend on the spread: a large batch keeps them (read only).
