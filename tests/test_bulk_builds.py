@@ -12,8 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError
-from placeborag import _hashing
+from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError, _hashing
 from placeborag._threads import BULK_ROWS
 from placeborag.toolkit import gc_paused
 
@@ -57,9 +56,8 @@ def test_gc_paused_keeps_a_gc_enable_made_inside_it(collector_on):
 
 
 def test_gc_paused_restores_the_collector_when_the_block_raises(collector_on):
-    with pytest.raises(ZeroDivisionError):
-        with gc_paused():
-            1 / 0  # noqa: B018
+    with pytest.raises(ZeroDivisionError), gc_paused():
+        1 / 0
     assert gc.isenabled()
     with gc_paused():  # and the count of open blocks went back to zero
         pass
