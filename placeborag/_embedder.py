@@ -877,7 +877,7 @@ class FakeEmbedder:
             s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1, count=d)
             v = values.view(unsigned)
             plus = v[:, 0:1]
-            out = np.multiply(s_bits, plus ^ v[:, 1:2], dtype=unsigned)
+            out: np.ndarray = np.multiply(s_bits, plus ^ v[:, 1:2], dtype=unsigned)
             out ^= plus
             out ^= sign[which]
             return out.view(values.dtype)
