@@ -864,10 +864,11 @@ class FakeEmbedder:
         integer arithmetic), and the sign bit of ``A`` is then flipped in, as ``-c`` is ``c``
         with its sign bit flipped. That holds for every value but a zero (``-0`` is the
         integer 0, whose float is ``+0.0``): a batch holding one, or a dtype without a
-        matching unsigned integer, takes the gather instead (None)."""
-        unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(float_values.dtype.itemsize)
-        if unsigned is None or float_values.dtype.kind != "f" or not float_values.all():
-            return None
+        matching native unsigned integer, takes the gather instead (None)."""
+        kind = float_values.dtype
+        unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(kind.itemsize)
+        if unsigned is None or kind.kind != "f" or not kind.isnative or not float_values.all():
+            return None  # (a byte-swapped dtype would put the sign bit elsewhere)
         d = self._dimensions
         top = np.array(8 * float_values.dtype.itemsize - 1, dtype=unsigned)
         sign = a_bits.astype(unsigned) << top  # per cluster: the sign bit where A = -1

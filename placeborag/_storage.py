@@ -375,7 +375,7 @@ class Storage:
         texts: Sequence[str] = (
             table.whole_columns()[1]  # every row: the table's own tuple (a batch memo key)
             if embed_rows.size == table.count
-            else [table.texts[r] for r in embed_rows.tolist()]
+            else list(map(table.texts.__getitem__, embed_rows.tolist()))
         )
         if self.vectors.exact and embed_rows.size:
             # The embedder writes straight into the new matrix: no batch of rows beside it.

@@ -193,7 +193,7 @@ def _members(embedder: FakeEmbedder, n: int) -> list[tuple[str, str]]:
 @given(
     dimensions=st.sampled_from([2, 3, 8, 9, 64, 100, 257]),
     spread=st.sampled_from([0.0, 0.01, 0.3, 1.0, 2.5]),
-    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64, np.dtype(">f4"), np.dtype(">f8")]),
     n=st.integers(1, 40),
 )
 def test_member_rows_spread_on_bit_patterns_are_the_gathered_ones(dimensions, spread, dtype, n):
