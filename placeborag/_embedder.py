@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -48,6 +50,7 @@ _GRAM_BLOCK_BYTES = 16 << 20  # the cluster check compares members in blocks of 
 # Comparisons x dimensions the constructor's cluster check may spend (about 0.4 s here): beyond
 # it the check is narrowed, with a warning, so its cost is bounded whatever the declaration.
 _CHECK_BUDGET = 1 << 32
+_GIL_SLICE = 512  # digests between two offers of the GIL (about a millisecond of them)
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -437,30 +440,38 @@ class FakeEmbedder:
                 seen, chars = entry
                 while len(_SEEN) > _SEEN_DECLARATIONS:
                     del _SEEN[next(iter(_SEEN))]
-        unseen = object()
-        out: list[str | None] = []
-        new: dict[str, str | None] = {}  # texts scanned here, short enough to remember
-        for text in texts:
-            found = seen.get(text, unseen)
-            if found is unseen:
-                found = None
-                for member in order:
-                    if member in text:
-                        found = declared[member]
-                        break
-                if large and len(text) <= _SEEN_TEXT_CHARS:
-                    new[text] = found
-            out.append(found)  # type: ignore[arg-type]
-        if new:
+        # Each text looked up first (a large batch), then the others scanned; the scanned
+        # texts are remembered in one update (no per-text bookkeeping in the scan).
+        unseen: Any = object()
+        todo: Sequence[int]
+        if seen:
+            get = seen.get
+            out: list[Any] = [get(t, unseen) for t in texts]
+            todo = [i for i, found in enumerate(out) if found is unseen]
+        else:
+            out, todo = [None] * len(texts), range(len(texts))
+        for i in todo:
+            text, found = texts[i], None
+            for member in order:
+                if member in text:
+                    found = declared[member]
+                    break
+            out[i] = found
+        if large and todo:
+            if isinstance(todo, range) and max(map(len, texts)) <= _SEEN_TEXT_CHARS:
+                new = dict(zip(texts, out))
+            else:
+                new = {texts[i]: out[i] for i in todo if len(texts[i]) <= _SEEN_TEXT_CHARS}
             size = sum(map(len, new))
             with _SEEN_LOCK:
                 if len(seen) + len(new) > _SEEN_TEXTS or chars[0] + size > _SEEN_CHARS:
                     seen.clear()
                     chars[0] = 0
                 if len(new) <= _SEEN_TEXTS and size <= _SEEN_CHARS:
-                    fresh = {t: name for t, name in new.items() if t not in seen}
-                    seen.update(fresh)
-                    chars[0] += sum(map(len, fresh))
+                    # (a text another thread remembered meanwhile is counted twice: the
+                    # bound errs on the safe side)
+                    seen.update(new)
+                    chars[0] += size
         return out
 
     def _hash_one(self, text: str) -> _Row:
@@ -741,7 +752,13 @@ class FakeEmbedder:
         def draw() -> np.ndarray:
             head = prefix.encode("utf-8", "surrogatepass")
             bodies = encoded() if encoded is not None else _encoded_members(keys)
-            blob = b"".join(hashlib.blake2b(head + body, digest_size=8).digest() for body in bodies)
+            blake2b = hashlib.blake2b
+            blob = b"".join(
+                [
+                    b"".join([blake2b(head + body, digest_size=8).digest() for body in part])
+                    for part in _offering_the_gil(bodies)
+                ]
+            )
             top_bits = np.frombuffer(blob, dtype="<u8") >> np.uint64(11)
             u: np.ndarray = top_bits.astype(np.float64) / 2.0**53
             return u
@@ -776,7 +793,7 @@ class FakeEmbedder:
         n = len(keys)
         cluster_names = list(self._clusters)
         position = {c: i for i, c in enumerate(cluster_names)}
-        which = np.array([position[name] for name, _ in keys], dtype=np.intp)
+        which = np.fromiter(map(position.__getitem__, map(itemgetter(0), keys)), np.intp, n)
         a_bits = (np.stack([self._anchors[c] for c in cluster_names]) < 0).astype(np.uint8)
         a_packed = np.packbits(a_bits, axis=1)
         # The sign rows do not depend on the spread: a large batch keeps them (read only).
@@ -832,12 +849,16 @@ class FakeEmbedder:
         r_packed, which, a_bits = draws
         n = len(which)
         floats = np.empty((n, self._dimensions), float_values.dtype) if into is None else into[0]
+        spread = self._spread_bits(float_values, a_bits)
 
         def fill(a: int) -> None:
             rows = slice(a, a + _ROW_BLOCK)
-            block = np.take_along_axis(
-                float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
-            )
+            if spread is not None:
+                block = spread(r_packed[rows], which[rows], float_values[rows])
+            else:
+                block = np.take_along_axis(
+                    float_values[rows], self._codes(r_packed[rows], which[rows], a_bits), axis=1
+                )
             if into is None:
                 floats[rows] = block
             else:
@@ -847,6 +868,35 @@ class FakeEmbedder:
         # writes its own rows, so the bits are those of one block after another
         each(fill, range(0, n, _ROW_BLOCK))
         return floats
+
+    def _spread_bits(
+        self, float_values: np.ndarray, a_bits: np.ndarray
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None:
+        """What :meth:`_codes` and a gather give, computed on the values' bit patterns:
+        ``c+ XOR S * (c+ XOR c-)`` picks ``c+`` or ``c-`` by the sign bit of ``S`` (exact
+        integer arithmetic), and the sign bit of ``A`` is then flipped in, as ``-c`` is ``c``
+        with its sign bit flipped. That holds for every value but a zero (``-0`` is the
+        integer 0, whose float is ``+0.0``): a batch holding one, or a dtype without a
+        matching native unsigned integer, takes the gather instead (None)."""
+        kind = float_values.dtype
+        unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(kind.itemsize)
+        if unsigned is None or kind.kind != "f" or not kind.isnative or not float_values.all():
+            return None  # (a byte-swapped dtype would put the sign bit elsewhere)
+        d = self._dimensions
+        top = np.array(8 * float_values.dtype.itemsize - 1, dtype=unsigned)
+        sign = a_bits.astype(unsigned) << top  # per cluster: the sign bit where A = -1
+        a_packed = np.packbits(a_bits, axis=1)
+
+        def spread(r_packed: np.ndarray, which: np.ndarray, values: np.ndarray) -> np.ndarray:
+            s_bits = np.unpackbits(r_packed ^ a_packed[which], axis=1, count=d)
+            v = values.view(unsigned)
+            plus = v[:, 0:1]
+            out: np.ndarray = np.multiply(s_bits, plus ^ v[:, 1:2], dtype=unsigned)
+            out ^= plus
+            out ^= sign[which]
+            return out.view(values.dtype)
+
+        return spread
 
     def _cache_members(
         self, keys: Sequence[tuple[str, str]], members: np.ndarray, floats: np.ndarray
@@ -881,8 +931,12 @@ class FakeEmbedder:
         n = len(keys)
         nbytes = (d + 7) // 8
         head = self._seed("j") + b"\x00"
+        shake, tail = hashlib.shake_256, b"\x000"
         blob = b"".join(
-            hashlib.shake_256(head + body + b"\x000").digest(nbytes) for body in encoded()
+            [
+                b"".join([shake(head + body + tail).digest(nbytes) for body in part])
+                for part in _offering_the_gil(encoded())
+            ]
         )
         r_packed = np.frombuffer(blob, np.uint8).reshape(n, nbytes).copy()
         valid = np.packbits(np.ones(d, dtype=np.uint8))  # masks the padding bits past d
@@ -1167,6 +1221,18 @@ class _EncodedMembers(list):  # type: ignore[type-arg]
     @property
     def nbytes(self) -> int:
         return sum(map(len, self)) + 40 * len(self)
+
+
+def _offering_the_gil(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``items`` in slices of :data:`_GIL_SLICE`, the GIL offered to other threads between
+    them (``time.sleep(0)``). hashlib holds the GIL over a short message, so a loop of
+    digests would otherwise keep a thread working beside it (the hashing of a batch's other
+    texts: numpy calls, each taking the GIL back when it ends) waiting up to the interpreter's
+    switch interval, 5 ms, at every call."""
+    for a in range(0, len(items), _GIL_SLICE):
+        if a:
+            time.sleep(0)
+        yield items[a : a + _GIL_SLICE]
 
 
 def _encoded_members(keys: Sequence[tuple[str, str]]) -> list[bytes]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
+from placeborag._threads import bulk
 from placeborag._validation import check_column, shown
 
 __all__ = [
@@ -237,6 +238,13 @@ def check_records(
 ) -> tuple[list[str], list[str], list[dict[str, Any] | None]]:
     """Columns of records, every one checked (before anything is written)."""
     id_list = check_column(ids, "ids")
+    with bulk(len(id_list)):  # a large batch: its copies are made with the collector off
+        return _check_records(id_list, texts, metadatas)
+
+
+def _check_records(
+    id_list: list[Any], texts: object, metadatas: object
+) -> tuple[list[str], list[str], list[dict[str, Any] | None]]:
     text_list = check_column(texts, "texts")
     _same_length(text_list, "texts", id_list)
     # Whole columns first (C loops); a column that fails is walked again, one value at a

@@ -17,7 +17,7 @@ index, live ids unlinked by churn) lives here too, because compaction must renum
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -270,11 +270,16 @@ class RecordTable:
         self.fill_vectors(rows, vectors)
 
     def fill_vectors(self, rows: list[int], vectors: np.ndarray) -> None:
+        self.fill_vectors_with(lambda out: out.__setitem__(rows, vectors))
+
+    def fill_vectors_with(self, fill: Callable[[np.ndarray], None]) -> None:
+        """``fill(matrix)`` writes some rows of the vector matrix in place (a matrix handed
+        out as a read-only view is copied first, so the view never changes)."""
         self._screens = {}
         if self.exported:
             self.vectors = self.vectors.copy()
             self.exported = False
-        self.vectors[rows] = vectors
+        fill(self.vectors)
 
     def kill(self, row: int) -> None:
         """Turn a row into a hole (compaction reclaims it)."""

@@ -24,6 +24,7 @@ from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id
 from placeborag._pipeline import Settings
 from placeborag._records import RecordTable
+from placeborag._threads import BULK_ROWS, bulk
 from placeborag._trace import RecordMetadata, StoreRecords, repeated
 from placeborag._validation import check_column, shown, unknown_id
 
@@ -178,7 +179,8 @@ class Storage:
         else:
             written.difference_update(op.ids)
         if self.immediate:
-            self.apply(op)
+            with bulk(len(op.ids)):
+                self.apply(op)
         else:
             self.pending.append(op)  # never lazy: embedded when written, like any engine
 
@@ -190,7 +192,8 @@ class Storage:
     def embed(self, texts: list[str]) -> np.ndarray:
         """The strategy's vectors of ``texts``, not yet checked against the store (called
         without the lock: a model may be slow)."""
-        return self.vectors.documents(texts)
+        with bulk(len(texts)):
+            return self.vectors.documents(texts)
 
     def check_dimensions(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         """Fix the store's dimensions on its first write or check them."""
@@ -287,9 +290,24 @@ class Storage:
         table = self.table
         if not table.unembedded:
             return
-        rows = sorted(table.unembedded)
-        vectors = self.embed([table.texts[r] for r in rows])
-        table.fill_vectors(rows, vectors)
+        n = len(table.unembedded)
+        with bulk(n):
+            if n == table.count:  # every row (a store's first batch): the texts as they are
+                rows: Sequence[int] = range(n)
+                texts: Sequence[str] = table.texts
+            else:
+                rows = sorted(table.unembedded)
+                texts = [table.texts[r] for r in rows]
+            if self.vectors.exact and n >= BULK_ROWS:
+                # A large batch is embedded straight into the table's matrix (an exact
+                # embedder's dimensions are the table's from the start): no batch of rows
+                # beside it, and no copy of one into it (the same bits: each row is computed
+                # on its own).
+                at = np.arange(n) if isinstance(rows, range) else np.array(rows, dtype=np.intp)
+                table.fill_vectors_with(lambda out: self.vectors.fill(texts, out, at))
+            else:
+                texts = list(texts) if texts is table.texts else texts  # the caller's own
+                table.fill_vectors(list(rows), self.embed(texts))  # type: ignore[arg-type]
         table.unembedded.clear()
 
     def _churn_event(self, batch: list[str]) -> None:
@@ -357,7 +375,7 @@ class Storage:
         texts: Sequence[str] = (
             table.whole_columns()[1]  # every row: the table's own tuple (a batch memo key)
             if embed_rows.size == table.count
-            else [table.texts[r] for r in embed_rows.tolist()]
+            else list(map(table.texts.__getitem__, embed_rows.tolist()))
         )
         if self.vectors.exact and embed_rows.size:
             # The embedder writes straight into the new matrix: no batch of rows beside it.

@@ -23,6 +23,8 @@ the ones a layer needs beyond the doubles are here, documented and tested like t
   id's record number ``occurrence`` (ids repeat under ``on_existing_id="duplicate"``);
 * deterministic helpers: ``splitmix64`` (the hash mixer behind every seeded choice) and
   ``beside`` (two tasks on two threads, one after the other where threads cannot start);
+* ``gc_paused``: the garbage collector held off while a large batch is built (nests across
+  threads, restores the caller's setting);
 * ``FreshLocks``: a mixin whose copies (``copy.deepcopy``, pickle) get new locks, so a double
   of your own survives the copies frameworks make.
 
@@ -76,6 +78,7 @@ _LAZY = {
     "splitmix64": "placeborag._hashing",
     "beside": "placeborag._threads",
     "FreshLocks": "placeborag._threads",
+    "gc_paused": "placeborag._threads",
 }
 
 __all__ = sorted(_LAZY)
@@ -98,6 +101,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._metadata import check_metadatas as check_metadatas
     from placeborag._threads import FreshLocks as FreshLocks
     from placeborag._threads import beside as beside
+    from placeborag._threads import gc_paused as gc_paused
     from placeborag._trace import BELOW as BELOW
     from placeborag._trace import DROPPED as DROPPED
     from placeborag._trace import FILTERED as FILTERED

@@ -145,6 +145,7 @@ PUBLIC = {
         "splitmix64",
         "beside",
         "FreshLocks",
+        "gc_paused",
     },
     "placeborag.explore": {
         "CSS_CLASSES",

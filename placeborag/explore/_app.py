@@ -53,6 +53,7 @@ from placeborag.toolkit import (
     check_k,
     check_str,
     did_you_mean,
+    gc_paused,
     json_text,
     load_json,
     shown,
@@ -1257,4 +1258,7 @@ def app(
         "model_name": model_name,
     }
     settings = {name: value for name, value in given.items() if value is not _SCENARIO}
-    return Explorer(scenario, store=store, query=query, settings=settings, **options)
+    # The build (a store and its views: at 100,000 documents, millions of objects that all
+    # live on) runs with the garbage collector off: see placeborag.toolkit.gc_paused.
+    with gc_paused():
+        return Explorer(scenario, store=store, query=query, settings=settings, **options)

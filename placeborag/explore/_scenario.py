@@ -36,6 +36,7 @@ from placeborag.toolkit import (
     check_unicode,
     check_unicode_tree,
     dump_json,
+    gc_paused,
     load_json,
     read_regular,
     shown,
@@ -452,20 +453,22 @@ class Scenario:
         # a year), so the documents are not checked again one by one.
         parts = [(f"{d.id}-v", f"{d.text} ", d.metadata, "year" in d.metadata) for d in base]
         words, n_words, crc32 = _VARIANT_WORDS, len(_VARIANT_WORDS), zlib.crc32
-        for i in range(len(base), n):
-            prefix, text, metadata, has_year = parts[i % len(base)]
-            h = crc32(b"variant/%d" % i)
-            meta = dict(metadata)
-            if has_year:
-                meta["year"] = 2019 + (h >> 21) % 7
-            docs.append(
-                _document(
-                    f"{prefix}{i}",
-                    f"{text}{words[h % n_words]} {words[(h >> 7) % n_words]}"
-                    f" {words[(h >> 14) % n_words]} #{i}",
-                    meta,
+        # Hundreds of thousands of objects that all live on: made with the collector off.
+        with gc_paused():
+            for i in range(len(base), n):
+                prefix, text, metadata, has_year = parts[i % len(base)]
+                h = crc32(b"variant/%d" % i)
+                meta = dict(metadata)
+                if has_year:
+                    meta["year"] = 2019 + (h >> 21) % 7
+                docs.append(
+                    _document(
+                        f"{prefix}{i}",
+                        f"{text}{words[h % n_words]} {words[(h >> 7) % n_words]}"
+                        f" {words[(h >> 14) % n_words]} #{i}",
+                        meta,
+                    )
                 )
-            )
         return self.replace(documents=_CheckedDocuments(docs), name=f"{self.name} x{n}")
 
     # -- JSON -------------------------------------------------------------------------------
