@@ -1158,7 +1158,7 @@ def ranking_labels(
             dx = ux * ring * (_MARKER_BOX / 2 + w / 2 + _LABEL_GAP + 1)
             dy = uy * ring * (_MARKER_BOX / 2 + _RANK_H / 2 + _LABEL_GAP + 1)
             boxes = [room.box(xs[i], ys[i], dx, dy, w) for room in layouts]
-            if all(room.free(box) for room, box in zip(layouts, boxes)):
+            if _free_between(layouts, boxes):
                 break
         else:
             left += 1
@@ -1234,9 +1234,30 @@ class _RankRoom:
         px, py = self.px(vx, vy)
         return _box_around(px + dx, py + dy, w, _RANK_H)
 
+    def inside(self, box: tuple[float, ...]) -> bool:
+        return box[0] >= 0 and box[1] >= 0 and box[2] <= self.width and box[3] <= self.height
+
     def free(self, box: tuple[float, ...]) -> bool:
-        inside = box[0] >= 0 and box[1] >= 0 and box[2] <= self.width and box[3] <= self.height
-        return inside and not any(_overlap(box, other) for other in self.taken)
+        return self.inside(box) and not any(_overlap(box, other) for other in self.taken)
+
+
+def _free_between(rooms: Sequence[_RankRoom], boxes: Sequence[tuple[float, ...]]) -> bool:
+    """Whether a label's boxes (one per room, narrowest plot first, widest last) are free at
+    every plot width in between too. The height is fixed, so a box and another one are apart
+    at every width if they are apart up and down, or on the same side of each other at the
+    narrowest and the widest plot (their horizontal distance changes linearly with the
+    width, the label's offset in pixels does not)."""
+    if not all(room.inside(box) for room, box in zip(rooms, boxes)):
+        return False
+    (narrow, wide), (a, b) = (rooms[0], rooms[-1]), (boxes[0], boxes[-1])
+    g = _LABEL_GAP
+    for p, q in zip(narrow.taken, wide.taken):
+        if a[3] + g <= p[1] or p[3] + g <= a[1]:
+            continue  # apart up and down, at any width
+        if (a[2] + g <= p[0] and b[2] + g <= q[0]) or (p[2] + g <= a[0] and q[2] + g <= b[0]):
+            continue  # on one side of it at both ends, so at every width between
+        return False
+    return all(room.free(box) for room, box in zip(rooms, boxes))
 
 
 # Where a rank label may go, nearest first: a ring (1: beside the point, further: with a
