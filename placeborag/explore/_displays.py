@@ -523,9 +523,10 @@ class ProjectionDisplay(_ProjectionBased):
             {
                 "type": over,
                 "name": "top-k (rank)",
-                # 2-D: the rank numbers are fanned-out labels (annotations), not text that
-                # piles up where the top-k sit together next to the query and an anchor.
-                "mode": "markers+text" if three else "markers",
+                # The rank numbers are fanned-out labels (annotations; in 3-D the scene's),
+                # not text that piles up where the top-k sit together next to the query and
+                # an anchor. The text stays for the hover.
+                "mode": "markers",
                 **xyz(p.coords[top] if top.size else np.zeros((0, p.coords.shape[1]))),
                 "text": [str(r) for r in p.trace.rank[top]],
                 "textposition": "top center",
@@ -545,9 +546,10 @@ class ProjectionDisplay(_ProjectionBased):
             {
                 "type": over,
                 "name": "cluster anchors",
-                # 2-D: the names are annotations placed clear of each other, the rank labels
-                # and the plot's edge (text beside a marker is clipped at the axes).
-                "mode": "markers+text" if three else "markers",
+                # The names are annotations placed clear of each other, the rank labels and
+                # the plot's edge (text beside a marker is clipped at the axes; in 3-D the
+                # WebGL text was clipped too): in 3-D the scene's, under the anchor.
+                "mode": "markers",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": [plotly_text(str(name)) for name in p.anchor_names],
                 "textposition": "middle right" if not three else "bottom center",
@@ -640,6 +642,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "camera": {"eye": {"x": 1.9, "y": 1.9, "z": 1.3}},
                 "domain": {"x": [0.0, 1.0], "y": [0.0, 1.0]},
             }
+            layout["scene"]["annotations"] = scene_labels(p, top)
             layout["height"] = 620
             layout["margin"] = {"t": 90, "l": 10, "r": 10, "b": 10}
         else:
@@ -722,6 +725,43 @@ def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
                 "borderpad": 1,
             }
         )
+    return out
+
+
+def scene_labels(p: Projection, top: np.ndarray) -> list[dict[str, Any]]:
+    """The 3-D projection's rank numbers and anchor names as scene annotations (drawn over
+    the WebGL scene, never clipped): the ranks fanned out over the upper half-circle as in
+    2-D, so the labels of points that (nearly) coincide on screen do not cover each other,
+    and each anchor's name below its diamond on a leader line, clear of the ranks above."""
+    keep = rank_label_mask(p.trace.rank[top], p.trace.rank[top], p.trace.k)
+    points = p.coords[top][keep]
+    out = []
+    for label, point in zip(rank_labels(points, p.trace.rank[top][keep]), points):
+        out.append(label | {"z": float(point[2])})
+    for slot, (anchor, name) in enumerate(zip(p.anchors, p.anchor_names)):
+        if not np.isfinite(anchor).all():
+            continue
+        out.append(
+            {
+                "x": float(anchor[0]),
+                "y": float(anchor[1]),
+                "z": float(anchor[2]),
+                "text": plotly_text(str(name)),
+                "showarrow": True,
+                "arrowhead": 0,
+                "arrowwidth": 1,
+                "arrowcolor": "#777777",
+                "standoff": 6,
+                "ax": 0,
+                "ay": 30.0 + 14.0 * (slot % 2),
+                "font": {"size": 12, "color": "#333333"},
+                "bgcolor": "rgba(255,255,255,0.8)",
+                "borderpad": 1,
+            }
+        )
+    for label in out:
+        label.pop("xref", None)
+        label.pop("yref", None)
     return out
 
 

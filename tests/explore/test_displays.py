@@ -455,8 +455,26 @@ def test_an_anchor_name_placed_away_from_its_diamond_gets_a_leader_line(n):
         assert any(a["showarrow"] for a in names)  # the case the issue saw
 
 
-def test_three_d_anchor_names_stay_text_beside_the_marker(demo):
-    traces, layout = ProjectionDisplay.from_scenario(demo, n_components=3).spec()
-    anchors = next(t for t in traces if t["name"] == "cluster anchors")
-    assert anchors["mode"] == "markers+text"
-    assert not [a for a in layout.get("annotations", []) if a.get("xshift") is not None]
+def test_three_d_ranks_and_anchor_names_are_scene_labels_not_clipped_webgl_text(demo):
+    """docs/img/projection-3d.png: the "shipping" name (WebGL text) was clipped and ranks 1
+    and 2 were written over each other. In 3-D the ranks and names are scene annotations
+    (drawn over the scene): ranks fanned out over the upper half-circle at distinct angles,
+    names below their diamonds on leader lines."""
+    p = ProjectionDisplay.from_scenario(demo, n_components=3).projection
+    traces, layout = ProjectionDisplay(p).spec()
+    for name in ("top-k (rank)", "cluster anchors"):
+        assert next(t for t in traces if t["name"] == name)["mode"] == "markers"
+    labels = layout["scene"]["annotations"]
+    ranks = [a for a in labels if a["text"].startswith("<b>")]
+    names = [a for a in labels if a["text"] in demo.clusters]
+    assert sorted(a["text"] for a in ranks) == [f"<b>{r}</b>" for r in range(1, demo.k + 1)]
+    assert [a["text"] for a in names] == list(demo.clusters)
+    angles = [np.arctan2(-a["ay"], a["ax"]) for a in ranks]
+    assert len(set(np.round(angles, 6))) == len(ranks)  # coincident points: labels apart
+    # Labels of one spot at distinct angles and radii >= 38 px: their 22x18 boxes are apart.
+    tails = [(a["ax"], a["ay"]) for a in ranks]
+    for i, (ax, ay) in enumerate(tails):
+        for bx, by in tails[i + 1 :]:
+            assert abs(ax - bx) >= 22 or abs(ay - by) >= 18
+    assert all(a["ay"] > 0 and a["showarrow"] for a in names)  # below, joined to the diamond
+    assert all(a["ay"] < 0 for a in ranks)  # above
