@@ -1270,7 +1270,9 @@ class _RankRoom:
             (vy - self.y0) / (self.y1 - self.y0) * self.height,
         )
 
-    def box(self, vx: float, vy: float, dx: float, dy: float, w: float) -> tuple[float, ...]:
+    def box(
+        self, vx: float, vy: float, dx: float, dy: float, w: float
+    ) -> tuple[float, float, float, float]:
         px, py = self.px(vx, vy)
         return _box_around(px + dx, py + dy, w, _RANK_H)
 
