@@ -987,7 +987,7 @@ class RankingDisplay(_ProjectionBased):
         layout["xaxis"]["range"] = x_range  # better to the right: reversed when lower is better
         if left_out:  # thinned for room, best ranks kept: the rest are in the hover text
             layout["title"]["text"] = layout["title"]["text"].replace(
-                "</sup>", f" · +{left_out} more ranks in the hover</sup>"
+                "</sup>", f" · +{left_out} more rank{'s' * (left_out > 1)} in the hover</sup>"
             )
         return traces, layout
 

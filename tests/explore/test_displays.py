@@ -347,7 +347,7 @@ def test_rank_labels_never_overlap_each_other_a_marker_the_cut_or_a_break(case, 
         assert all(_apart(box, b) for b in bands), text
     t = display.projection.trace
     asked = int((rank_label_mask(t.rank, t.cut_rank, t.k) & (t.rank > 0)).sum())
-    more = re.search(r"\+(\d+) more ranks", layout["title"]["text"])
+    more = re.search(r"\+(\d+) more ranks? in the hover", layout["title"]["text"])
     assert len(labels) + (int(more.group(1)) if more else 0) == asked
     written = sorted(int(text) for text, _ in labels)
     assert written[:1] == [1]  # the best rank is always written
@@ -361,7 +361,7 @@ def test_tied_documents_at_the_cut_keep_every_rank_label():
     ).spec()
     labels, markers, bands = ranking_boxes(traces, layout, (300.0, 290.0))
     assert sorted(text for text, _ in labels) == ["1", "2"]
-    assert "more ranks" not in layout["title"]["text"]
+    assert "more rank" not in layout["title"]["text"]
     for i, (_, box) in enumerate(labels):
         assert all(_apart(box, o) for _, o in labels[i + 1 :])
         assert all(_apart(box, m) for m in markers) and all(_apart(box, b) for b in bands)
