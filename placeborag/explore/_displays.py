@@ -523,9 +523,10 @@ class ProjectionDisplay(_ProjectionBased):
             {
                 "type": over,
                 "name": "top-k (rank)",
-                # 2-D: the rank numbers are fanned-out labels (annotations), not text that
-                # piles up where the top-k sit together next to the query and an anchor.
-                "mode": "markers+text" if three else "markers",
+                # The rank numbers are fanned-out labels (annotations; in 3-D the scene's),
+                # not text that piles up where the top-k sit together next to the query and
+                # an anchor. The text stays for the hover.
+                "mode": "markers",
                 **xyz(p.coords[top] if top.size else np.zeros((0, p.coords.shape[1]))),
                 "text": [str(r) for r in p.trace.rank[top]],
                 "textposition": "top center",
@@ -545,9 +546,10 @@ class ProjectionDisplay(_ProjectionBased):
             {
                 "type": over,
                 "name": "cluster anchors",
-                # 2-D: the names are annotations placed clear of each other, the rank labels
-                # and the plot's edge (text beside a marker is clipped at the axes).
-                "mode": "markers+text" if three else "markers",
+                # The names are annotations placed clear of each other, the rank labels and
+                # the plot's edge (text beside a marker is clipped at the axes; in 3-D the
+                # WebGL text was clipped too): in 3-D the scene's, under the anchor.
+                "mode": "markers",
                 **xyz(p.anchors if len(p.anchor_names) else np.zeros((0, p.coords.shape[1]))),
                 "text": [plotly_text(str(name)) for name in p.anchor_names],
                 "textposition": "middle right" if not three else "bottom center",
@@ -640,6 +642,7 @@ class ProjectionDisplay(_ProjectionBased):
                 "camera": {"eye": {"x": 1.9, "y": 1.9, "z": 1.3}},
                 "domain": {"x": [0.0, 1.0], "y": [0.0, 1.0]},
             }
+            layout["scene"]["annotations"] = scene_labels(p, top)
             layout["height"] = 620
             layout["margin"] = {"t": 90, "l": 10, "r": 10, "b": 10}
         else:
@@ -722,6 +725,43 @@ def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
                 "borderpad": 1,
             }
         )
+    return out
+
+
+def scene_labels(p: Projection, top: np.ndarray) -> list[dict[str, Any]]:
+    """The 3-D projection's rank numbers and anchor names as scene annotations (drawn over
+    the WebGL scene, never clipped): the ranks fanned out over the upper half-circle as in
+    2-D, so the labels of points that (nearly) coincide on screen do not cover each other,
+    and each anchor's name below its diamond on a leader line, clear of the ranks above."""
+    keep = rank_label_mask(p.trace.rank[top], p.trace.rank[top], p.trace.k)
+    points = p.coords[top][keep]
+    out = []
+    for label, point in zip(rank_labels(points, p.trace.rank[top][keep]), points):
+        out.append(label | {"z": float(point[2])})
+    for slot, (anchor, name) in enumerate(zip(p.anchors, p.anchor_names)):
+        if not np.isfinite(anchor).all():
+            continue
+        out.append(
+            {
+                "x": float(anchor[0]),
+                "y": float(anchor[1]),
+                "z": float(anchor[2]),
+                "text": plotly_text(str(name)),
+                "showarrow": True,
+                "arrowhead": 0,
+                "arrowwidth": 1,
+                "arrowcolor": "#777777",
+                "standoff": 6,
+                "ax": 0,
+                "ay": 30.0 + 14.0 * (slot % 2),
+                "font": {"size": 12, "color": "#333333"},
+                "bgcolor": "rgba(255,255,255,0.8)",
+                "borderpad": 1,
+            }
+        )
+    for label in out:
+        label.pop("xref", None)
+        label.pop("yref", None)
     return out
 
 
@@ -929,7 +969,27 @@ class RankingDisplay(_ProjectionBased):
             rows_y = (-0.5, len(p.label_order) - 0.5)
             traces.append(density_trace(position, y, (200, 4 * len(p.label_order)), rows_y))
         shapes, annotations = self._marks(axis)
-        return traces, self._layout(axis, shapes, annotations)
+        x_range = ranking_x_range(position, p.higher_is_better)
+        rows = len(p.label_order)
+        t = p.trace
+        ranks, left_out = ranking_labels(
+            position,
+            y,
+            np.where(t.rank > 0, t.rank, 0) * rank_label_mask(t.rank, t.cut_rank, t.k),
+            (t.rank > 0) | (t.cut_rank > 0) | (t.stage == TIED),
+            x_range,
+            (-0.6, rows - 0.4),
+            [(s["x0"], s["x1"]) for s in shapes if s["type"] == "rect"]
+            + [(s["x0"], s["x0"]) for s in shapes if s["type"] == "line"],
+            [a for a in annotations if a.get("xanchor") == "right"],
+        )
+        layout = self._layout(axis, shapes, annotations + ranks)
+        layout["xaxis"]["range"] = x_range  # better to the right: reversed when lower is better
+        if left_out:  # thinned for room, best ranks kept: the rest are in the hover text
+            layout["title"]["text"] = layout["title"]["text"].replace(
+                "</sup>", f" · +{left_out} more rank{'s' * (left_out > 1)} in the hover</sup>"
+            )
+        return traces, layout
 
     def _stage_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
         """One trace per stage; ranked points carry their (thinned) rank labels."""
@@ -939,11 +999,8 @@ class RankingDisplay(_ProjectionBased):
         kind = "scattergl" if n >= WEBGL_FROM else "scatter"
         strings = n <= HOVER_TEXT_UP_TO
         traces = []
-        labelled = spaced_labels(position, y, t.rank, rank_label_mask(t.rank, t.cut_rank, t.k))
         for stage, rows in zip(STAGES, self.groups()):
             ranked = stage in (RETURNED, DROPPED, TIED)
-            mask = np.zeros(n, dtype=bool)
-            mask[rows] = True
             hover = (
                 {
                     # A ranked point's hover starts with its rank, or its place at the cut:
@@ -964,15 +1021,11 @@ class RankingDisplay(_ProjectionBased):
                 {
                     "type": kind,
                     "name": stage,
-                    "mode": "markers+text" if ranked else "markers",
+                    # The rank numbers are annotations laid out clear of each other, the
+                    # markers, the cut line and the axis breaks (see ranking_labels).
+                    "mode": "markers",
                     "x": position[rows],
                     "y": y[rows],
-                    # One numbering everywhere: returned documents are ranked 1..n; a document
-                    # the post-filter dropped shows its place at the cut as "cut 2"; past 15
-                    # ranks only every fifth is written (all are in the hover text).
-                    "text": _rank_texts(t, mask, labelled) if ranked else None,
-                    # Neighbouring ranks alternate above and below their points.
-                    "textposition": _rank_positions(t, mask) if ranked else "top center",
                     **hover,
                     "marker": {
                         "size": 11 if ranked else (4 if n >= WEBGL_FROM else 7),
@@ -1033,7 +1086,6 @@ class RankingDisplay(_ProjectionBased):
             },
             "xaxis": {
                 "title": {"text": p.score_label},
-                "autorange": True if p.higher_is_better else "reversed",
                 "tickmode": "array",
                 "tickvals": tickvals,
                 "ticktext": ticktext,
@@ -1083,37 +1135,180 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
     return out
 
 
-def spaced_labels(
-    x: np.ndarray, y: np.ndarray, rank: np.ndarray, labelled: np.ndarray
-) -> np.ndarray:
-    """``labelled`` thinned so no two written ranks overlap: best rank first, a label is kept
-    unless one already kept on the same side of its row (ranks alternate above and below)
-    is closer than a 30th of the score axis. The others keep their rank in the hover text."""
-    out = np.zeros(len(labelled), dtype=bool)
-    chosen = np.flatnonzero(labelled & (rank > 0))
-    if not chosen.size:
-        return labelled & (rank <= 0)
-    xs = np.asarray(x, dtype=np.float64)
-    gap = float(np.ptp(xs[np.isfinite(xs)])) / 30 if np.isfinite(xs).any() else 0.0
-    kept: list[tuple[float, float, int]] = []
+# The plot areas the ranking is drawn in, in pixels (its height is fixed): from JupyterLab at
+# 1,000 px beside its legend to a wide screen. Rank labels are laid out to be clear at each.
+_RANK_PLOTS = ((300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0))
+_MARKER_BOX, _RANK_H = 14.0, 16.0
+
+
+def ranking_x_range(position: np.ndarray, higher_is_better: bool) -> list[float]:
+    """The ranking's x range, set rather than left to plotly's autorange (which pads by the
+    markers' size) so the rank labels can be laid out in pixels: every point with 5% to
+    spare on the worse side and 12% on the better (right) one, room for the labels of the
+    best documents (or of ties on the cut line), better to the right."""
+    xs = np.asarray(position, dtype=np.float64)
+    xs = xs[np.isfinite(xs)]
+    lo, hi = (float(xs.min()), float(xs.max())) if xs.size else (0.0, 1.0)
+    span = (hi - lo) or 1.0
+    if higher_is_better:
+        return [lo - 0.05 * span, hi + 0.12 * span]
+    return [hi + 0.05 * span, lo - 0.12 * span]
+
+
+def rank_box(label: dict[str, Any], to_px: Any) -> tuple[float, float, float, float]:
+    """The pixel box (x0, y0, x1, y1; y up) a rank label annotation covers, at the tail of its
+    leader line or shifted off its point."""
+    x, y = to_px(label["x"], label["y"])
+    if label.get("showarrow"):
+        x, y = x + label["ax"], y - label["ay"]
+    else:
+        x, y = x + label["xshift"], y + label["yshift"]
+    w = _CHAR_PX * len(label["text"]) + 6.0
+    return _box_around(x, y, w, _RANK_H)
+
+
+def ranking_labels(
+    x: np.ndarray,
+    y: np.ndarray,
+    rank: np.ndarray,
+    marked: np.ndarray,
+    x_range: Sequence[float],
+    y_range: Sequence[float],
+    bands: Sequence[tuple[float, float]],
+    notes: Sequence[dict[str, Any]] = (),
+    plots: Sequence[tuple[float, float]] = _RANK_PLOTS,
+) -> tuple[list[dict[str, Any]], int]:
+    """The written rank numbers (``rank`` > 0 asks for one) as annotations, best rank first,
+    each where its box, at every plot size the ranking is drawn in, overlaps no other rank
+    label, no ranked marker (``marked``), no cut line or axis break band (``bands``, x
+    ranges), no tie note, and stays inside the plot: beside its point, or further out with a
+    leader line. A rank with no free place is left out; the count left out is returned
+    (every rank stays in the hover text)."""
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    # A label's offset from its point is in pixels, the points' spacing grows with the plot:
+    # a place is taken only if it is free at every plot size in ``plots``.
+    layouts = [_RankRoom(plot, x_range, y_range, xs, ys, marked, bands, notes) for plot in plots]
+    out: list[dict[str, Any]] = []
+    left = 0
+    chosen = np.flatnonzero(rank > 0)
     for i in chosen[np.argsort(rank[chosen], kind="stable")].tolist():
-        side = int(rank[i]) % 2
-        near = any(
-            s == side and abs(kx - xs[i]) < gap and abs(ky - y[i]) < 0.5 for kx, ky, s in kept
+        text = str(int(rank[i]))
+        w = _CHAR_PX * len(text) + 6.0
+        for ring, ux, uy in _RANK_SPOTS:
+            dx = ux * ring * (_MARKER_BOX / 2 + w / 2 + _LABEL_GAP + 1)
+            dy = uy * ring * (_MARKER_BOX / 2 + _RANK_H / 2 + _LABEL_GAP + 1)
+            boxes = [room.box(xs[i], ys[i], dx, dy, w) for room in layouts]
+            if _free_between(layouts, boxes):
+                break
+        else:
+            left += 1
+            continue
+        for room, box in zip(layouts, boxes):
+            room.taken.append(box)
+        label: dict[str, Any] = {
+            "x": float(xs[i]),
+            "y": float(ys[i]),
+            "xref": "x",
+            "yref": "y",
+            "text": text,
+            "showarrow": False,
+            "xanchor": "center",
+            "yanchor": "middle",
+            "xshift": dx,
+            "yshift": dy,
+            "font": {"size": 12, "color": "#111111"},
+            "bgcolor": "rgba(255,255,255,0.8)",
+            "borderpad": 1,
+        }
+        if ring > 1:  # away from its point: a leader line to it
+            del label["xshift"], label["yshift"]
+            label |= {
+                "showarrow": True,
+                "ax": dx,
+                "ay": -dy,
+                "arrowhead": 0,
+                "arrowwidth": 1,
+                "arrowcolor": "#777777",
+                "standoff": 7,
+            }
+        out.append(label)
+    return out, left
+
+
+class _RankRoom:
+    """The ranking's plot at one size in pixels (y up) and the boxes taken in it: ranked
+    markers, the cut line and breaks (full height), tie notes, and the labels placed."""
+
+    def __init__(
+        self,
+        plot: tuple[float, float],
+        x_range: Sequence[float],
+        y_range: Sequence[float],
+        xs: np.ndarray,
+        ys: np.ndarray,
+        marked: np.ndarray,
+        bands: Sequence[tuple[float, float]],
+        notes: Sequence[dict[str, Any]],
+    ) -> None:
+        self.width, self.height = plot
+        (self.x0, self.x1), (self.y0, self.y1) = x_range, y_range
+        self.taken = [
+            _box_around(*self.px(xs[i], ys[i]), _MARKER_BOX, _MARKER_BOX)
+            for i in np.flatnonzero(marked).tolist()
+        ]
+        for a, b in bands:
+            pa, pb = sorted((self.px(a, 0)[0], self.px(b, 0)[0]))
+            self.taken.append((pa - 1.5, -1e9, pb + 1.5, 1e9))
+        for note in notes:
+            nx = self.px(note["x"], 0)[0] + note.get("xshift", 0)
+            top = note["y"] * self.height
+            self.taken.append((nx - 6.5 * len(note["text"]), top - 15, nx, top))
+
+    def px(self, vx: float, vy: float) -> tuple[float, float]:
+        return (
+            (vx - self.x0) / (self.x1 - self.x0) * self.width,
+            (vy - self.y0) / (self.y1 - self.y0) * self.height,
         )
-        if not near:
-            kept.append((float(xs[i]), float(y[i]), side))
-            out[i] = True
-    return out | (labelled & (rank <= 0))
+
+    def box(
+        self, vx: float, vy: float, dx: float, dy: float, w: float
+    ) -> tuple[float, float, float, float]:
+        px, py = self.px(vx, vy)
+        return _box_around(px + dx, py + dy, w, _RANK_H)
+
+    def inside(self, box: tuple[float, ...]) -> bool:
+        return box[0] >= 0 and box[1] >= 0 and box[2] <= self.width and box[3] <= self.height
+
+    def free(self, box: tuple[float, ...]) -> bool:
+        return self.inside(box) and not any(_overlap(box, other) for other in self.taken)
 
 
-def _rank_texts(trace: Any, mask: np.ndarray, labelled: np.ndarray) -> list[str]:
-    """Returned documents carry their rank; a dropped one's place at the cut is in its hover
-    text and its symbol (a cross), not a second number beside the ranks."""
-    out = []
-    for rank, show in zip(trace.rank[mask], labelled[mask]):
-        out.append(str(int(rank)) if rank > 0 and show else "")
-    return out
+def _free_between(rooms: Sequence[_RankRoom], boxes: Sequence[tuple[float, ...]]) -> bool:
+    """Whether a label's boxes (one per room, narrowest plot first, widest last) are free at
+    every plot width in between too. The height is fixed, so a box and another one are apart
+    at every width if they are apart up and down, or on the same side of each other at the
+    narrowest and the widest plot (their horizontal distance changes linearly with the
+    width, the label's offset in pixels does not)."""
+    if not all(room.inside(box) for room, box in zip(rooms, boxes)):
+        return False
+    (narrow, wide), (a, b) = (rooms[0], rooms[-1]), (boxes[0], boxes[-1])
+    g = _LABEL_GAP
+    for p, q in zip(narrow.taken, wide.taken):
+        if a[3] + g <= p[1] or p[3] + g <= a[1]:
+            continue  # apart up and down, at any width
+        if (a[2] + g <= p[0] and b[2] + g <= q[0]) or (p[2] + g <= a[0] and q[2] + g <= b[0]):
+            continue  # on one side of it at both ends, so at every width between
+        return False
+    return all(room.free(box) for room, box in zip(rooms, boxes))
+
+
+# Where a rank label may go, nearest first: a ring (1: beside the point, further: with a
+# leader line) and a direction (right, up).
+_RANK_SPOTS = tuple(
+    (ring, ux, uy)
+    for ring in (1, 2, 3)
+    for ux, uy in ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
+)
 
 
 def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
@@ -1133,16 +1328,6 @@ def _placed(trace: Any, rows: np.ndarray, hover: np.ndarray) -> np.ndarray:
         head, sep, rest = text.partition("<br>")
         out[n] = f"{head}<br>{place}{sep}{rest}"
     return out
-
-
-def _rank_positions(trace: Any, mask: np.ndarray) -> list[str]:
-    """Rank labels above and below their points in turn; the k-th point sits on the cut
-    line, so its label goes to the line's right, where it does not cross the line."""
-    r = np.where(trace.rank[mask] > 0, trace.rank[mask], trace.cut_rank[mask])
-    return [
-        ("top" if int(v) % 2 else "bottom") + (" right" if int(v) == trace.k else " center")
-        for v in r
-    ]
 
 
 def tie_marks(trace: Any, axis: ScoreAxis) -> list[dict[str, Any]]:
@@ -1234,6 +1419,8 @@ class ScoreAxis:
             sorted((near[i], near[i + 1]) for i in wide),
             squeeze,
         )
+
+    TICK_ROOM = 0.06  # of the axis: no tick closer than this to an axis break's band
 
     @property
     def _span(self) -> float:
@@ -1353,6 +1540,18 @@ class ScoreAxis:
             if first > last:  # a segment narrower than a step still gets a tick
                 values.append(round((a + b) / 2, decimals + 1))
         positions = self.position(np.array(values))
+        # No tick beside an axis break: its label would read as the break's own (at 1,000,000
+        # documents a "0.00" sat just after one). The hover text gives every true score.
+        ends = self.position(np.array([self.low, self.high]))
+        room = self.TICK_ROOM * float(abs(ends[1] - ends[0]) or 1.0)
+        bands = [self.position(np.array([a, b])) for a, b in self.breaks]
+        clear = [
+            all(x < lo + self._keep - room or x > hi - self._keep + room for lo, hi in bands)
+            for x in positions
+        ]
+        if any(clear):
+            values = [v for v, ok in zip(values, clear) if ok]
+            positions = positions[np.array(clear)]
         places = decimals + any(v != round(v, decimals) for v in values)
         labels = [f"{v + 0.0:.{places}f}".replace("-", "−") for v in values]  # no −0
         return [float(x) for x in positions], labels

@@ -96,3 +96,51 @@ def test_every_funnel_stage_shows_its_count(page, n):
         )
         for trace, shown in zip(figure.data, texts):
             assert len(shown) == len(trace.x), (width, trace.name, shown)
+
+
+# The ranked markers and the cut line, in page pixels, as plotly laid them out.
+RANKING_MARKS = """() => {
+    const gd = document.getElementById('gd');
+    const fl = gd._fullLayout, page = gd.getBoundingClientRect();
+    const px = (x, y) => ({x: page.left + fl.xaxis._offset + fl.xaxis.l2p(x),
+                           y: page.top + fl.yaxis._offset + fl.yaxis.l2p(y)});
+    const ranked = ['returned', 'dropped by post-filter', 'tied at the cut'];
+    const markers = [];
+    gd._fullData.filter((t) => ranked.includes(t.name)).forEach((t) => {
+        for (let i = 0; i < t.x.length; i++) markers.push(px(t.x[i], t.y[i]));
+    });
+    const lines = fl.shapes.filter((s) => s.type === 'line').map((s) => px(s.x0, 0).x);
+    const bands = fl.shapes.filter((s) => s.type === 'rect')
+        .map((s) => [px(s.x0, 0).x, px(s.x1, 0).x].sort((a, b) => a - b));
+    return {markers, lines, bands, plot: {
+        left: page.left + fl.xaxis._offset, right: page.left + fl.xaxis._offset + fl.xaxis._length,
+        top: page.top + fl.yaxis._offset, bottom: page.top + fl.yaxis._offset + fl.yaxis._length}};
+}"""
+
+
+@pytest.mark.parametrize("n", [38, 20_000, 100_000])
+def test_rank_labels_are_clear_of_each_other_the_markers_and_the_cut_line(page, n):
+    """Issue 25: at 20,000 and 100,000 documents the ranking's "5" and "3" ran together and
+    "4"/"2" touched the plot's foot. Each rank label plotly drew, at 600 and 1,000 px, is
+    inside the plot and clear of every other rank label, every ranked marker (5.5 px around
+    its centre), the cut line and the axis-break bands."""
+    from placeborag.explore import RankingDisplay
+
+    figure = RankingDisplay.from_scenario(demo_scenario(None if n == 38 else n)).plot().figure_
+    for width in (600, 1000):
+        drawn = draw(page, figure, width)
+        marks = page.evaluate(RANKING_MARKS)
+        labels = [b for b in drawn["boxes"] if b["kind"] == "annotation" and b["text"].isdigit()]
+        assert sorted(int(b["text"]) for b in labels)[:1] == [1], width
+        plot = marks["plot"]
+        for i, b in enumerate(labels):
+            where = (width, b["text"])
+            assert plot["left"] <= b["left"] and b["right"] <= plot["right"], where
+            assert plot["top"] <= b["top"] and b["bottom"] <= plot["bottom"], where
+            assert not any(overlaps(b, o) for o in labels[i + 1 :]), where
+            for m in marks["markers"]:
+                assert gap(b, m["x"], m["y"]) > 5.5, (where, m)
+            for x in marks["lines"]:
+                assert x < b["left"] or x > b["right"], (where, x)
+            for lo, hi in marks["bands"]:
+                assert hi < b["left"] or lo > b["right"], (where, lo, hi)

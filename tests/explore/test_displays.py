@@ -70,7 +70,7 @@ def test_ranking_display_places_documents_by_score_and_draws_the_cut(demo):
     line = fig.layout.shapes[-1]
     assert display.cut == matches[-1].score
     assert line.x0 == line.x1 == display.axis.position(np.array([display.cut]))[0]
-    assert fig.layout.xaxis.autorange == "reversed"  # chroma: lower is better
+    assert fig.layout.xaxis.range[0] > fig.layout.xaxis.range[1]  # chroma: lower is better
 
 
 def test_score_axis_breaks_a_long_empty_stretch_and_keeps_the_order():
@@ -99,7 +99,7 @@ def test_score_axis_without_a_wide_gap_is_the_identity():
 
 def test_ranking_display_keeps_axis_direction_for_qdrant(demo):
     fig = RankingDisplay.from_scenario(demo.replace(profile="qdrant")).plot().figure_
-    assert fig.layout.xaxis.autorange is True
+    assert fig.layout.xaxis.range[0] < fig.layout.xaxis.range[1]
 
 
 def test_anchors_display_draws_the_exact_curve_and_every_dimension(demo):
@@ -152,7 +152,7 @@ def test_plot_draws_into_an_existing_figure_in_place(demo):
     before = [t.name for t in fig.data]
     RankingDisplay.from_scenario(demo.replace(k=2)).plot(fig)
     assert [t.name for t in fig.data] == before
-    assert list(_by_name(fig, "returned").text) == ["1", "2"]
+    assert sorted(a.text for a in fig.layout.annotations if a.yref == "y") == ["1", "2"]
 
 
 def test_plot_rejects_something_that_is_not_a_figure(demo):
@@ -264,26 +264,133 @@ def test_axis_break_notes_are_written_up_their_empty_band_not_over_the_bottom_ro
     assert "<br>" not in note["text"]
 
 
-def test_rank_labels_that_would_overlap_are_thinned_best_rank_first():
-    from placeborag.explore._displays import spaced_labels
+def _tie_scenario():
+    from placeborag.explore import Document, Scenario
 
-    x = np.array([1.0, 1.001, 1.002, 0.5, 0.0])
-    y = np.zeros(5)
-    rank = np.array([1, 3, 5, 2, 0])
-    kept = spaced_labels(x, y, rank, rank > 0)
-    # 1, 3 and 5 sit on one spot above their row: only rank 1 is written; 2 is below, alone.
-    assert kept.tolist() == [True, False, False, True, False]
+    docs = [
+        Document(f"faq-{i}", "refund policy for damaged parcels", {"lang": "en"}) for i in (3, 1, 2)
+    ]
+    docs += [
+        Document("ship-1", "delivery times to the islands", {"lang": "en"}),
+        Document("ship-2", "track your parcel online", {"lang": "en"}),
+        Document("acct-1", "reset your password", {"lang": "en"}),
+    ]
+    return Scenario(documents=tuple(docs), query="refund policy", k=2, name="ties")
 
 
-def test_the_rank_label_at_the_cut_is_written_beside_the_cut_line(demo):
-    # At k=10 the label "10" sat across the dashed top-k cut line that runs through its point.
-    display = RankingDisplay.from_scenario(demo.replace(k=10)).plot()
-    labelled = [t for t in display.figure_.data if t.text is not None and "10" in list(t.text)]
-    assert labelled
-    for trace in labelled:
-        positions = dict(zip(trace.text, trace.textposition))
-        assert positions["10"].endswith("right")
-        assert all(p.endswith("center") for label, p in positions.items() if label != "10")
+RANKED = ("returned", "dropped by post-filter", "tied at the cut")
+
+
+def ranking_boxes(traces, layout, plot):
+    """Pixel boxes (y up) at a plot of ``plot`` pixels: the rank labels, the ranked markers,
+    the cut line and the axis-break bands, computed from the figure's axes ranges."""
+    from placeborag.explore._displays import _MARKER_BOX, rank_box
+
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+
+    def px(x, y):
+        return (x - x0) / (x1 - x0) * plot[0], (y - y0) / (y1 - y0) * plot[1]
+
+    labels = [a for a in layout["annotations"] if a.get("xref") == "x" and a.get("yref") == "y"]
+    label_boxes = [(a["text"], rank_box(a, px)) for a in labels]
+    h = _MARKER_BOX / 2 - 1  # the marker itself (size 11), not the room kept around it
+    markers = [
+        (cx - h, cy - h, cx + h, cy + h)
+        for t in traces
+        if t["name"] in RANKED
+        for cx, cy in (px(x, y) for x, y in zip(t["x"], t["y"]))
+    ]
+    bands = []
+    for shape in layout["shapes"]:
+        a, b = sorted((px(shape["x0"], 0)[0], px(shape["x1"], 0)[0]))
+        bands.append((a - 1, -1e9, b + 1, 1e9))
+    return label_boxes, markers, bands
+
+
+def _apart(a, b):
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+
+def _ranking_cases():
+    s = demo_scenario()
+    return {
+        "demo": s,
+        "k10": s.replace(k=10),
+        "k20": s.replace(k=20),
+        "post": s.replace(filter_mode="post"),
+        "post-recall": s.replace(filter_mode="post", recall=0.6),
+        "20000": demo_scenario(20_000),
+        "100000": demo_scenario(100_000),
+    }
+
+
+@pytest.mark.parametrize("case", ["demo", "k10", "k20", "post", "post-recall", "20000", "100000"])
+@pytest.mark.parametrize("plot", [(300.0, 290.0), (520.0, 290.0), (900.0, 290.0)])
+def test_rank_labels_never_overlap_each_other_a_marker_the_cut_or_a_break(case, plot):
+    """Issue 25: at 20,000 and 100,000 documents "5" and "3" ran together and "4"/"2" touched
+    the plot's foot; in the post-filter figure "1" sat over a dropped marker. Every written
+    rank, at the narrowest plot the ranking is drawn in and at a wide one, is clear of every
+    other label, every ranked marker, the cut line and the axis breaks, inside the plot; a rank
+    left out for room is counted in the subtitle ("+n more"), never silently lost."""
+    import re
+
+    from placeborag.explore._displays import rank_label_mask
+
+    display = RankingDisplay.from_scenario(_ranking_cases()[case])
+    traces, layout = display.spec()
+    labels, markers, bands = ranking_boxes(traces, layout, plot)
+    assert labels
+    for i, (text, box) in enumerate(labels):
+        assert box[0] >= 0 and box[1] >= 0 and box[2] <= plot[0] and box[3] <= plot[1], text
+        assert all(_apart(box, other) for _, other in labels[i + 1 :]), text
+        assert all(_apart(box, m) for m in markers), text
+        assert all(_apart(box, b) for b in bands), text
+    t = display.projection.trace
+    asked = int((rank_label_mask(t.rank, t.cut_rank, t.k) & (t.rank > 0)).sum())
+    more = re.search(r"\+(\d+) more ranks? in the hover", layout["title"]["text"])
+    assert len(labels) + (int(more.group(1)) if more else 0) == asked
+    written = sorted(int(text) for text, _ in labels)
+    assert written[:1] == [1]  # the best rank is always written
+    assert written == sorted(written)[: len(written)]
+
+
+def test_tied_documents_at_the_cut_keep_every_rank_label():
+    # docs/img/ranking-ties.png: three tied documents on one spot showed only "2".
+    traces, layout = RankingDisplay.from_store(
+        _tie_scenario().store(), "refund policy", 2, color_by="lang"
+    ).spec()
+    labels, markers, bands = ranking_boxes(traces, layout, (300.0, 290.0))
+    assert sorted(text for text, _ in labels) == ["1", "2"]
+    assert "more rank" not in layout["title"]["text"]
+    for i, (_, box) in enumerate(labels):
+        assert all(_apart(box, o) for _, o in labels[i + 1 :])
+        assert all(_apart(box, m) for m in markers) and all(_apart(box, b) for b in bands)
+
+
+def test_a_rank_label_placed_away_from_its_point_gets_a_leader_line():
+    _, layout = RankingDisplay.from_scenario(demo_scenario(100_000)).spec()
+    labels = [a for a in layout["annotations"] if a.get("yref") == "y"]
+    for a in labels:
+        if a["showarrow"]:
+            assert a["arrowwidth"] >= 1 and "xshift" not in a
+        else:
+            assert np.hypot(a["xshift"], a["yshift"]) <= 30, a["text"]
+
+
+def test_no_tick_label_sits_beside_an_axis_break():
+    # docs/img/ranking-1m.png: a "0.00" tick sat just after a break (the best document's
+    # score, alone past the break).
+    from placeborag.explore._displays import ScoreAxis
+
+    axis = ScoreAxis(0.0, 0.2, [(0.0, 0.09)])  # the best alone at 0.00, then a break
+    ticks, texts = axis.ticks()
+    ends = axis.position(np.array([axis.low, axis.high]))
+    room = 0.05 * abs(ends[1] - ends[0])
+    for a, b in axis.breaks:
+        lo, hi = axis.position(np.array([a, b]))
+        for x, text in zip(ticks, texts):
+            assert x < lo - room or x > hi + room, (text, x, lo, hi)
+    assert len(ticks) >= 3
 
 
 @pytest.mark.parametrize("n", [None, 20_000])
@@ -348,8 +455,26 @@ def test_an_anchor_name_placed_away_from_its_diamond_gets_a_leader_line(n):
         assert any(a["showarrow"] for a in names)  # the case the issue saw
 
 
-def test_three_d_anchor_names_stay_text_beside_the_marker(demo):
-    traces, layout = ProjectionDisplay.from_scenario(demo, n_components=3).spec()
-    anchors = next(t for t in traces if t["name"] == "cluster anchors")
-    assert anchors["mode"] == "markers+text"
-    assert not [a for a in layout.get("annotations", []) if a.get("xshift") is not None]
+def test_three_d_ranks_and_anchor_names_are_scene_labels_not_clipped_webgl_text(demo):
+    """docs/img/projection-3d.png: the "shipping" name (WebGL text) was clipped and ranks 1
+    and 2 were written over each other. In 3-D the ranks and names are scene annotations
+    (drawn over the scene): ranks fanned out over the upper half-circle at distinct angles,
+    names below their diamonds on leader lines."""
+    p = ProjectionDisplay.from_scenario(demo, n_components=3).projection
+    traces, layout = ProjectionDisplay(p).spec()
+    for name in ("top-k (rank)", "cluster anchors"):
+        assert next(t for t in traces if t["name"] == name)["mode"] == "markers"
+    labels = layout["scene"]["annotations"]
+    ranks = [a for a in labels if a["text"].startswith("<b>")]
+    names = [a for a in labels if a["text"] in demo.clusters]
+    assert sorted(a["text"] for a in ranks) == [f"<b>{r}</b>" for r in range(1, demo.k + 1)]
+    assert [a["text"] for a in names] == list(demo.clusters)
+    angles = [np.arctan2(-a["ay"], a["ax"]) for a in ranks]
+    assert len(set(np.round(angles, 6))) == len(ranks)  # coincident points: labels apart
+    # Labels of one spot at distinct angles and radii >= 38 px: their 22x18 boxes are apart.
+    tails = [(a["ax"], a["ay"]) for a in ranks]
+    for i, (ax, ay) in enumerate(tails):
+        for bx, by in tails[i + 1 :]:
+            assert abs(ax - bx) >= 22 or abs(ay - by) >= 18
+    assert all(a["ay"] > 0 and a["showarrow"] for a in names)  # below, joined to the diamond
+    assert all(a["ay"] < 0 for a in ranks)  # above
