@@ -24,7 +24,7 @@ from placeborag._hashing import splitmix64
 from placeborag._metadata import check_id
 from placeborag._pipeline import Settings
 from placeborag._records import RecordTable
-from placeborag._threads import BULK_ROWS, bulk
+from placeborag._threads import BULK_ROWS, bulk, gc_paused
 from placeborag._trace import RecordMetadata, StoreRecords, repeated
 from placeborag._validation import check_column, shown, unknown_id
 
@@ -179,8 +179,11 @@ class Storage:
         else:
             written.difference_update(op.ids)
         if self.immediate:
-            with bulk(len(op.ids)):
+            if len(op.ids) < BULK_ROWS:  # a test's write: no context manager on this path
                 self.apply(op)
+            else:
+                with gc_paused():
+                    self.apply(op)
         else:
             self.pending.append(op)  # never lazy: embedded when written, like any engine
 
@@ -192,7 +195,9 @@ class Storage:
     def embed(self, texts: list[str]) -> np.ndarray:
         """The strategy's vectors of ``texts``, not yet checked against the store (called
         without the lock: a model may be slow)."""
-        with bulk(len(texts)):
+        if len(texts) < BULK_ROWS:
+            return self.vectors.documents(texts)
+        with gc_paused():
             return self.vectors.documents(texts)
 
     def check_dimensions(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
