@@ -269,7 +269,7 @@ class QueryTrace:
 
     def stage_of(self, id: str) -> str:
         """The stage of ``id`` (of its newest record, for an id stored more than once)."""
-        return str(self.stage[self._position(id)])
+        return str(self.stage[self.position(id)])
 
     @property
     def cut_score(self) -> float | None:
@@ -330,11 +330,8 @@ class QueryTrace:
 
     def tie_of(self, id: str) -> TieInfo | None:
         """The tie group ``id`` belongs to, if the ranking met one."""
-        self._position(id)
+        self.position(id)
         return next((t for t in self.ties if id in t.ids), None)
-
-    def _position(self, id: str) -> int:
-        return record_index(self.ids, id, index=self._index)
 
     @property
     def _index(self) -> dict[str, int]:
