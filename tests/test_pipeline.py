@@ -196,6 +196,27 @@ def test_a_record_is_found_by_id_and_occurrence_the_same_way_everywhere():
             where()
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    ids=st.lists(st.sampled_from(["a", "b", "c"]), max_size=8),
+    wanted=st.one_of(st.sampled_from(["a", "b", "c", "", "A"]), st.integers(), st.none()),
+    occurrence=st.one_of(
+        st.none(), st.integers(-3, 9), st.booleans(), st.floats(), st.text(max_size=2)
+    ),
+)
+def test_record_index_finds_the_record_or_refuses_by_name(ids, wanted, occurrence):
+    from placeborag import PlaceboragError
+    from placeborag.toolkit import record_index
+
+    places = [i for i, value in enumerate(ids) if value == wanted]
+    try:
+        found = record_index(tuple(ids), wanted, occurrence)
+    except PlaceboragError as error:
+        assert not places or not (type(occurrence) is int and 0 <= occurrence < len(places)), error
+        return
+    assert places and found == (places[-1] if occurrence is None else places[occurrence])
+
+
 def test_deleting_a_duplicated_id_removes_every_record_of_it():
     store = _duplicated()
     store.delete("f")

@@ -231,6 +231,12 @@ def _messages(revision: int):
             {"kind": st.sampled_from(["pick", "Select", "", None]), "revision": st.just(revision)},
             optional={"points": good_points},
         ),
+        # a resend (the page asks for the whole figure again) changes what is drawn, never
+        # what is selected, whether it is well formed or not
+        st.fixed_dictionaries(
+            {"kind": st.just("resend"), "revision": bad_revision | st.just(revision)},
+            optional={"points": good_points, "extra": _JUNK},
+        ),
     )
 
 
