@@ -187,3 +187,26 @@ def test_an_exact_score_is_the_rounded_root_of_its_reduced_rational(p, extra):
         root = math.isqrt(r.numerator * 4**64 // r.denominator)
         expected = math.copysign(min(1.0, float(Fraction(root, 2**64))), p)
     assert sqrt_score(p, norm2) == expected
+
+
+@given(
+    st.integers(min_value=2, max_value=65_536),
+    st.lists(
+        st.tuples(st.integers(0, (1 << 58) - 1), st.integers(1, (1 << 48) - 1)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([2.0**-100, 1.0]),
+)
+def test_member_norms_are_the_exact_integers_rounded_once(dimensions, pairs, margin):
+    """A member's squared norm ``d * 4**52 + t**2 * |J|**2`` is computed in float64 with
+    error-free transformations: it must be the float Python makes of the exact integer, for any
+    ``t`` and ``|J|**2`` in range (``margin=1.0`` sends every row to the integer fallback)."""
+    from placeborag._embedder import _rounded_norms2
+
+    # t is the integer of a float (np.rint): below 2**53 any integer, above it a float's value
+    t = np.array([float(a) for a, _ in pairs]).astype(np.int64)
+    nj = np.array([b for _, b in pairs], dtype=np.int64)
+    got = _rounded_norms2(dimensions, t, nj, margin=margin)
+    exact = [float(dimensions * 4**52 + a * a * b) for a, b in zip(t.tolist(), nj.tolist())]
+    assert got.tolist() == exact
