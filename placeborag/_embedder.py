@@ -119,6 +119,31 @@ _SEEN_CHARS = 16 << 20
 _SEEN_TEXT_CHARS = 1024
 
 
+class _Keys(tuple):  # type: ignore[type-arg]
+    """The (cluster, text) keys of a large batch's members (a membership's, read only): a
+    tuple that hashes its 73,000 pairs once, not at every batch-memo lookup, and knows
+    whether its pairs are distinct. Equal to, and hashing as, the plain tuple of its pairs."""
+
+    def __hash__(self) -> int:
+        found: int | None = self.__dict__.get("hash")
+        if found is None:
+            found = self.__dict__["hash"] = tuple.__hash__(self)
+        return found
+
+    @property
+    def distinct(self) -> bool:
+        found: bool | None = self.__dict__.get("distinct")
+        if found is None:
+            found = self.__dict__["distinct"] = len(set(self)) == len(self)
+        return found
+
+
+def _as_key(keys: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """``keys`` as a batch-memo key: itself when it is a tuple (a membership's :class:`_Keys`
+    keeps its hash), else a tuple of it."""
+    return keys if isinstance(keys, tuple) else tuple(keys)
+
+
 class _Membership:
     """Each text's cluster (None outside them) and the batch split as ``_split`` gives it:
     member positions, their (cluster, text) keys and the other positions. Read only."""
@@ -130,8 +155,8 @@ class _Membership:
         is_member = np.array([name is not None for name in names], dtype=bool)
         at = np.flatnonzero(is_member).tolist()
         self.member_texts = [texts[i] for i in at]
-        # a tuple: the batch memos' keys (tuple(keys)) are then this very object
-        keys = tuple(zip(self.names[is_member].tolist(), self.member_texts))
+        # the batch memos' keys are then this very object (_as_key), hashed once
+        keys = _Keys(zip(self.names[is_member].tolist(), self.member_texts))
         self.split = (at, keys, np.flatnonzero(~is_member).tolist())
         # the arrays and lists of pointers, the keys' tuples and the ints past the small ones
         # (the texts are counted by the memo: its key holds them)
@@ -664,8 +689,18 @@ class FakeEmbedder:
             if not members:
                 return
             where = at[members]
-            distinct = set(keys) if len(keys) > _CACHED_BATCH else ()
-            if len(distinct) == len(keys) and self._member_cache.keys().isdisjoint(distinct):
+            if len(keys) <= _CACHED_BATCH:
+                fresh = False
+            elif isinstance(keys, _Keys):  # a membership's: distinct or not, known once
+                fresh = keys.distinct and (
+                    not self._member_cache or self._member_cache.keys().isdisjoint(keys)
+                )
+            else:
+                distinct = set(keys)
+                fresh = len(distinct) == len(keys) and self._member_cache.keys().isdisjoint(
+                    distinct
+                )
+            if fresh:
                 # new, distinct members: written in place, a block at a time
                 self._compute_members(keys, exact=False, dtype=dtype, into=(out, where))
                 return
@@ -769,7 +804,7 @@ class FakeEmbedder:
             return u
 
         # The same draws at every spread and dimension: a large batch keeps them.
-        u = _MEMBER_DRAWS.get_or((prefix, tuple(keys)), len(keys), draw)
+        u = _MEMBER_DRAWS.get_or((prefix, _as_key(keys)), len(keys), draw)
         return self._cluster_spread * (0.5 + u)
 
     def _compute_members(
@@ -808,12 +843,14 @@ class FakeEmbedder:
             if not bodies:
                 # The same for every model, dimension and spread: a large batch keeps them.
                 bodies.append(
-                    _ENCODED.get_or(tuple(keys), n, lambda: _EncodedMembers(_encoded_members(keys)))
+                    _ENCODED.get_or(
+                        _as_key(keys), n, lambda: _EncodedMembers(_encoded_members(keys))
+                    )
                 )
             return bodies[0]
 
         r_packed, negative = _MEMBER_DRAWS.get_or(
-            (self._seed("j"), tuple(keys)),
+            (self._seed("j"), _as_key(keys)),
             n,
             lambda: self._sign_rows(keys, which, a_packed, encoded),
         )

@@ -348,7 +348,12 @@ class Storage:
         if reuse is not None:
             records, ids = reuse
             ours = list(map(table.row_of.get, ids))
-            theirs = list(map(records._index.get, ids))
+            if not table.shadows and records.ids is table.whole_columns()[0]:
+                # a twin of this very table, every row a record: the same positions (the
+                # usual case, a store re-embedded from its own re-embedding)
+                theirs = ours
+            else:
+                theirs = list(map(records._index.get, ids))
             if None in ours or None in theirs:  # the first unknown id, named
                 for doc_id, row in zip(ids, ours):
                     if row is None:
@@ -499,6 +504,7 @@ def check_reuse(reuse: object, store_type: type) -> tuple[Any, list[str]] | None
             f"not {type(other).__name__}"
         )
     id_list = check_column(ids, "reuse ids")
-    for i, value in enumerate(id_list):
-        check_id(value, f"reuse ids[{i}]")
+    if not (set(map(type, id_list)) <= {str} and "" not in id_list):  # else all are fine
+        for i, value in enumerate(id_list):
+            check_id(value, f"reuse ids[{i}]")
     return other, id_list

@@ -248,6 +248,29 @@ def test_reembedded_reuses_the_vectors_it_is_told_to():
         store.reembedded(wider, reuse=(store, ["zz"]))
 
 
+def test_reembedded_reuses_by_id_whatever_the_other_store_s_row_order():
+    """The reused vectors are found by id: from a re-embedding of this store (the same rows,
+    taken by position), from one of its re-embeddings after a delete, and from a store
+    holding the same records written in reverse order, each gives the vectors a fresh
+    re-embedding gives."""
+    clusters = {"refund": ["refund policy for damaged parcels"]}
+    ids = [f"d{i}" for i in range(len(TEXTS))]
+    store = FakeVectorStore(embedder=FakeEmbedder(clusters=clusters, cluster_spread=0.2))
+    store.upsert_many(ids, TEXTS, METAS)
+    wider = FakeEmbedder(clusters=clusters, cluster_spread=0.8)
+    want = store.reembedded(wider).records().vectors
+    unclustered = [i for i, t in zip(ids, TEXTS) if wider.cluster_of(t) is None]
+    middle = store.reembedded(FakeEmbedder(clusters=clusters, cluster_spread=0.5))
+    reversed_store = FakeVectorStore(embedder=FakeEmbedder(clusters=clusters))
+    reversed_store.upsert_many(ids[::-1], TEXTS[::-1], METAS[::-1])
+    holed = store.reembedded(FakeEmbedder(clusters=clusters, cluster_spread=0.5))
+    holed.delete([ids[0]])
+    for other in (middle, reversed_store, holed):
+        reuse = [i for i in unclustered if i != ids[0]] if other is holed else unclustered
+        got = store.reembedded(wider, reuse=(other, reuse)).records().vectors
+        np.testing.assert_array_equal(got, want)
+
+
 @st.composite
 def stores_and_queries(draw):
     n = draw(st.integers(0, 14))
