@@ -1182,8 +1182,10 @@ def ranking_labels(
     each where its box, at every plot size the ranking is drawn in, overlaps no other rank
     label, no ranked marker (``marked``), no cut line or axis break band (``bands``, x
     ranges), no tie note, and stays inside the plot: beside its point, or further out with a
-    leader line. A rank with no free place is left out; the count left out is returned
-    (every rank stays in the hover text)."""
+    leader line. A label stays on its point's side of the cut line and of every break, so
+    no leader line crosses them and no label reads as the other side's (a point on the line
+    itself may be labelled on either side). A rank with no free place is left out; the count
+    left out is returned (every rank stays in the hover text)."""
     xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     # A label's offset from its point is in pixels, the points' spacing grows with the plot:
     # a place is taken only if it is free at every plot size in ``plots``.
@@ -1198,7 +1200,9 @@ def ranking_labels(
             dx = ux * ring * (_MARKER_BOX / 2 + w / 2 + _LABEL_GAP + 1)
             dy = uy * ring * (_MARKER_BOX / 2 + _RANK_H / 2 + _LABEL_GAP + 1)
             boxes = [room.box(xs[i], ys[i], dx, dy, w) for room in layouts]
-            if _free_between(layouts, boxes):
+            if _free_between(layouts, boxes) and all(
+                room.same_side(xs[i], box) for room, box in zip(layouts, boxes)
+            ):
                 break
         else:
             left += 1
@@ -1256,8 +1260,8 @@ class _RankRoom:
             _box_around(*self.px(xs[i], ys[i]), _MARKER_BOX, _MARKER_BOX)
             for i in np.flatnonzero(marked).tolist()
         ]
-        for a, b in bands:
-            pa, pb = sorted((self.px(a, 0)[0], self.px(b, 0)[0]))
+        self.bands = [sorted((self.px(a, 0)[0], self.px(b, 0)[0])) for a, b in bands]
+        for pa, pb in self.bands:
             self.taken.append((pa - 1.5, -1e9, pb + 1.5, 1e9))
         for note in notes:
             nx = self.px(note["x"], 0)[0] + note.get("xshift", 0)
@@ -1275,6 +1279,20 @@ class _RankRoom:
     ) -> tuple[float, float, float, float]:
         px, py = self.px(vx, vy)
         return _box_around(px + dx, py + dy, w, _RANK_H)
+
+    def same_side(self, vx: float, box: tuple[float, ...]) -> bool:
+        """Whether a label ``box`` for the point at data x ``vx`` is on the point's side of
+        every band (cut line, axis break): its leader line, from the point to the box, crosses
+        none. A point within a marker's half-width of a band (the last document inside the
+        cut sits on the cut line) may be labelled on either side: the line starts past the
+        band, ``standoff`` pixels from the point."""
+        x = self.px(vx, 0)[0]
+        for pa, pb in self.bands:
+            if pa - _MARKER_BOX / 2 <= x <= pb + _MARKER_BOX / 2:
+                continue
+            if (x < pa) != (box[2] < pa):
+                return False
+        return True
 
     def inside(self, box: tuple[float, ...]) -> bool:
         return box[0] >= 0 and box[1] >= 0 and box[2] <= self.width and box[3] <= self.height

@@ -354,6 +354,36 @@ def test_rank_labels_never_overlap_each_other_a_marker_the_cut_or_a_break(case, 
     assert written == sorted(written)[: len(written)]
 
 
+@pytest.mark.parametrize("case", ["demo", "k10", "k20", "post", "post-recall", "20000", "100000"])
+@pytest.mark.parametrize("plot", [(300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0)])
+def test_no_rank_label_sits_across_the_cut_line_or_a_break_from_its_point(case, plot):
+    """At 20,000 documents "4" (just right of the top-5 cut) was written left of the cut line,
+    its leader line crossing it. Each rank label is on its point's side of the cut line and
+    of every axis break, so no leader line crosses one; a point on the line itself (within
+    a marker's half-width: the last document inside the cut) may be labelled either side."""
+    from placeborag.explore._displays import _MARKER_BOX, rank_box
+
+    traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+
+    def px(x, y):
+        return (x - x0) / (x1 - x0) * plot[0], (y - y0) / (y1 - y0) * plot[1]
+
+    bands = [
+        sorted((px(shape["x0"], 0)[0], px(shape["x1"], 0)[0])) for shape in layout["shapes"]
+    ]
+    assert any(shape["type"] == "line" for shape in layout["shapes"])  # the cut is there
+    labels = [a for a in layout["annotations"] if a.get("xref") == "x" and a.get("yref") == "y"]
+    assert labels
+    for a in labels:
+        point = px(a["x"], a["y"])[0]
+        box = rank_box(a, px)
+        for lo, hi in bands:
+            if lo - _MARKER_BOX / 2 <= point <= hi + _MARKER_BOX / 2:
+                continue  # on the line: either side
+            assert (point < lo) == (box[2] < lo), (a["text"], point, box, lo, hi)
+
+
 def test_tied_documents_at_the_cut_keep_every_rank_label():
     # docs/img/ranking-ties.png: three tied documents on one spot showed only "2".
     traces, layout = RankingDisplay.from_store(
