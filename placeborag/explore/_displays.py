@@ -983,12 +983,8 @@ class RankingDisplay(_ProjectionBased):
             + [(s["x0"], s["x0"]) for s in shapes if s["type"] == "line"],
             [a for a in annotations if a.get("xanchor") == "right"],
         )
-        layout = self._layout(axis, shapes, annotations + ranks)
+        layout = self._layout(axis, shapes, annotations + ranks, left_out)
         layout["xaxis"]["range"] = x_range  # better to the right: reversed when lower is better
-        if left_out:  # thinned for room, best ranks kept: the rest are in the hover text
-            layout["title"]["text"] = layout["title"]["text"].replace(
-                "</sup>", f" · +{left_out} more rank{'s' * (left_out > 1)} in the hover</sup>"
-            )
         return traces, layout
 
     def _stage_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
@@ -1072,17 +1068,34 @@ class RankingDisplay(_ProjectionBased):
         return shapes, annotations
 
     def _layout(
-        self, axis: ScoreAxis, shapes: list[dict[str, Any]], annotations: list[dict[str, Any]]
+        self,
+        axis: ScoreAxis,
+        shapes: list[dict[str, Any]],
+        annotations: list[dict[str, Any]],
+        left_out: int = 0,
     ) -> dict[str, Any]:
+        """Title (the state shown; the ranks thinned for room, ``left_out``, counted as "+n
+        more"), axes with their breaks, the cut line and the labels. The title is broken into
+        lines that fit a notebook's narrowest figure, and the top margin grows with them, so
+        the plot keeps its height (the rank labels are laid out for it)."""
         p = self.projection
         t = p.trace
         tickvals, ticktext = axis.ticks()
+        state = state_line(t).split(" · ")
+        if left_out:  # thinned for room, best ranks kept: the rest are in the hover text
+            state.append(f"+{left_out} more rank{'s' * (left_out > 1)} in the hover")
+        text, lines = title_text(
+            [f"Query-centred ranking for {_short(t.text)!r}:", "better is to the right"], state
+        )
+        top = _TITLE_TOP + _TITLE_LINE * lines + 24  # the title, then the cut's label
         layout = {
             "title": {
-                "text": f"Query-centred ranking for {plotly_text(repr(_short(t.text)))}: "
-                "better is to the right"
-                f"<br><sup>{plotly_text(state_line(t))}</sup>",
+                "text": text,
                 "x": 0.01,
+                # plotly puts the first line's baseline at y, whatever the anchor.
+                "y": 1 - (_TITLE_TOP + 16) / (_RANK_PLOT_H + top + 60),
+                "yref": "container",
+                "yanchor": "top",
             },
             "xaxis": {
                 "title": {"text": p.score_label},
@@ -1102,13 +1115,59 @@ class RankingDisplay(_ProjectionBased):
             "shapes": shapes,
             "annotations": annotations,
             "legend": {"itemsizing": "constant"},
-            "margin": {"t": 90, "l": 110, "r": 20, "b": 60},
+            "margin": {"t": top, "l": 110, "r": 20, "b": 60},
             "dragmode": "select",
             "uirevision": "ranking",
             "autosize": True,
-            "height": 440,
+            "height": _RANK_PLOT_H + top + 60,
         }
         return layout
+
+
+# A title is written in lines that fit the narrowest figure it is drawn in (a notebook beside
+# its sidebar, 520 px, less the title's 1% inset and some spare), at a width per character
+# (in em) that holds for the fonts plotly is given (Inter, Helvetica, Arial): the title's
+# font is 1.4 times the figure's, the state line under it 0.7 times that. Each line takes
+# 1.3 em of the title's font, plus a gap above the first.
+_TITLE_PX, _TITLE_EM = 500.0, 0.5
+_TITLE_LINE, _TITLE_TOP = 24, 10
+
+
+def title_text(head: Sequence[str], state: Sequence[str]) -> tuple[str, int]:
+    """A view's title for plotly: the phrases of ``head`` at the title's size, then those of
+    ``state`` smaller (joined by " · "), each part broken into lines of whole phrases (and,
+    for a phrase too long alone, whole words) that fit :data:`_TITLE_PX`. User text in the
+    phrases is escaped here. Returns the text and its number of lines."""
+    size = 1.4 * float(_FONT["size"])
+    heads = _fit(list(head), " ", _TITLE_PX / (_TITLE_EM * size))
+    states = _fit(list(state), " · ", _TITLE_PX / (_TITLE_EM * 0.7 * size))
+    text = "<br>".join(plotly_text(line) for line in heads)
+    if states:
+        text += "<br>" + "<br>".join(f"<sup>{plotly_text(line)}</sup>" for line in states)
+    return text, len(heads) + len(states)
+
+
+def _fit(phrases: list[str], joiner: str, chars: float) -> list[str]:
+    """``phrases`` joined by ``joiner`` into lines of at most ``chars`` characters, greedily;
+    a phrase longer than a line alone is broken between words (a word longer than a line
+    keeps a line of its own)."""
+    lines: list[str] = []
+    for phrase in phrases:
+        if lines and len(lines[-1]) + len(joiner) + len(phrase) <= chars:
+            lines[-1] += joiner + phrase
+            continue
+        if len(phrase) <= chars:
+            lines.append(phrase)
+            continue
+        line = ""
+        for word in phrase.split(" "):
+            if line and len(line) + 1 + len(word) > chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return lines
 
 
 _STAGE_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
@@ -1137,7 +1196,8 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
 
 # The plot areas the ranking is drawn in, in pixels (its height is fixed): from JupyterLab at
 # 1,000 px beside its legend to a wide screen. Rank labels are laid out to be clear at each.
-_RANK_PLOTS = ((300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0))
+_RANK_PLOT_H = 290
+_RANK_PLOTS = tuple((w, float(_RANK_PLOT_H)) for w in (300.0, 520.0, 900.0, 1400.0))
 _MARKER_BOX, _RANK_H = 14.0, 16.0
 
 

@@ -147,3 +147,36 @@ def test_rank_labels_are_clear_of_each_other_the_markers_and_the_cut_line(page, 
                     assert not b["line"]["left"] + 0.5 < x < b["line"]["right"] - 0.5, (where, x)
             for lo, hi in marks["bands"]:
                 assert hi < b["left"] or lo > b["right"], (where, lo, hi)
+
+
+def _ranking_titles():
+    s = demo_scenario()
+    return {
+        "demo": s,
+        # The longest query the title writes (48 characters, then cut with "…").
+        "long query": s.replace(query="refund for a parcel that arrived damaged and late"),
+        # Ranks thinned for room: the subtitle says "+n more ranks in the hover".
+        "k20": s.replace(k=20),
+        "long where": s.replace(where={"lang": {"$in": ["hu", "en", "de", "fr", "es", "it"]}}),
+    }
+
+
+@pytest.mark.parametrize("case", ["demo", "long query", "k20", "long where"])
+def test_the_ranking_s_title_fits_a_narrow_figure_above_the_cut_s_label(page, case):
+    """The ranking's title was one line and its state one more, at any width: at 520 px the
+    end of a longer query's title, or of "+n more ranks in the hover", was cut off. At 520 px
+    and wider the title is inside the figure, above the plot, and clear of every other text
+    (the "top-k cut" label above the plot)."""
+    from placeborag.explore import RankingDisplay
+
+    figure = RankingDisplay.from_scenario(_ranking_titles()[case]).plot().figure_
+    for width in (520, 600, 1000):
+        drawn = draw(page, figure, width)
+        marks = page.evaluate(RANKING_MARKS)
+        (title,) = [b for b in drawn["boxes"] if b["kind"] == "title"]
+        frame = drawn["figure"]
+        assert frame["left"] <= title["left"] and title["right"] <= frame["right"], width
+        assert frame["top"] <= title["top"] and title["bottom"] < marks["plot"]["top"], width
+        others = [b for b in drawn["boxes"] if b["kind"] != "title"]
+        assert not [o["text"] for o in others if overlaps(title, o)], width
+        assert any(b["text"].startswith("top-") for b in others), width

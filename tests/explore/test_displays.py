@@ -508,3 +508,27 @@ def test_three_d_ranks_and_anchor_names_are_scene_labels_not_clipped_webgl_text(
             assert abs(ax - bx) >= 22 or abs(ay - by) >= 18
     assert all(a["ay"] > 0 and a["showarrow"] for a in names)  # below, joined to the diamond
     assert all(a["ay"] < 0 for a in ranks)  # above
+
+
+def test_the_ranking_s_title_is_broken_into_lines_that_fit_and_escapes_the_query():
+    """The title and its state line were one line each at any width (cut off at 520 px): each
+    is broken between phrases (or words) into lines that fit a 520-px figure at 0.5 em a
+    character, the top margin grows with the lines and the plot keeps its height, and the
+    query's markup is shown as text, not read as plotly's."""
+    import re
+
+    from placeborag.explore._displays import _FONT, _TITLE_EM, _TITLE_PX
+
+    s = demo_scenario().replace(query="<b>refund</b> for a parcel that arrived damaged", k=20)
+    _, layout = RankingDisplay.from_scenario(s).spec()
+    text = layout["title"]["text"]
+    assert "&lt;b&gt;refund&lt;/b&gt;" in text and "<b>" not in text
+    lines = text.split("<br>")
+    size = 1.4 * _FONT["size"]
+    for line in lines:
+        small = line.startswith("<sup>")
+        plain = re.sub(r"</?sup>", "", line).replace("&lt;", "<").replace("&gt;", ">")
+        assert len(plain) * _TITLE_EM * size * (0.7 if small else 1) <= _TITLE_PX, line
+    assert len(lines) == 4  # two of the title, two of the state
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    assert plot == 290 and layout["margin"]["t"] >= 24 * len(lines)
