@@ -730,14 +730,18 @@ def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
 
 def scene_labels(p: Projection, top: np.ndarray) -> list[dict[str, Any]]:
     """The 3-D projection's rank numbers and anchor names as scene annotations (drawn over
-    the WebGL scene, never clipped): the ranks fanned out over the upper half-circle as in
-    2-D, so the labels of points that (nearly) coincide on screen do not cover each other,
-    and each anchor's name below its diamond on a leader line, clear of the ranks above."""
+    the WebGL scene, never clipped): the ranks fanned out above their points on leader lines
+    (:func:`fan_offsets`: boxes apart by a margin, so the labels of points that coincide or
+    nearly coincide on screen do not cover each other), and each anchor's name below its
+    diamond on a leader line, clear of the ranks above."""
     keep = rank_label_mask(p.trace.rank[top], p.trace.rank[top], p.trace.k)
     points = p.coords[top][keep]
+    ranks = p.trace.rank[top][keep]
     out = []
-    for label, point in zip(rank_labels(points, p.trace.rank[top][keep]), points):
-        out.append(label | {"z": float(point[2])})
+    for label, point, (ax, ay) in zip(
+        rank_labels(points, ranks), points, fan_offsets([str(int(r)) for r in ranks])
+    ):
+        out.append(label | {"z": float(point[2]), "ax": ax, "ay": ay})
     for slot, (anchor, name) in enumerate(zip(p.anchors, p.anchor_names)):
         if not np.isfinite(anchor).all():
             continue
@@ -763,6 +767,49 @@ def scene_labels(p: Projection, top: np.ndarray) -> list[dict[str, Any]]:
         label.pop("xref", None)
         label.pop("yref", None)
     return out
+
+
+# Where a 3-D rank label's box may go, nearest first: rings of these radii in pixels around
+# its point, each from up-right round to up-left. Boxes are kept this many pixels apart, so
+# the labels of points up to that far apart on screen do not touch either.
+_FAN_RINGS = (44.0, 68.0, 92.0, 116.0, 140.0)
+_FAN_ANGLES = tuple(np.radians(np.arange(15.0, 166.0, 7.5)).tolist())
+_FAN_SLACK = 12.0
+
+
+def fan_offsets(texts: Sequence[str]) -> list[tuple[float, float]]:
+    """Leader-line offsets (ax, ay: pixels, y down) for labels of ``texts`` in order, laid out
+    as if their points coincided: each label's box (bold 12 px text with its border) goes at
+    the first place on :data:`_FAN_RINGS`, above its point, at least :data:`_FAN_SLACK`
+    pixels clear of every box placed before it (the last ring takes what is left)."""
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for text in texts:
+        w = _CHAR_PX * len(text) + 8.0
+        spot = None
+        for radius in _FAN_RINGS:
+            for angle in _FAN_ANGLES:
+                x, y = radius * float(np.cos(angle)), -radius * float(np.sin(angle))
+                box = (x - w / 2, y - _RANK_BOX_H / 2, x + w / 2, y + _RANK_BOX_H / 2)
+                if all(_apart_by(box, other, _FAN_SLACK) for other in placed):
+                    spot = (x, y, box)
+                    break
+            if spot is not None:
+                break
+        if spot is None:  # more labels than the rings hold: the outermost ring, in turn
+            angle = _FAN_ANGLES[len(out) % len(_FAN_ANGLES)]
+            x, y = _FAN_RINGS[-1] * float(np.cos(angle)), -_FAN_RINGS[-1] * float(np.sin(angle))
+            spot = (x, y, (x - w / 2, y - _RANK_BOX_H / 2, x + w / 2, y + _RANK_BOX_H / 2))
+        placed.append(spot[2])
+        out.append((spot[0], spot[1]))
+    return out
+
+
+_RANK_BOX_H = 20.0  # a 3-D rank label's box: 12 px bold text, its border and padding
+
+
+def _apart_by(a: tuple[float, ...], b: tuple[float, ...], gap: float) -> bool:
+    return a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1]
 
 
 # The smallest plot area a 2-D projection is drawn in (a notebook-width figure beside its

@@ -19,7 +19,7 @@ DRAW = """async ([figure, width]) => {
     return true;
 }"""
 # Every text plotly drew outside the traces, with its page box: the title, each annotation
-# (whether an arrow leads from it, and the arrow's box), the legend.
+# (whether an arrow leads from it, and the arrow's box), each 3-D scene annotation, the legend.
 TEXT_BOXES = """() => {
     const gd = document.getElementById('gd');
     const box = (el) => { const r = el.getBoundingClientRect();
@@ -42,6 +42,14 @@ TEXT_BOXES = """() => {
         const drawn = !!arrow && arrow.getBBox().width + arrow.getBBox().height > 0;
         out.push({kind: 'annotation', index, text: text.textContent, at, arrow: drawn,
                   line: drawn ? box(arrow) : null,
+                  ...box(el.querySelector('.annotation-text-g') || text)});
+    });
+    // A 3-D scene's annotations (drawn over the WebGL scene once it has rendered).
+    gd.querySelectorAll('g[class^="annotation-scene"]').forEach((el) => {
+        const text = el.querySelector('.annotation-text');
+        if (!text) return;
+        const arrow = el.querySelector('path');
+        out.push({kind: 'scene annotation', text: text.textContent, line: arrow ? box(arrow) : null,
                   ...box(el.querySelector('.annotation-text-g') || text)});
     });
     gd.querySelectorAll('.g-xtitle, .g-ytitle, .g-x2title, .g-y2title').forEach((el) => {

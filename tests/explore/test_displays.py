@@ -532,3 +532,24 @@ def test_the_ranking_s_title_is_broken_into_lines_that_fit_and_escapes_the_query
     assert len(lines) == 4  # two of the title, two of the state
     plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
     assert plot == 290 and layout["margin"]["t"] >= 24 * len(lines)
+
+
+def test_three_d_rank_labels_are_laid_out_apart_by_a_margin_above_their_points():
+    """At 100,000 documents and k=10 the 3-D "1" and "2" (points a few pixels apart, not one
+    spot) were drawn over each other: their offsets were only apart for coincident points.
+    Every pair of the (up to 15) rank label boxes is apart by the margin, all above."""
+    from placeborag.explore._displays import _CHAR_PX, _FAN_SLACK, _RANK_BOX_H, fan_offsets
+
+    for k in (1, 5, 10, 15):
+        texts = [str(r) for r in range(1, k + 1)]
+        boxes = []
+        for text, (ax, ay) in zip(texts, fan_offsets(texts)):
+            w = _CHAR_PX * len(text) + 8
+            box = (ax - w / 2, ay - _RANK_BOX_H / 2, ax + w / 2, ay + _RANK_BOX_H / 2)
+            assert box[3] < 0, text  # above its point (y down)
+            assert box[0] > 12 or box[2] < -12 or box[3] < -12, text  # clear of its marker
+            boxes.append(box)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                g = _FAN_SLACK
+                assert a[2] + g <= b[0] or b[2] + g <= a[0] or a[3] + g <= b[1] or b[3] + g <= a[1]
