@@ -81,9 +81,12 @@ def page(request, browser):
     assert page.evaluate(SET_CELL, app_source(None if n == 38 else n))
     # Single-document mode: the notebook's own cell is the app, scrolled to its top.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
+    # Nothing that asks the page for its layout before the plots are drawn: a user's page is
+    # not asked, and plots drawn before their containers were laid out stayed 700 px wide
+    # (waiting for the table first hid it).
     page.wait_for_function(DRAWN, polling="raf")
     page.wait_for_function(KERNEL_IDLE)
+    page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
     page.n, page.front = n, front
     yield page
     context.close()
