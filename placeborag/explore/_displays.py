@@ -90,7 +90,8 @@ MAX_POINTS = 200_000
 HOVER_TEXT_UP_TO = 5000
 LOW_VARIANCE = 0.20
 _META = "placeborag"
-_FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
+_FONT_SIZE = 13
+_FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": _FONT_SIZE}
 
 
 def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Any:
@@ -783,7 +784,7 @@ def fan_offsets(texts: Sequence[str]) -> list[tuple[float, float]]:
     the first place on :data:`_FAN_RINGS`, above its point, at least :data:`_FAN_SLACK`
     pixels clear of every box placed before it (the last ring takes what is left)."""
     placed: list[tuple[float, float, float, float]] = []
-    out = []
+    out: list[tuple[float, float]] = []
     for text in texts:
         w = _CHAR_PX * len(text) + 8.0
         spot = None
@@ -1185,7 +1186,7 @@ def title_text(head: Sequence[str], state: Sequence[str]) -> tuple[str, int]:
     ``state`` smaller (joined by " · "), each part broken into lines of whole phrases (and,
     for a phrase too long alone, whole words) that fit :data:`_TITLE_PX`. User text in the
     phrases is escaped here. Returns the text and its number of lines."""
-    size = 1.4 * float(_FONT["size"])
+    size = 1.4 * _FONT_SIZE
     heads = _fit(list(head), " ", _TITLE_PX / (_TITLE_EM * size))
     states = _fit(list(state), " · ", _TITLE_PX / (_TITLE_EM * 0.7 * size))
     text = "<br>".join(plotly_text(line) for line in heads)

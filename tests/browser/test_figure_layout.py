@@ -183,7 +183,9 @@ def test_the_ranking_s_title_fits_a_narrow_figure_above_the_cut_s_label(page, ca
 
 
 # Each 3-D scene annotation plotly drew, once the WebGL scene has rendered them all.
-SCENE_DRAWN = """(n) => document.querySelectorAll('#gd g[class^="annotation-scene"]').length === n"""
+SCENE_DRAWN = (
+    """(n) => document.querySelectorAll('#gd g[class^="annotation-scene"]').length === n"""
+)
 
 
 @pytest.mark.parametrize("n", [38, 20_000, 100_000])

@@ -369,9 +369,7 @@ def test_no_rank_label_sits_across_the_cut_line_or_a_break_from_its_point(case, 
     def px(x, y):
         return (x - x0) / (x1 - x0) * plot[0], (y - y0) / (y1 - y0) * plot[1]
 
-    bands = [
-        sorted((px(shape["x0"], 0)[0], px(shape["x1"], 0)[0])) for shape in layout["shapes"]
-    ]
+    bands = [sorted((px(shape["x0"], 0)[0], px(shape["x1"], 0)[0])) for shape in layout["shapes"]]
     assert any(shape["type"] == "line" for shape in layout["shapes"])  # the cut is there
     labels = [a for a in layout["annotations"] if a.get("xref") == "x" and a.get("yref") == "y"]
     assert labels
@@ -517,14 +515,14 @@ def test_the_ranking_s_title_is_broken_into_lines_that_fit_and_escapes_the_query
     query's markup is shown as text, not read as plotly's."""
     import re
 
-    from placeborag.explore._displays import _FONT, _TITLE_EM, _TITLE_PX
+    from placeborag.explore._displays import _FONT_SIZE, _TITLE_EM, _TITLE_PX
 
     s = demo_scenario().replace(query="<b>refund</b> for a parcel that arrived damaged", k=20)
     _, layout = RankingDisplay.from_scenario(s).spec()
     text = layout["title"]["text"]
     assert "&lt;b&gt;refund&lt;/b&gt;" in text and "<b>" not in text
     lines = text.split("<br>")
-    size = 1.4 * _FONT["size"]
+    size = 1.4 * _FONT_SIZE
     for line in lines:
         small = line.startswith("<sup>")
         plain = re.sub(r"</?sup>", "", line).replace("&lt;", "<").replace("&gt;", ">")
