@@ -90,7 +90,8 @@ MAX_POINTS = 200_000
 HOVER_TEXT_UP_TO = 5000
 LOW_VARIANCE = 0.20
 _META = "placeborag"
-_FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
+_FONT_SIZE = 13
+_FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": _FONT_SIZE}
 
 
 def draw(figure: Any, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Any:
@@ -730,14 +731,18 @@ def rank_labels(points: np.ndarray, ranks: np.ndarray) -> list[dict[str, Any]]:
 
 def scene_labels(p: Projection, top: np.ndarray) -> list[dict[str, Any]]:
     """The 3-D projection's rank numbers and anchor names as scene annotations (drawn over
-    the WebGL scene, never clipped): the ranks fanned out over the upper half-circle as in
-    2-D, so the labels of points that (nearly) coincide on screen do not cover each other,
-    and each anchor's name below its diamond on a leader line, clear of the ranks above."""
+    the WebGL scene, never clipped): the ranks fanned out above their points on leader lines
+    (:func:`fan_offsets`: boxes apart by a margin, so the labels of points that coincide or
+    nearly coincide on screen do not cover each other), and each anchor's name below its
+    diamond on a leader line, clear of the ranks above."""
     keep = rank_label_mask(p.trace.rank[top], p.trace.rank[top], p.trace.k)
     points = p.coords[top][keep]
+    ranks = p.trace.rank[top][keep]
     out = []
-    for label, point in zip(rank_labels(points, p.trace.rank[top][keep]), points):
-        out.append(label | {"z": float(point[2])})
+    for label, point, (ax, ay) in zip(
+        rank_labels(points, ranks), points, fan_offsets([str(int(r)) for r in ranks])
+    ):
+        out.append(label | {"z": float(point[2]), "ax": ax, "ay": ay})
     for slot, (anchor, name) in enumerate(zip(p.anchors, p.anchor_names)):
         if not np.isfinite(anchor).all():
             continue
@@ -763,6 +768,49 @@ def scene_labels(p: Projection, top: np.ndarray) -> list[dict[str, Any]]:
         label.pop("xref", None)
         label.pop("yref", None)
     return out
+
+
+# Where a 3-D rank label's box may go, nearest first: rings of these radii in pixels around
+# its point, each from up-right round to up-left. Boxes are kept this many pixels apart, so
+# the labels of points up to that far apart on screen do not touch either.
+_FAN_RINGS = (44.0, 68.0, 92.0, 116.0, 140.0)
+_FAN_ANGLES = tuple(np.radians(np.arange(15.0, 166.0, 7.5)).tolist())
+_FAN_SLACK = 12.0
+
+
+def fan_offsets(texts: Sequence[str]) -> list[tuple[float, float]]:
+    """Leader-line offsets (ax, ay: pixels, y down) for labels of ``texts`` in order, laid out
+    as if their points coincided: each label's box (bold 12 px text with its border) goes at
+    the first place on :data:`_FAN_RINGS`, above its point, at least :data:`_FAN_SLACK`
+    pixels clear of every box placed before it (the last ring takes what is left)."""
+    placed: list[tuple[float, float, float, float]] = []
+    out: list[tuple[float, float]] = []
+    for text in texts:
+        w = _CHAR_PX * len(text) + 8.0
+        spot = None
+        for radius in _FAN_RINGS:
+            for angle in _FAN_ANGLES:
+                x, y = radius * float(np.cos(angle)), -radius * float(np.sin(angle))
+                box = (x - w / 2, y - _RANK_BOX_H / 2, x + w / 2, y + _RANK_BOX_H / 2)
+                if all(_apart_by(box, other, _FAN_SLACK) for other in placed):
+                    spot = (x, y, box)
+                    break
+            if spot is not None:
+                break
+        if spot is None:  # more labels than the rings hold: the outermost ring, in turn
+            angle = _FAN_ANGLES[len(out) % len(_FAN_ANGLES)]
+            x, y = _FAN_RINGS[-1] * float(np.cos(angle)), -_FAN_RINGS[-1] * float(np.sin(angle))
+            spot = (x, y, (x - w / 2, y - _RANK_BOX_H / 2, x + w / 2, y + _RANK_BOX_H / 2))
+        placed.append(spot[2])
+        out.append((spot[0], spot[1]))
+    return out
+
+
+_RANK_BOX_H = 20.0  # a 3-D rank label's box: 12 px bold text, its border and padding
+
+
+def _apart_by(a: tuple[float, ...], b: tuple[float, ...], gap: float) -> bool:
+    return a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1]
 
 
 # The smallest plot area a 2-D projection is drawn in (a notebook-width figure beside its
@@ -983,12 +1031,8 @@ class RankingDisplay(_ProjectionBased):
             + [(s["x0"], s["x0"]) for s in shapes if s["type"] == "line"],
             [a for a in annotations if a.get("xanchor") == "right"],
         )
-        layout = self._layout(axis, shapes, annotations + ranks)
+        layout = self._layout(axis, shapes, annotations + ranks, left_out)
         layout["xaxis"]["range"] = x_range  # better to the right: reversed when lower is better
-        if left_out:  # thinned for room, best ranks kept: the rest are in the hover text
-            layout["title"]["text"] = layout["title"]["text"].replace(
-                "</sup>", f" · +{left_out} more rank{'s' * (left_out > 1)} in the hover</sup>"
-            )
         return traces, layout
 
     def _stage_traces(self, position: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
@@ -1072,17 +1116,34 @@ class RankingDisplay(_ProjectionBased):
         return shapes, annotations
 
     def _layout(
-        self, axis: ScoreAxis, shapes: list[dict[str, Any]], annotations: list[dict[str, Any]]
+        self,
+        axis: ScoreAxis,
+        shapes: list[dict[str, Any]],
+        annotations: list[dict[str, Any]],
+        left_out: int = 0,
     ) -> dict[str, Any]:
+        """Title (the state shown; the ranks thinned for room, ``left_out``, counted as "+n
+        more"), axes with their breaks, the cut line and the labels. The title is broken into
+        lines that fit a notebook's narrowest figure, and the top margin grows with them, so
+        the plot keeps its height (the rank labels are laid out for it)."""
         p = self.projection
         t = p.trace
         tickvals, ticktext = axis.ticks()
+        state = state_line(t).split(" · ")
+        if left_out:  # thinned for room, best ranks kept: the rest are in the hover text
+            state.append(f"+{left_out} more rank{'s' * (left_out > 1)} in the hover")
+        text, lines = title_text(
+            [f"Query-centred ranking for {_short(t.text)!r}:", "better is to the right"], state
+        )
+        top = _TITLE_TOP + _TITLE_LINE * lines + 24  # the title, then the cut's label
         layout = {
             "title": {
-                "text": f"Query-centred ranking for {plotly_text(repr(_short(t.text)))}: "
-                "better is to the right"
-                f"<br><sup>{plotly_text(state_line(t))}</sup>",
+                "text": text,
                 "x": 0.01,
+                # plotly puts the first line's baseline at y, whatever the anchor.
+                "y": 1 - (_TITLE_TOP + 16) / (_RANK_PLOT_H + top + 60),
+                "yref": "container",
+                "yanchor": "top",
             },
             "xaxis": {
                 "title": {"text": p.score_label},
@@ -1102,13 +1163,59 @@ class RankingDisplay(_ProjectionBased):
             "shapes": shapes,
             "annotations": annotations,
             "legend": {"itemsizing": "constant"},
-            "margin": {"t": 90, "l": 110, "r": 20, "b": 60},
+            "margin": {"t": top, "l": 110, "r": 20, "b": 60},
             "dragmode": "select",
             "uirevision": "ranking",
             "autosize": True,
-            "height": 440,
+            "height": _RANK_PLOT_H + top + 60,
         }
         return layout
+
+
+# A title is written in lines that fit the narrowest figure it is drawn in (a notebook beside
+# its sidebar, 520 px, less the title's 1% inset and some spare), at a width per character
+# (in em) that holds for the fonts plotly is given (Inter, Helvetica, Arial): the title's
+# font is 1.4 times the figure's, the state line under it 0.7 times that. Each line takes
+# 1.3 em of the title's font, plus a gap above the first.
+_TITLE_PX, _TITLE_EM = 500.0, 0.5
+_TITLE_LINE, _TITLE_TOP = 24, 10
+
+
+def title_text(head: Sequence[str], state: Sequence[str]) -> tuple[str, int]:
+    """A view's title for plotly: the phrases of ``head`` at the title's size, then those of
+    ``state`` smaller (joined by " · "), each part broken into lines of whole phrases (and,
+    for a phrase too long alone, whole words) that fit :data:`_TITLE_PX`. User text in the
+    phrases is escaped here. Returns the text and its number of lines."""
+    size = 1.4 * _FONT_SIZE
+    heads = _fit(list(head), " ", _TITLE_PX / (_TITLE_EM * size))
+    states = _fit(list(state), " · ", _TITLE_PX / (_TITLE_EM * 0.7 * size))
+    text = "<br>".join(plotly_text(line) for line in heads)
+    if states:
+        text += "<br>" + "<br>".join(f"<sup>{plotly_text(line)}</sup>" for line in states)
+    return text, len(heads) + len(states)
+
+
+def _fit(phrases: list[str], joiner: str, chars: float) -> list[str]:
+    """``phrases`` joined by ``joiner`` into lines of at most ``chars`` characters, greedily;
+    a phrase longer than a line alone is broken between words (a word longer than a line
+    keeps a line of its own)."""
+    lines: list[str] = []
+    for phrase in phrases:
+        if lines and len(lines[-1]) + len(joiner) + len(phrase) <= chars:
+            lines[-1] += joiner + phrase
+            continue
+        if len(phrase) <= chars:
+            lines.append(phrase)
+            continue
+        line = ""
+        for word in phrase.split(" "):
+            if line and len(line) + 1 + len(word) > chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return lines
 
 
 _STAGE_SYMBOLS = {DROPPED: "x", LOST: "x", TIED: "diamond", UNREACHABLE: "circle-open"}
@@ -1137,7 +1244,8 @@ def rank_label_mask(rank: np.ndarray, cut_rank: np.ndarray, k: int) -> np.ndarra
 
 # The plot areas the ranking is drawn in, in pixels (its height is fixed): from JupyterLab at
 # 1,000 px beside its legend to a wide screen. Rank labels are laid out to be clear at each.
-_RANK_PLOTS = ((300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0))
+_RANK_PLOT_H = 290
+_RANK_PLOTS = tuple((w, float(_RANK_PLOT_H)) for w in (300.0, 520.0, 900.0, 1400.0))
 _MARKER_BOX, _RANK_H = 14.0, 16.0
 
 
@@ -1182,8 +1290,10 @@ def ranking_labels(
     each where its box, at every plot size the ranking is drawn in, overlaps no other rank
     label, no ranked marker (``marked``), no cut line or axis break band (``bands``, x
     ranges), no tie note, and stays inside the plot: beside its point, or further out with a
-    leader line. A rank with no free place is left out; the count left out is returned
-    (every rank stays in the hover text)."""
+    leader line. A label stays on its point's side of the cut line and of every break, so
+    no leader line crosses them and no label reads as the other side's (a point on the line
+    itself may be labelled on either side). A rank with no free place is left out; the count
+    left out is returned (every rank stays in the hover text)."""
     xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     # A label's offset from its point is in pixels, the points' spacing grows with the plot:
     # a place is taken only if it is free at every plot size in ``plots``.
@@ -1198,7 +1308,9 @@ def ranking_labels(
             dx = ux * ring * (_MARKER_BOX / 2 + w / 2 + _LABEL_GAP + 1)
             dy = uy * ring * (_MARKER_BOX / 2 + _RANK_H / 2 + _LABEL_GAP + 1)
             boxes = [room.box(xs[i], ys[i], dx, dy, w) for room in layouts]
-            if _free_between(layouts, boxes):
+            if _free_between(layouts, boxes) and all(
+                room.same_side(xs[i], box) for room, box in zip(layouts, boxes)
+            ):
                 break
         else:
             left += 1
@@ -1256,8 +1368,8 @@ class _RankRoom:
             _box_around(*self.px(xs[i], ys[i]), _MARKER_BOX, _MARKER_BOX)
             for i in np.flatnonzero(marked).tolist()
         ]
-        for a, b in bands:
-            pa, pb = sorted((self.px(a, 0)[0], self.px(b, 0)[0]))
+        self.bands = [sorted((self.px(a, 0)[0], self.px(b, 0)[0])) for a, b in bands]
+        for pa, pb in self.bands:
             self.taken.append((pa - 1.5, -1e9, pb + 1.5, 1e9))
         for note in notes:
             nx = self.px(note["x"], 0)[0] + note.get("xshift", 0)
@@ -1275,6 +1387,20 @@ class _RankRoom:
     ) -> tuple[float, float, float, float]:
         px, py = self.px(vx, vy)
         return _box_around(px + dx, py + dy, w, _RANK_H)
+
+    def same_side(self, vx: float, box: tuple[float, ...]) -> bool:
+        """Whether a label ``box`` for the point at data x ``vx`` is on the point's side of
+        every band (cut line, axis break): its leader line, from the point to the box, crosses
+        none. A point within a marker's half-width of a band (the last document inside the
+        cut sits on the cut line) may be labelled on either side: the line starts past the
+        band, ``standoff`` pixels from the point."""
+        x = self.px(vx, 0)[0]
+        for pa, pb in self.bands:
+            if pa - _MARKER_BOX / 2 <= x <= pb + _MARKER_BOX / 2:
+                continue
+            if (x < pa) != (box[2] < pa):
+                return False
+        return True
 
     def inside(self, box: tuple[float, ...]) -> bool:
         return box[0] >= 0 and box[1] >= 0 and box[2] <= self.width and box[3] <= self.height

@@ -182,6 +182,7 @@ async function render({ model, el }) {
   gd.className = "placeborag-plot";
   el.appendChild(gd);
   let drawn = null;  // the revision on screen
+  let width = 0, pending = false;  // the width last fitted to; a resize asked for this frame
   let queue = Promise.resolve();
   const on = (name, handler) => { gd.removeAllListeners(name); gd.on(name, handler); };
   const bind = () => {
@@ -272,6 +273,7 @@ async function render({ model, el }) {
       gd.dataset.revision = String(drawn);
       bind();
       select();
+      await fit();
     }).catch((error) => console.error("placeborag: drawing the figure failed", error));
   };
   model.on("change:figure", draw);
@@ -279,19 +281,27 @@ async function render({ model, el }) {
   model.on("change:selected", () => { queue = queue.then(select); });
   draw();
   // The figure takes its container's width whenever the container changes size (a side
-  // panel, a notebook resized), not only when the window does.
+  // panel, a notebook resized), not only when the window does; and after each draw, since
+  // a plot drawn before the page laid its container out is drawn at plotly's default 700 px
+  // (the container's one size change came while the first draw ran, and was skipped).
   // Once per frame at most, outside the observer's callback, and never on a hidden plot
   // (plotly refuses to resize one).
-  let width = 0, pending = false;
+  function fit() {
+    const now = el.getBoundingClientRect().width;
+    if (drawn === null || now < 1) return Promise.resolve();
+    const full = gd._fullLayout ? gd._fullLayout.width : 0;
+    if (Math.abs(now - width) <= 1 && Math.abs(full - gd.getBoundingClientRect().width) <= 1) {
+      return Promise.resolve();
+    }
+    width = now;
+    return Promise.resolve(Plotly.Plots.resize(gd)).catch(() => {});
+  }
   const resized = new ResizeObserver(() => {
     if (pending) return;
     pending = true;
     requestAnimationFrame(() => {
       pending = false;
-      const now = el.getBoundingClientRect().width;
-      if (drawn === null || now < 1 || Math.abs(now - width) <= 1) return;
-      width = now;
-      Promise.resolve(Plotly.Plots.resize(gd)).catch(() => {});
+      queue = queue.then(fit);
     });
   });
   resized.observe(el);

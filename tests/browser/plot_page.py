@@ -19,7 +19,7 @@ DRAW = """async ([figure, width]) => {
     return true;
 }"""
 # Every text plotly drew outside the traces, with its page box: the title, each annotation
-# (and whether an arrow leads from it), the legend.
+# (whether an arrow leads from it, and the arrow's box), each 3-D scene annotation, the legend.
 TEXT_BOXES = """() => {
     const gd = document.getElementById('gd');
     const box = (el) => { const r = el.getBoundingClientRect();
@@ -39,8 +39,17 @@ TEXT_BOXES = """() => {
             y: gd.getBoundingClientRect().top + fl.yaxis._offset + fl.yaxis.l2p(a.y),
         } : null;
         const arrow = el.querySelector('path');
-        out.push({kind: 'annotation', index, text: text.textContent, at,
-                  arrow: !!arrow && arrow.getBBox().width + arrow.getBBox().height > 0,
+        const drawn = !!arrow && arrow.getBBox().width + arrow.getBBox().height > 0;
+        out.push({kind: 'annotation', index, text: text.textContent, at, arrow: drawn,
+                  line: drawn ? box(arrow) : null,
+                  ...box(el.querySelector('.annotation-text-g') || text)});
+    });
+    // A 3-D scene's annotations (drawn over the WebGL scene once it has rendered).
+    gd.querySelectorAll('g[class^="annotation-scene"]').forEach((el) => {
+        const text = el.querySelector('.annotation-text');
+        if (!text) return;
+        const arrow = el.querySelector('path');
+        out.push({kind: 'scene annotation', text: text.textContent, line: arrow ? box(arrow) : null,
                   ...box(el.querySelector('.annotation-text-g') || text)});
     });
     gd.querySelectorAll('.g-xtitle, .g-ytitle, .g-x2title, .g-y2title').forEach((el) => {

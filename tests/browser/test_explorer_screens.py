@@ -81,12 +81,39 @@ def page(request, browser):
     assert page.evaluate(SET_CELL, app_source(None if n == 38 else n))
     # Single-document mode: the notebook's own cell is the app, scrolled to its top.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
+    # Nothing that asks the page for its layout before the plots are drawn: a user's page is
+    # not asked, and plots drawn before their containers were laid out stayed 700 px wide
+    # (waiting for the table first hid it).
     page.wait_for_function(DRAWN, polling="raf")
     page.wait_for_function(KERNEL_IDLE)
+    page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
     page.n, page.front = n, front
     yield page
     context.close()
+
+
+# Each plot: plotly's drawn width, its box's width, and how far its drawing runs past its
+# container on the right (0: not at all).
+FIT = """() => Array.from(document.querySelectorAll('[class*="placeborag-figure-"]')).map((box) => {
+    const gd = box.querySelector('.js-plotly-plot'), svg = gd.querySelector('svg.main-svg');
+    return {name: box.className.match(/placeborag-figure-[a-z]+/)[0],
+            drawn: gd._fullLayout.width, width: gd.getBoundingClientRect().width,
+            past: svg.getBoundingClientRect().right - box.getBoundingClientRect().right};
+})"""
+
+
+def test_right_after_run_all_every_plot_is_drawn_at_its_container_s_width(page):
+    """Run All drew every plot at plotly's default 700 px whatever its container's width (the
+    container was laid out while the first draw ran, and no size change came after it): at
+    1,400 px every plot ran 74 px past its column, towards the side panel, and at 1,000 px the
+    projection's legend was cut off at the notebook's edge, until the window was resized.
+    With no resize (this runs first, before any test changes the window), every plot is as
+    wide as its container."""
+    fits = page.evaluate(FIT)
+    assert len(fits) == 4
+    for f in fits:
+        assert abs(f["drawn"] - f["width"]) <= 2, f
+        assert f["past"] <= 1, f
 
 
 def _scroll_to_app(page) -> None:

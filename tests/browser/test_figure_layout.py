@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-from plot_page import draw, gap, overlaps, plot_page
+from plot_page import TEXT_BOXES, draw, gap, overlaps, plot_page
 
 from placeborag.explore import demo_scenario
 from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay, ProjectionDisplay
@@ -123,7 +123,8 @@ def test_rank_labels_are_clear_of_each_other_the_markers_and_the_cut_line(page, 
     """Issue 25: at 20,000 and 100,000 documents the ranking's "5" and "3" ran together and
     "4"/"2" touched the plot's foot. Each rank label plotly drew, at 600 and 1,000 px, is
     inside the plot and clear of every other rank label, every ranked marker (5.5 px around
-    its centre), the cut line and the axis-break bands."""
+    its centre), the cut line and the axis-break bands; no leader line crosses the cut line
+    (at 20,000 documents "4" was written left of the cut, its line across it)."""
     from placeborag.explore import RankingDisplay
 
     figure = RankingDisplay.from_scenario(demo_scenario(None if n == 38 else n)).plot().figure_
@@ -142,5 +143,74 @@ def test_rank_labels_are_clear_of_each_other_the_markers_and_the_cut_line(page, 
                 assert gap(b, m["x"], m["y"]) > 5.5, (where, m)
             for x in marks["lines"]:
                 assert x < b["left"] or x > b["right"], (where, x)
+                if b["line"]:  # the leader line, from the label to its point, crosses no cut
+                    assert not b["line"]["left"] + 0.5 < x < b["line"]["right"] - 0.5, (where, x)
             for lo, hi in marks["bands"]:
                 assert hi < b["left"] or lo > b["right"], (where, lo, hi)
+
+
+def _ranking_titles():
+    s = demo_scenario()
+    return {
+        "demo": s,
+        # The longest query the title writes (48 characters, then cut with "…").
+        "long query": s.replace(query="refund for a parcel that arrived damaged and late"),
+        # Ranks thinned for room: the subtitle says "+n more ranks in the hover".
+        "k20": s.replace(k=20),
+        "long where": s.replace(where={"lang": {"$in": ["hu", "en", "de", "fr", "es", "it"]}}),
+    }
+
+
+@pytest.mark.parametrize("case", ["demo", "long query", "k20", "long where"])
+def test_the_ranking_s_title_fits_a_narrow_figure_above_the_cut_s_label(page, case):
+    """The ranking's title was one line and its state one more, at any width: at 520 px the
+    end of a longer query's title, or of "+n more ranks in the hover", was cut off. At 520 px
+    and wider the title is inside the figure, above the plot, and clear of every other text
+    (the "top-k cut" label above the plot)."""
+    from placeborag.explore import RankingDisplay
+
+    figure = RankingDisplay.from_scenario(_ranking_titles()[case]).plot().figure_
+    for width in (520, 600, 1000):
+        drawn = draw(page, figure, width)
+        marks = page.evaluate(RANKING_MARKS)
+        (title,) = [b for b in drawn["boxes"] if b["kind"] == "title"]
+        frame = drawn["figure"]
+        assert frame["left"] <= title["left"] and title["right"] <= frame["right"], width
+        assert frame["top"] <= title["top"] and title["bottom"] < marks["plot"]["top"], width
+        others = [b for b in drawn["boxes"] if b["kind"] != "title"]
+        assert not [o["text"] for o in others if overlaps(title, o)], width
+        assert any(b["text"].startswith("top-") for b in others), width
+
+
+# Each 3-D scene annotation plotly drew, once the WebGL scene has rendered them all.
+SCENE_DRAWN = (
+    """(n) => document.querySelectorAll('#gd g[class^="annotation-scene"]').length === n"""
+)
+
+
+@pytest.mark.parametrize("n", [38, 20_000, 100_000])
+@pytest.mark.parametrize("k", [5, 10, 20])
+def test_three_d_rank_and_anchor_labels_never_overlap(page, n, k):
+    """The 3-D projection's rank numbers and anchor names are scene annotations whose only
+    check was their offsets' angles: at 100,000 documents and k=10 "1" and "2" (near, not
+    coincident, points) were drawn over each other. As plotly lays them out at the default
+    camera, at 600 to 1,000 px, every label is inside the figure and clear of every other
+    label, the title and the legend."""
+    s = demo_scenario(None if n == 38 else n).replace(k=k)
+    figure = ProjectionDisplay.from_scenario(s, n_components=3).plot().figure_
+    want = len(figure.layout.scene.annotations)
+    for width in (600, 800, 1000):
+        draw(page, figure, width)
+        page.wait_for_function(SCENE_DRAWN, arg=want)
+        drawn = page.evaluate(TEXT_BOXES)
+        boxes = drawn["boxes"]
+        labels = [b for b in boxes if b["kind"] == "scene annotation"]
+        assert len(labels) == want, width
+        frame = drawn["figure"]
+        others = [b for b in boxes if b["kind"] in ("title", "legend")]
+        for i, b in enumerate(labels):
+            where = (width, b["text"])
+            assert frame["left"] <= b["left"] and b["right"] <= frame["right"], where
+            assert frame["top"] <= b["top"] and b["bottom"] <= frame["bottom"], where
+            assert not [o["text"] for o in labels[i + 1 :] if overlaps(b, o)], where
+            assert not [o["kind"] for o in others if overlaps(b, o)], where

@@ -354,6 +354,34 @@ def test_rank_labels_never_overlap_each_other_a_marker_the_cut_or_a_break(case, 
     assert written == sorted(written)[: len(written)]
 
 
+@pytest.mark.parametrize("case", ["demo", "k10", "k20", "post", "post-recall", "20000", "100000"])
+@pytest.mark.parametrize("plot", [(300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0)])
+def test_no_rank_label_sits_across_the_cut_line_or_a_break_from_its_point(case, plot):
+    """At 20,000 documents "4" (just right of the top-5 cut) was written left of the cut line,
+    its leader line crossing it. Each rank label is on its point's side of the cut line and
+    of every axis break, so no leader line crosses one; a point on the line itself (within
+    a marker's half-width: the last document inside the cut) may be labelled either side."""
+    from placeborag.explore._displays import _MARKER_BOX, rank_box
+
+    traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+
+    def px(x, y):
+        return (x - x0) / (x1 - x0) * plot[0], (y - y0) / (y1 - y0) * plot[1]
+
+    bands = [sorted((px(shape["x0"], 0)[0], px(shape["x1"], 0)[0])) for shape in layout["shapes"]]
+    assert any(shape["type"] == "line" for shape in layout["shapes"])  # the cut is there
+    labels = [a for a in layout["annotations"] if a.get("xref") == "x" and a.get("yref") == "y"]
+    assert labels
+    for a in labels:
+        point = px(a["x"], a["y"])[0]
+        box = rank_box(a, px)
+        for lo, hi in bands:
+            if lo - _MARKER_BOX / 2 <= point <= hi + _MARKER_BOX / 2:
+                continue  # on the line: either side
+            assert (point < lo) == (box[2] < lo), (a["text"], point, box, lo, hi)
+
+
 def test_tied_documents_at_the_cut_keep_every_rank_label():
     # docs/img/ranking-ties.png: three tied documents on one spot showed only "2".
     traces, layout = RankingDisplay.from_store(
@@ -478,3 +506,48 @@ def test_three_d_ranks_and_anchor_names_are_scene_labels_not_clipped_webgl_text(
             assert abs(ax - bx) >= 22 or abs(ay - by) >= 18
     assert all(a["ay"] > 0 and a["showarrow"] for a in names)  # below, joined to the diamond
     assert all(a["ay"] < 0 for a in ranks)  # above
+
+
+def test_the_ranking_s_title_is_broken_into_lines_that_fit_and_escapes_the_query():
+    """The title and its state line were one line each at any width (cut off at 520 px): each
+    is broken between phrases (or words) into lines that fit a 520-px figure at 0.5 em a
+    character, the top margin grows with the lines and the plot keeps its height, and the
+    query's markup is shown as text, not read as plotly's."""
+    import re
+
+    from placeborag.explore._displays import _FONT_SIZE, _TITLE_EM, _TITLE_PX
+
+    s = demo_scenario().replace(query="<b>refund</b> for a parcel that arrived damaged", k=20)
+    _, layout = RankingDisplay.from_scenario(s).spec()
+    text = layout["title"]["text"]
+    assert "&lt;b&gt;refund&lt;/b&gt;" in text and "<b>" not in text
+    lines = text.split("<br>")
+    size = 1.4 * _FONT_SIZE
+    for line in lines:
+        small = line.startswith("<sup>")
+        plain = re.sub(r"</?sup>", "", line).replace("&lt;", "<").replace("&gt;", ">")
+        assert len(plain) * _TITLE_EM * size * (0.7 if small else 1) <= _TITLE_PX, line
+    assert len(lines) == 4  # two of the title, two of the state
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    assert plot == 290 and layout["margin"]["t"] >= 24 * len(lines)
+
+
+def test_three_d_rank_labels_are_laid_out_apart_by_a_margin_above_their_points():
+    """At 100,000 documents and k=10 the 3-D "1" and "2" (points a few pixels apart, not one
+    spot) were drawn over each other: their offsets were only apart for coincident points.
+    Every pair of the (up to 15) rank label boxes is apart by the margin, all above."""
+    from placeborag.explore._displays import _CHAR_PX, _FAN_SLACK, _RANK_BOX_H, fan_offsets
+
+    for k in (1, 5, 10, 15):
+        texts = [str(r) for r in range(1, k + 1)]
+        boxes = []
+        for text, (ax, ay) in zip(texts, fan_offsets(texts)):
+            w = _CHAR_PX * len(text) + 8
+            box = (ax - w / 2, ay - _RANK_BOX_H / 2, ax + w / 2, ay + _RANK_BOX_H / 2)
+            assert box[3] < 0, text  # above its point (y down)
+            assert box[0] > 12 or box[2] < -12 or box[3] < -12, text  # clear of its marker
+            boxes.append(box)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                g = _FAN_SLACK
+                assert a[2] + g <= b[0] or b[2] + g <= a[0] or a[3] + g <= b[1] or b[3] + g <= a[1]
