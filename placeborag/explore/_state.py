@@ -51,6 +51,13 @@ _CACHE = 6
 ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
 
 
+def _frozen(labels: np.ndarray) -> np.ndarray:
+    """A cached labelling, read-only: it is shared by every redraw that draws it, and the
+    displays keep what they work out of a read-only array (its codes) by its identity."""
+    labels.flags.writeable = False
+    return labels
+
+
 class LRU(OrderedDict):  # type: ignore[type-arg]
     """A small least-recently-used cache of the last few configurations."""
 
@@ -240,7 +247,7 @@ class ExplorerState:
                 labels=None
                 if color_by == "stage"
                 else self._labels.get_or(
-                    self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
+                    self._labels_key(s, color_by), lambda: _frozen(categories(base, rows, color_by))
                 ),
                 coords=self._coords.get_or((key, n_components, method), layout),
             ),
@@ -409,7 +416,7 @@ class ExplorerState:
         cluster labels, which do not depend on the model, dimension or spread."""
         labels: np.ndarray = self._labels.get_or(
             self._labels_key(s, "cluster"),
-            lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
+            lambda: _frozen(categories(self._origin[0], rows, "cluster")),  # type: ignore[index]
         )
         return labels
 
