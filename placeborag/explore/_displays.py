@@ -804,10 +804,15 @@ def anchor_labels(
     """
     anchors = np.asarray(anchors, dtype=np.float64)[:, :2]
     every = np.vstack([coords[:, :2], anchors, np.atleast_2d(query)[:, :2]])
-    every = every[np.isfinite(every).all(axis=1)]
-    if not len(every):
+    # Column by column: numpy reduces an (n, 2) array along its long axis ten times slower.
+    xs, ys = every[:, 0], every[:, 1]
+    finite = np.isfinite(xs) & np.isfinite(ys)
+    if not finite.any():
         return []
-    low, high = every.min(axis=0), every.max(axis=0)
+    if not finite.all():
+        xs, ys = xs[finite], ys[finite]
+    low = np.array([xs.min(), ys.min()])
+    high = np.array([xs.max(), ys.max()])
     span = np.maximum(high - low, 1e-12)
     scale = min(_LABEL_PLOT[0] / span[0], _LABEL_PLOT[1] / span[1])
     pad = 0.04 * span * scale  # a little less than the 5% plotly adds to each side
