@@ -281,8 +281,9 @@ _SEEN_LABELS: list[tuple[np.ndarray, Any, Any]] = []
 _SEEN_LABELS_AT_MOST = 8
 
 
-def _seen(labels: np.ndarray, key: Any, make: Any) -> Any:
-    """``make()``, kept for a read-only ``labels`` array (its values cannot change under it)."""
+def kept_for(labels: np.ndarray, key: Any, make: Any) -> Any:
+    """``make()``, kept for a read-only ``labels`` array (its values cannot change under it)
+    and ``key``; a writable array gets ``make()`` every time."""
     if not isinstance(labels, np.ndarray) or labels.flags.writeable:
         return make()
     for i, (array, k, value) in enumerate(_SEEN_LABELS):
@@ -298,7 +299,7 @@ def _seen(labels: np.ndarray, key: Any, make: Any) -> Any:
 
 def distinct_labels(labels: np.ndarray) -> frozenset[Any]:
     """The set of values in ``labels`` (one pass, kept for a read-only array)."""
-    found: frozenset[Any] = _seen(labels, None, lambda: frozenset(np.asarray(labels).tolist()))
+    found: frozenset[Any] = kept_for(labels, None, lambda: frozenset(np.asarray(labels).tolist()))
     return found
 
 
@@ -331,7 +332,7 @@ def label_codes(labels: np.ndarray, order: Sequence[Any]) -> np.ndarray:
         codes.flags.writeable = False
         return codes
 
-    found: np.ndarray = _seen(labels, tuple(order), make)
+    found: np.ndarray = kept_for(labels, tuple(order), make)
     return found
 
 
@@ -358,6 +359,20 @@ def rows_by_label(rows: np.ndarray, labels: np.ndarray, order: Sequence[Any]) ->
         picked = np.asarray(labels)[rows]
         return [rows[picked == name] for name in order]
     return split_rows(rows, label_codes(labels, order)[rows], len(order))
+
+
+def label_rows(labels: np.ndarray, order: Sequence[Any]) -> list[np.ndarray]:
+    """``rows_by_label(np.arange(len(labels)), labels, order)``, read-only, kept for a
+    read-only ``labels`` array: every redraw of one labelling groups its rows alike."""
+
+    def make() -> list[np.ndarray]:
+        out = rows_by_label(np.arange(len(labels)), labels, order)
+        for a in out:
+            a.flags.writeable = False
+        return out
+
+    found: list[np.ndarray] = kept_for(labels, ("rows", tuple(order)), make)
+    return list(found)
 
 
 class LazyHover:
@@ -765,10 +780,10 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
     shown[nearest_below] = True
     idx = np.flatnonzero(shown)
     # Best first; among exact ties, the store's own order (returned, then cut, then ideal).
-    tie = np.where(
-        trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank, trace.ideal_rank)
-    )
-    idx = idx[np.lexsort((np.where(tie[idx] > 0, tie[idx], np.iinfo(np.int64).max), better[idx]))]
+    # (of the rows shown only: a few dozen of them, not every document)
+    rank, cut, ideal = trace.rank[idx], trace.cut_rank[idx], trace.ideal_rank[idx]
+    tie = np.where(rank > 0, rank, np.where(cut > 0, cut, ideal))
+    idx = idx[np.lexsort((np.where(tie > 0, tie, np.iinfo(np.int64).max), better[idx]))]
     ties = {}
     for group in trace.ties:
         for doc_id in group.ids:

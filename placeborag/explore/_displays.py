@@ -36,7 +36,9 @@ from placeborag.explore._compute import (
     anchor_geometry,
     filter_mode_table,
     funnel_counts,
+    kept_for,
     label_codes,
+    label_rows,
     plotly_text,
     project,
     rows_by_label,
@@ -312,6 +314,13 @@ def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
+def _read_only_values(trace: dict[str, Any]) -> dict[str, Any]:
+    for v in trace.values():
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    return trace
+
+
 def point_opacity(n: int) -> float:
     """Marker opacity for ``n`` documents: 0.75 up to :data:`DENSITY_FROM`, then fading with
     the square root of the count (no colour group paints over another), never below 0.12."""
@@ -464,7 +473,10 @@ class ProjectionDisplay(_ProjectionBased):
         cached = self._groups
         if cached is None or cached[0] is not p:
             shown = drawn_rows(len(p.labels), (p.trace.rank > 0) | (p.trace.cut_rank > 0))
-            out = rows_by_label(shown, p.labels, p.label_order)
+            if len(shown) == len(p.labels):  # every row: the labelling's own grouping
+                out = label_rows(p.labels, p.label_order)
+            else:
+                out = rows_by_label(shown, p.labels, p.label_order)
             top = np.flatnonzero(p.trace.rank)
             out.append(top[np.argsort(p.trace.rank[top])])
             cached = self._groups = (p, _read_only(out))
@@ -484,7 +496,15 @@ class ProjectionDisplay(_ProjectionBased):
         if look.n >= DENSITY_FROM and not look.three:
             # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
             # heatmaps under scatter traces, and WebGL above SVG.
-            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
+            # The same for every query, k and colour over one layout (read-only coords).
+            density = kept_for(
+                p.coords,
+                "density",
+                lambda: _read_only_values(
+                    density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120))
+                ),
+            )
+            traces.append(dict(density))
         return traces, self._layout(look, groups[-1])
 
     def _category_traces(self, look: _Look, groups: list[np.ndarray]) -> list[dict[str, Any]]:

@@ -51,11 +51,12 @@ _CACHE = 6
 ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
 
 
-def _frozen(labels: np.ndarray) -> np.ndarray:
-    """A cached labelling, read-only: it is shared by every redraw that draws it, and the
-    displays keep what they work out of a read-only array (its codes) by its identity."""
-    labels.flags.writeable = False
-    return labels
+def _frozen(values: np.ndarray) -> np.ndarray:
+    """A cached labelling or layout, read-only: it is shared by every redraw that draws it,
+    and the displays keep what they work out of a read-only array (its codes, its density)
+    by its identity."""
+    values.flags.writeable = False
+    return values
 
 
 class LRU(OrderedDict):  # type: ignore[type-arg]
@@ -223,10 +224,11 @@ class ExplorerState:
             if self.user_coords is not None and n_components == 2:
                 # The user's layout replaces this one (_user_projection): fit nothing for it.
                 return np.asarray(self.user_coords, dtype=np.float64)
+            # Read-only: every view of this layout shares it (and what is kept for it).
             if projector is not None:
-                return projector.transform(rows.vectors)
+                return _frozen(projector.transform(rows.vectors))
             coords: np.ndarray = self.timed("umap", lambda: umap_coords(rows.vectors, n_components))
-            return coords
+            return _frozen(coords)
 
         projection = self.timed(
             "project",
