@@ -311,7 +311,7 @@ def label_codes(labels: np.ndarray, order: Sequence[Any]) -> np.ndarray:
 
     def make() -> np.ndarray:
         values = np.asarray(labels).ravel()
-        codes = np.full(values.shape, -1, dtype=np.int32)
+        codes: np.ndarray = np.full(values.shape, -1, dtype=np.int32)
         if all(type(name) is str for name in order):
             # A str is found by its hash exactly when == finds it (a str subclass too).
             lookup: dict[str, int] = {}
