@@ -312,18 +312,30 @@ def label_codes(labels: np.ndarray, order: Sequence[Any]) -> np.ndarray:
     def make() -> np.ndarray:
         values = np.asarray(labels).ravel()
         codes: np.ndarray = np.full(values.shape, -1, dtype=np.int32)
+        missed = np.arange(values.size)
         if all(type(name) is str for name in order):
             # A str is found by its hash exactly when == finds it (a str subclass too).
             lookup: dict[str, int] = {}
             for j, name in enumerate(order):
                 lookup.setdefault(name, j)
-            with contextlib.suppress(TypeError):  # an unhashable label: compared below
-                codes = np.fromiter(
-                    map(lookup.get, values.tolist(), itertools.repeat(-1)),
-                    dtype=np.int32,
-                    count=values.size,
-                )
-        missed = np.flatnonzero(codes < 0)
+            # First by identity: a label that *is* one of the names (a trace's stages are
+            # the very strings of STAGES, a labelling repeats a few objects) is that name's;
+            # an object array's bytes are its elements' addresses, compared here as numbers
+            # (only for being the same object, never to order anything).
+            if values.dtype == object and len(order) <= _BY_IDENTITY_AT_MOST:
+                addresses = _addresses(values)
+                if addresses is not None:
+                    for name in reversed(order):
+                        codes[addresses == id(name)] = lookup[name]
+                    missed = np.flatnonzero(codes < 0)
+            if missed.size:
+                with contextlib.suppress(TypeError):  # an unhashable label: compared below
+                    codes[missed] = np.fromiter(
+                        map(lookup.get, values[missed].tolist(), itertools.repeat(-1)),
+                        dtype=np.int32,
+                        count=missed.size,
+                    )
+                missed = missed[codes[missed] < 0]
         if missed.size:  # not found by hash (or not looked up): compared as numpy does
             rest = values[missed]
             for j in range(len(order) - 1, -1, -1):
@@ -359,6 +371,19 @@ def rows_by_label(rows: np.ndarray, labels: np.ndarray, order: Sequence[Any]) ->
         picked = np.asarray(labels)[rows]
         return [rows[picked == name] for name in order]
     return split_rows(rows, label_codes(labels, order)[rows], len(order))
+
+
+_BY_IDENTITY_AT_MOST = 64  # names compared by identity, one pass over the addresses each
+
+
+def _addresses(values: np.ndarray) -> np.ndarray | None:
+    """The addresses of an object array's elements (its raw bytes), or None when numpy does
+    not give them so."""
+    try:
+        raw = np.frombuffer(np.ascontiguousarray(values).tobytes(), dtype=np.uintp)
+    except (TypeError, ValueError):
+        return None
+    return raw if raw.size == values.size else None
 
 
 def label_rows(labels: np.ndarray, order: Sequence[Any]) -> list[np.ndarray]:
