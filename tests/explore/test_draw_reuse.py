@@ -186,3 +186,12 @@ def test_a_redraw_with_the_same_config_is_a_patch():
     assert figure.patch.get("base") == 1 and figure.patch["layout"]["height"] == 400
     figure.show(traces, {"height": 400}, {"scrollZoom": False})  # another config: whole
     assert "revision" not in figure.patch and figure.figure["revision"] == 3
+
+
+def test_labels_equal_to_a_name_but_not_the_same_object_get_its_code():
+    order = ["alpha", "beta", "alpha"]  # a name twice: its first place
+    built = ["".join(["al", "pha"]), "beta", "".join(["be", "ta"]), "gamma", order[2]]
+    values = np.empty(len(built), dtype=object)
+    values[:] = built
+    assert built[0] is not order[0] and built[2] is not order[1]
+    assert label_codes(values, order).tolist() == [0, 1, 1, -1, 0]
