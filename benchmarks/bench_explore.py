@@ -542,9 +542,12 @@ def bench_controls(n: int, rounds: int) -> None:
         work()
         return (time.perf_counter() - start) * 1e3
 
+    phases: dict[str, list[dict[str, float]]] = {}  # reporting only: app.phases per change
+
     def change(control: str, value: Any) -> float:
         ms = timed(lambda: setattr(app.controls[control], "value", value))
         assert not app.error, app.error
+        phases.setdefault(control, []).append(dict(app.phases))
         return ms
 
     def floor(texts_: list[str], **options: Any) -> float:
@@ -585,6 +588,23 @@ def bench_controls(n: int, rounds: int) -> None:
                 "met" if a <= CONTROLS_TARGET_MS else "MISSED",
             )
         )
+    # The phases (app.phases) of the timed changes: a model name or a dimension change is
+    # followed by an untimed one in each round, and round 0 warms up.
+    print()
+    print("phases of the timed changes, ms: median (each round)")
+    for name, control, timed_ones in (
+        ("model name", "model_name", slice(2, None, 2)),
+        ("dimensions", "dimensions", slice(2, None, 2)),
+        ("cluster spread", "cluster_spread", slice(1, None)),
+    ):
+        runs = phases.get(control, [])[timed_ones]
+        cells = []
+        for k in dict.fromkeys(k for r in runs for k in r):
+            values = [r.get(k, 0.0) for r in runs]
+            if max(values) >= 0.5:
+                each = "/".join(f"{v:.0f}" for v in values)
+                cells.append(f"{k} {statistics.median(values):.0f} ({each})")
+        print(f"{name}: " + ", ".join(cells))
     from _common import print_table
 
     print_table(f"Embedder controls at {n:,} documents", rows)

@@ -7,6 +7,7 @@ that need them.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import itertools
 import numbers
@@ -267,10 +268,136 @@ def categories(store: FakeVectorStore, rows: StoreRows, color_by: str) -> np.nda
 
 def category_order(store: FakeVectorStore, labels: np.ndarray) -> list[str]:
     """Categories in a stable order: declared clusters first, then sorted values, then blanks."""
-    present = set(labels.tolist())
+    present = distinct_labels(labels)
     declared = [n for n in getattr(store.embedder, "cluster_names", ()) if n in present]
     rest = sorted(present - set(declared) - {UNCLUSTERED, MISSING})
     return declared + rest + [b for b in (UNCLUSTERED, MISSING) if b in present]
+
+
+# What a pass over a read-only label array found, by the array's identity (the arrays are
+# kept here, so an identity is never a later array's): the app's labels outlive many redraws
+# (one labelling serves every embedder setting), a trace's stages serve every view of it.
+_SEEN_LABELS: list[tuple[np.ndarray, Any, Any]] = []
+_SEEN_LABELS_AT_MOST = 8
+
+
+def kept_for(labels: np.ndarray, key: Any, make: Any) -> Any:
+    """``make()``, kept for a read-only ``labels`` array (its values cannot change under it)
+    and ``key``; a writable array gets ``make()`` every time."""
+    if not isinstance(labels, np.ndarray) or labels.flags.writeable:
+        return make()
+    for i, (array, k, value) in enumerate(_SEEN_LABELS):
+        if array is labels and k == key:
+            if i:
+                _SEEN_LABELS.insert(0, _SEEN_LABELS.pop(i))
+            return value
+    value = make()
+    _SEEN_LABELS.insert(0, (labels, key, value))
+    del _SEEN_LABELS[_SEEN_LABELS_AT_MOST:]
+    return value
+
+
+def distinct_labels(labels: np.ndarray) -> frozenset[Any]:
+    """The set of values in ``labels`` (one pass, kept for a read-only array)."""
+    found: frozenset[Any] = kept_for(labels, None, lambda: frozenset(np.asarray(labels).tolist()))
+    return found
+
+
+def label_codes(labels: np.ndarray, order: Sequence[Any]) -> np.ndarray:
+    """Each label's index in ``order``, -1 for one not in it (int32, read-only): what
+    ``labels == order[j]`` says for every j at once, in one pass over the labels instead of
+    one comparison of every (Python object) label per category. Kept for a read-only array
+    (a trace's stages, the app's cached labels)."""
+
+    def make() -> np.ndarray:
+        values = np.asarray(labels).ravel()
+        codes: np.ndarray = np.full(values.shape, -1, dtype=np.int32)
+        missed = np.arange(values.size)
+        if all(type(name) is str for name in order):
+            # A str is found by its hash exactly when == finds it (a str subclass too).
+            lookup: dict[str, int] = {}
+            for j, name in enumerate(order):
+                lookup.setdefault(name, j)
+            # First by identity: a label that *is* one of the names (a trace's stages are
+            # the very strings of STAGES, a labelling repeats a few objects) is that name's;
+            # an object array's bytes are its elements' addresses, compared here as numbers
+            # (only for being the same object, never to order anything).
+            if values.dtype == object and len(order) <= _BY_IDENTITY_AT_MOST:
+                addresses = _addresses(values)
+                if addresses is not None:
+                    for name in reversed(order):
+                        codes[addresses == id(name)] = lookup[name]
+                    missed = np.flatnonzero(codes < 0)
+            if missed.size:
+                with contextlib.suppress(TypeError):  # an unhashable label: compared below
+                    codes[missed] = np.fromiter(
+                        map(lookup.get, values[missed].tolist(), itertools.repeat(-1)),
+                        dtype=np.int32,
+                        count=missed.size,
+                    )
+                missed = missed[codes[missed] < 0]
+        if missed.size:  # not found by hash (or not looked up): compared as numpy does
+            rest = values[missed]
+            for j in range(len(order) - 1, -1, -1):
+                codes[missed[rest == order[j]]] = j
+        codes = codes.reshape(np.shape(labels))
+        codes.flags.writeable = False
+        return codes
+
+    found: np.ndarray = kept_for(labels, tuple(order), make)
+    return found
+
+
+def split_rows(rows: np.ndarray, codes: np.ndarray, m: int) -> list[np.ndarray]:
+    """``[rows[codes == j] for j in range(m)]`` from one stable sort of the codes (each part
+    keeps the order of ``rows``)."""
+    codes = np.asarray(codes)
+    by_code = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes[codes >= 0], minlength=m)[:m]
+    start = int(np.count_nonzero(codes < 0))
+    ends = start + np.cumsum(counts)
+    sorted_rows = rows[by_code]
+    return [sorted_rows[a:b] for a, b in zip([start, *ends[:-1].tolist()], ends.tolist())]
+
+
+def rows_by_label(rows: np.ndarray, labels: np.ndarray, order: Sequence[Any]) -> list[np.ndarray]:
+    """``[rows[labels[rows] == name] for name in order]``: the rows of each label, in the
+    order of ``rows``, from the labels' codes (:func:`label_codes`)."""
+    try:
+        unique = len(set(order)) == len(order)
+    except TypeError:
+        unique = False
+    if not unique:  # a name twice (each gets its rows), or an unhashable one: as == says
+        picked = np.asarray(labels)[rows]
+        return [rows[picked == name] for name in order]
+    return split_rows(rows, label_codes(labels, order)[rows], len(order))
+
+
+_BY_IDENTITY_AT_MOST = 64  # names compared by identity, one pass over the addresses each
+
+
+def _addresses(values: np.ndarray) -> np.ndarray | None:
+    """The addresses of an object array's elements (its raw bytes), or None when numpy does
+    not give them so."""
+    try:
+        raw = np.frombuffer(np.ascontiguousarray(values).tobytes(), dtype=np.uintp)
+    except (TypeError, ValueError):
+        return None
+    return raw if raw.size == values.size else None
+
+
+def label_rows(labels: np.ndarray, order: Sequence[Any]) -> list[np.ndarray]:
+    """``rows_by_label(np.arange(len(labels)), labels, order)``, read-only, kept for a
+    read-only ``labels`` array: every redraw of one labelling groups its rows alike."""
+
+    def make() -> list[np.ndarray]:
+        out = rows_by_label(np.arange(len(labels)), labels, order)
+        for a in out:
+            a.flags.writeable = False
+        return out
+
+    found: list[np.ndarray] = kept_for(labels, ("rows", tuple(order)), make)
+    return list(found)
 
 
 class LazyHover:
@@ -431,7 +558,7 @@ def project(
         explained = projector.explained
     if color_by == "stage":  # where this query left each document: changes with the query
         labels = np.asarray(trace.stage, dtype=object)
-        present = set(labels.tolist())
+        present = distinct_labels(labels)
         order = [name for name in STAGES if name in present]
     else:
         if labels is None:
@@ -665,22 +792,23 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
             f" taken from ({len(trace.ids)} documents): pass store_rows(store) of that store"
         )
     pd = optional("pandas")
-    below = np.flatnonzero(trace.stage == BELOW)
+    stage = label_codes(trace.stage, STAGES)  # each record's stage, as its index in STAGES
+    below = np.flatnonzero(stage == STAGES.index(BELOW))
     better = -trace.score if trace.higher_is_better else trace.score
     nearest_below = below[_first_sorted(better[below], BELOW_ROWS)]
     shown = (
         (trace.rank > 0)
-        | (trace.stage == DROPPED)
-        | (trace.stage == TIED)
-        | ((trace.stage == LOST) & (trace.ideal_rank > 0))
+        | (stage == STAGES.index(DROPPED))
+        | (stage == STAGES.index(TIED))
+        | ((stage == STAGES.index(LOST)) & (trace.ideal_rank > 0))
     )
     shown[nearest_below] = True
     idx = np.flatnonzero(shown)
     # Best first; among exact ties, the store's own order (returned, then cut, then ideal).
-    tie = np.where(
-        trace.rank > 0, trace.rank, np.where(trace.cut_rank > 0, trace.cut_rank, trace.ideal_rank)
-    )
-    idx = idx[np.lexsort((np.where(tie[idx] > 0, tie[idx], np.iinfo(np.int64).max), better[idx]))]
+    # (of the rows shown only: a few dozen of them, not every document)
+    rank, cut, ideal = trace.rank[idx], trace.cut_rank[idx], trace.ideal_rank[idx]
+    tie = np.where(rank > 0, rank, np.where(cut > 0, cut, ideal))
+    idx = idx[np.lexsort((np.where(tie > 0, tie, np.iinfo(np.int64).max), better[idx]))]
     ties = {}
     for group in trace.ties:
         for doc_id in group.ids:

@@ -36,8 +36,12 @@ from placeborag.explore._compute import (
     anchor_geometry,
     filter_mode_table,
     funnel_counts,
+    kept_for,
+    label_codes,
+    label_rows,
     plotly_text,
     project,
+    rows_by_label,
     spread_offsets,
 )
 from placeborag.explore._deps import optional
@@ -305,6 +309,19 @@ def drawn_rows(n: int, keep: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
+def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def _read_only_values(trace: dict[str, Any]) -> dict[str, Any]:
+    for v in trace.values():
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    return trace
+
+
 def point_opacity(n: int) -> float:
     """Marker opacity for ``n`` documents: 0.75 up to :data:`DENSITY_FROM`, then fading with
     the square root of the count (no colour group paints over another), never below 0.12."""
@@ -407,6 +424,9 @@ class _ProjectionBased(_Display):
     def __init__(self, projection: Projection) -> None:
         check_instance(projection, "projection", Projection, "a Projection (project())")
         self.projection = projection
+        # groups() of the projection they were made from: spec() and the app's selection
+        # both ask for them
+        self._groups: tuple[Projection, list[np.ndarray]] | None = None
 
     @classmethod
     def from_store(
@@ -451,12 +471,17 @@ class ProjectionDisplay(_ProjectionBased):
         """The row indexes each trace draws, in point order: one trace per category, then
         the top-k rings (what a selection's (trace, point) pairs map back through)."""
         p = self.projection
-        shown = drawn_rows(len(p.labels), (p.trace.rank > 0) | (p.trace.cut_rank > 0))
-        labels = p.labels[shown]
-        out = [shown[labels == label] for label in p.label_order]
-        top = np.flatnonzero(p.trace.rank)
-        out.append(top[np.argsort(p.trace.rank[top])])
-        return out
+        cached = self._groups
+        if cached is None or cached[0] is not p:
+            shown = drawn_rows(len(p.labels), (p.trace.rank > 0) | (p.trace.cut_rank > 0))
+            if len(shown) == len(p.labels):  # every row: the labelling's own grouping
+                out = label_rows(p.labels, p.label_order)
+            else:
+                out = rows_by_label(shown, p.labels, p.label_order)
+            top = np.flatnonzero(p.trace.rank)
+            out.append(top[np.argsort(p.trace.rank[top])])
+            cached = self._groups = (p, _read_only(out))
+        return list(cached[1])
 
     def plot(self, figure: Any = None) -> ProjectionDisplay:
         """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
@@ -472,7 +497,15 @@ class ProjectionDisplay(_ProjectionBased):
         if look.n >= DENSITY_FROM and not look.three:
             # Last in the list (the selection's trace numbers stay), drawn first: plotly puts
             # heatmaps under scatter traces, and WebGL above SVG.
-            traces.append(density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120)))
+            # The same for every query, k and colour over one layout (read-only coords).
+            density = kept_for(
+                p.coords,
+                "density",
+                lambda: _read_only_values(
+                    density_trace(p.coords[:, 0], p.coords[:, 1], (160, 120))
+                ),
+            )
+            traces.append(dict(density))
         return traces, self._layout(look, groups[-1])
 
     def _category_traces(self, look: _Look, groups: list[np.ndarray]) -> list[dict[str, Any]]:
@@ -839,10 +872,15 @@ def anchor_labels(
     """
     anchors = np.asarray(anchors, dtype=np.float64)[:, :2]
     every = np.vstack([coords[:, :2], anchors, np.atleast_2d(query)[:, :2]])
-    every = every[np.isfinite(every).all(axis=1)]
-    if not len(every):
+    # Column by column: numpy reduces an (n, 2) array along its long axis ten times slower.
+    xs, ys = every[:, 0], every[:, 1]
+    finite = np.isfinite(xs) & np.isfinite(ys)
+    if not finite.any():
         return []
-    low, high = every.min(axis=0), every.max(axis=0)
+    if not finite.all():
+        xs, ys = xs[finite], ys[finite]
+    low = np.array([xs.min(), ys.min()])
+    high = np.array([xs.max(), ys.max()])
     span = np.maximum(high - low, 1e-12)
     scale = min(_LABEL_PLOT[0] / span[0], _LABEL_PLOT[1] / span[1])
     pad = 0.04 * span * scale  # a little less than the 5% plotly adds to each side
@@ -994,10 +1032,14 @@ class RankingDisplay(_ProjectionBased):
 
     def groups(self) -> list[np.ndarray]:
         """The row indexes each trace draws, in point order: one trace per stage."""
-        t = self.projection.trace
-        shown = drawn_rows(len(t.ids), (t.rank > 0) | (t.cut_rank > 0) | (t.stage == TIED))
-        stage = t.stage[shown]
-        return [shown[stage == name] for name in STAGES]
+        p = self.projection
+        cached = self._groups
+        if cached is None or cached[0] is not p:
+            t = p.trace
+            tied = label_codes(t.stage, STAGES) == STAGES.index(TIED)
+            shown = drawn_rows(len(t.ids), (t.rank > 0) | (t.cut_rank > 0) | tied)
+            cached = self._groups = (p, _read_only(rows_by_label(shown, t.stage, STAGES)))
+        return list(cached[1])
 
     def plot(self, figure: Any = None) -> RankingDisplay:
         """Draw :meth:`spec` into ``figure`` (or a new ``go.Figure``): ``figure_``."""
@@ -1009,8 +1051,12 @@ class RankingDisplay(_ProjectionBased):
         p = self.projection
         axis = self.axis
         position = axis.position(p.trace.score)
-        row = {label: i for i, label in enumerate(p.label_order)}
-        y = np.array([row[v] for v in p.labels], dtype=np.float64)
+        codes = label_codes(p.labels, p.label_order)
+        if len(set(p.label_order)) != len(p.label_order) or (codes < 0).any():
+            row = {label: i for i, label in enumerate(p.label_order)}
+            y = np.array([row[v] for v in p.labels], dtype=np.float64)  # as it says why not
+        else:
+            y = codes.astype(np.float64)  # each document's row: its label's place in the order
         y += spread_offsets(p.trace.ids)
         traces = self._stage_traces(position, y)
         if len(p.trace.ids) >= DENSITY_FROM:
@@ -1024,7 +1070,7 @@ class RankingDisplay(_ProjectionBased):
             position,
             y,
             np.where(t.rank > 0, t.rank, 0) * rank_label_mask(t.rank, t.cut_rank, t.k),
-            (t.rank > 0) | (t.cut_rank > 0) | (t.stage == TIED),
+            (t.rank > 0) | (t.cut_rank > 0) | (label_codes(t.stage, STAGES) == STAGES.index(TIED)),
             x_range,
             (-0.6, rows - 0.4),
             [(s["x0"], s["x1"]) for s in shapes if s["type"] == "rect"]

@@ -512,54 +512,78 @@ def _buffered(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _fingerprint(value: Any) -> tuple[bytes, int]:
-    """A digest of a wire value (its JSON and its binary buffers) and its size in bytes."""
-    buffers: list[memoryview] = []
+class _Print:
+    """A wire value as a patch compares it: its JSON (arrays as placeholders), its binary
+    buffers, and its size in bytes. Two are equal when their JSON and the bytes of every
+    buffer are: the buffers are compared (memcmp speed), not hashed, so an array that did
+    not change costs one comparison with its earlier self and one that did (another
+    length) none."""
 
-    def buffer(v: Any) -> int:
-        if isinstance(v, memoryview):
-            buffers.append(v)
-            return len(buffers)
-        raise TypeError(f"{type(v).__name__} is not a wire value")
+    __slots__ = ("buffers", "size", "text")
 
-    text = json.dumps(value, default=buffer, separators=(",", ":")).encode("utf-8")
-    h = hashlib.blake2b(text, digest_size=16)
-    for b in buffers:
-        h.update(b.nbytes.to_bytes(8, "little"))
-        h.update(b)
-    return h.digest(), len(text) + sum(b.nbytes for b in buffers)
+    def __init__(self, value: Any) -> None:
+        buffers: list[memoryview] = []
+
+        def buffer(v: Any) -> int:
+            if isinstance(v, memoryview):
+                buffers.append(v)
+                return len(buffers)
+            raise TypeError(f"{type(v).__name__} is not a wire value")
+
+        self.text = json.dumps(value, default=buffer, separators=(",", ":"))  # ASCII only
+        self.buffers = buffers
+        self.size = len(self.text) + sum(b.nbytes for b in buffers)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, _Print) or self.text != other.text:
+            return False
+        if len(self.buffers) != len(other.buffers):
+            return False
+        return all(_same_bytes(a, b) for a, b in zip(self.buffers, other.buffers))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _same_bytes(a: memoryview, b: memoryview) -> bool:
+    if a.nbytes != b.nbytes:
+        return False
+    if not a.nbytes:
+        return True
+    return bool(np.array_equal(np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8)))
 
 
 class _Wire:
-    """One revision of a figure as it goes on the wire, with a fingerprint of each trace's
-    top-level properties and of each top-level layout key (what a patch compares)."""
+    """One revision of a figure as it goes on the wire, with the print (:class:`_Print`) of
+    each trace's top-level properties and of each top-level layout key (what a patch
+    compares)."""
 
     def __init__(self, revision: int, data: list[Any], layout: dict[str, Any], config: Any) -> None:
         self.revision = revision
         self.data = data
         self.layout = layout
         self.config = config
-        self.trace_prints = [{k: _fingerprint(v) for k, v in t.items()} for t in data]
+        self.trace_prints = [{k: _Print(v) for k, v in t.items()} for t in data]
         self.layout_prints = {k: _layout_print(k, v) for k, v in layout.items()}
-        self.config_print = None if config is None else _fingerprint(config)[0]
-        self.size = sum(n for t in self.trace_prints for _, n in t.values())
-        self.size += sum(n for _, n in self.layout_prints.values())
+        self.config_print = None if config is None else _Print(config)
+        self.size = sum(p.size for t in self.trace_prints for p in t.values())
+        self.size += sum(p.size for p in self.layout_prints.values())
 
-    def layout_print(self, key: str) -> bytes | None:
-        found = self.layout_prints.get(key)
-        return None if found is None else found[0]
+    def layout_print(self, key: str) -> _Print | None:
+        return self.layout_prints.get(key)
 
 
-def _layout_print(key: str, value: Any) -> tuple[bytes, int]:
-    if key == "template" and value == _wired_template()[0]:
-        return _wired_template()[1]  # the same every time: fingerprinted once
-    return _fingerprint(value)
+def _layout_print(key: str, value: Any) -> _Print:
+    if key == "template" and (value is _wired_template()[0] or value == _wired_template()[0]):
+        return _wired_template()[1]  # the same every time: printed once
+    return _Print(value)
 
 
 @functools.cache
-def _wired_template() -> tuple[Any, tuple[bytes, int]]:
+def _wired_template() -> tuple[Any, _Print]:
     value = wire(_template())
-    return value, _fingerprint(value)
+    return value, _Print(value)
 
 
 # -- messages from the page -----------------------------------------------------------------
@@ -672,7 +696,8 @@ def _figure_class() -> Any:
             self._current = _Wire(
                 self.revision,
                 wire(self.traces),
-                wire({"template": _template(), **self.spec_layout}),
+                # The template wired once (and printed once: _layout_print knows it).
+                {"template": _wired_template()[0], **wire(self.spec_layout)},
                 wire(config) if config else None,
             )
             self._send_figure(self._current)
@@ -686,17 +711,17 @@ def _figure_class() -> Any:
             are always the figure on screen, so a notebook saved with this widget's state
             draws it without a kernel."""
             base = self._base
-            if base is not None and base.config == now.config_print:
+            if base is not None and base.config_print == now.config_print:
                 traces, size = [], 0
                 for i, props in enumerate(now.trace_prints):
                     before = base.trace_prints[i] if i < len(base.trace_prints) else {}
-                    changed = [k for k, (d, _) in props.items() if before.get(k, (None,))[0] != d]
+                    changed = [k for k, p in props.items() if before.get(k) != p]
                     gone = [k for k in before if k not in props]
                     if changed or gone:
                         traces.append([i, {k: now.data[i][k] for k in changed}, gone])
-                        size += sum(props[k][1] for k in changed)
-                keys = [k for k, (d, _) in now.layout_prints.items() if base.layout_print(k) != d]
-                size += sum(now.layout_prints[k][1] for k in keys)
+                        size += sum(props[k].size for k in changed)
+                keys = [k for k, p in now.layout_prints.items() if base.layout_print(k) != p]
+                size += sum(now.layout_prints[k].size for k in keys)
                 if size <= _PATCH_AT_MOST * now.size:
                     self.patch = _buffered(
                         {

@@ -51,6 +51,14 @@ _CACHE = 6
 ANCHOR_MEMBERS = 40  # documents per cluster in the anchors view
 
 
+def _frozen(values: np.ndarray) -> np.ndarray:
+    """A cached labelling or layout, read-only: it is shared by every redraw that draws it,
+    and the displays keep what they work out of a read-only array (its codes, its density)
+    by its identity."""
+    values.flags.writeable = False
+    return values
+
+
 class LRU(OrderedDict):  # type: ignore[type-arg]
     """A small least-recently-used cache of the last few configurations."""
 
@@ -196,8 +204,21 @@ class ExplorerState:
             return {m: self.timed("trace", partial(traced, m)) for m in ("pre", "post")}
 
         fitted: Projector | None = None
+        placed: np.ndarray | None = None  # the layout, projected beside the traces
+        coords_key = (key, n_components, method)
+        own_layout = self.user_coords is None or n_components != 2
+
+        def fit_and_place() -> tuple[Projector, np.ndarray | None]:
+            # The documents' coordinates too (one more pass over the vectors, also BLAS
+            # without the GIL), when this layout is not cached: the same product as
+            # layout() below would take on this thread after the traces.
+            fit = fit_projector(rows.vectors, 3)
+            if own_layout and coords_key not in self._coords:
+                return fit, fit.head(n_components).transform(rows.vectors)
+            return fit, None
+
         if method == "pca" and key not in self._projectors:
-            fitted, traces = beside(partial(fit_projector, rows.vectors, 3), both_traces)
+            (fitted, placed), traces = beside(fit_and_place, both_traces)
         else:
             traces = both_traces()
         trace = traces[s.filter_mode]
@@ -216,10 +237,13 @@ class ExplorerState:
             if self.user_coords is not None and n_components == 2:
                 # The user's layout replaces this one (_user_projection): fit nothing for it.
                 return np.asarray(self.user_coords, dtype=np.float64)
+            # Read-only: every view of this layout shares it (and what is kept for it).
+            if placed is not None:
+                return _frozen(placed)
             if projector is not None:
-                return projector.transform(rows.vectors)
+                return _frozen(projector.transform(rows.vectors))
             coords: np.ndarray = self.timed("umap", lambda: umap_coords(rows.vectors, n_components))
-            return coords
+            return _frozen(coords)
 
         projection = self.timed(
             "project",
@@ -240,9 +264,9 @@ class ExplorerState:
                 labels=None
                 if color_by == "stage"
                 else self._labels.get_or(
-                    self._labels_key(s, color_by), lambda: categories(base, rows, color_by)
+                    self._labels_key(s, color_by), lambda: _frozen(categories(base, rows, color_by))
                 ),
-                coords=self._coords.get_or((key, n_components, method), layout),
+                coords=self._coords.get_or(coords_key, layout),
             ),
         )
         if self.user_coords is not None and n_components == 2:
@@ -409,7 +433,7 @@ class ExplorerState:
         cluster labels, which do not depend on the model, dimension or spread."""
         labels: np.ndarray = self._labels.get_or(
             self._labels_key(s, "cluster"),
-            lambda: categories(self._origin[0], rows, "cluster"),  # type: ignore[index]
+            lambda: _frozen(categories(self._origin[0], rows, "cluster")),  # type: ignore[index]
         )
         return labels
 
