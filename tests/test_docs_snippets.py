@@ -32,6 +32,32 @@ def snippets(path):
     return FENCE.findall(path.read_text(encoding="utf-8"))
 
 
+def run_snippet(code, name, namespace):
+    """Run ``code`` in ``namespace``. An explorer shows a failed build in the app instead of
+    raising it, so a snippet that then fails on what was not drawn (a figure that is None)
+    gets each of its explorers' errors added to its own, naming the cause."""
+    try:
+        exec(compile(code, name, "exec"), namespace)
+    except Exception as exc:
+        for variable, value in namespace.items():
+            # by name, not isinstance: a snippet may hold an Explorer of a re-imported module
+            if type(value).__name__ == "Explorer" and getattr(value, "error", ""):
+                exc.add_note(f"{variable}.error, as the app shows it: {value.error}")
+        raise
+
+
+def test_a_failing_snippet_names_the_error_its_explorer_shows():
+    code = (
+        "from placeborag.explore import app\n"
+        "explorer = app()\n"
+        "explorer.controls['where'].value = '{not json'\n"
+        "assert explorer.figures['projection'] is None\n"
+    )
+    with pytest.raises(AssertionError) as caught:
+        run_snippet(code, "a snippet", {})
+    assert any("where is not valid JSON" in note for note in caught.value.__notes__)
+
+
 def test_the_readme_has_snippets():
     assert len(snippets(ROOT / "README.md")) >= 3
 
@@ -51,5 +77,5 @@ def test_every_snippet_runs(path, pytester):
             assert result.ret == 0, f"{path.name} snippet {i}:\n{result.stdout.str()}"
             untested = []
         else:
-            exec(compile(code, f"{path.name}[snippet {i}]", "exec"), namespace)
+            run_snippet(code, f"{path.name}[snippet {i}]", namespace)
     assert not untested, f"{path.name}: no test snippet after {', '.join(untested)} uses it"
