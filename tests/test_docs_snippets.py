@@ -7,6 +7,8 @@ project: it is written beside the test snippets, which import it (or, for a conf
 fixtures).
 """
 
+import contextlib
+import importlib
 import re
 from pathlib import Path
 
@@ -21,6 +23,15 @@ import placeborag.query_engine
 for _namespace in (placeborag, placeborag.query_engine):
     for _name in _namespace.__all__:
         getattr(_namespace, _name)
+
+# So does the explorer: it makes its widget classes once per process, over anywidget's and
+# ipywidgets' own. Were those first imported in one page's snippets and unloaded after it, a
+# later page's app would lay out widgets of the unloaded ipywidgets' Widget class in a VBox of
+# the reloaded one (TraitError), whenever placeborag.explore itself stayed loaded (a test
+# module of this session imported it first).
+for _module in ("traitlets", "ipywidgets", "anywidget", "IPython.display"):
+    with contextlib.suppress(ImportError):  # without the explore extra: nothing to keep
+        importlib.import_module(_module)
 
 ROOT = Path(__file__).parent.parent
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)

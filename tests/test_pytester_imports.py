@@ -5,11 +5,14 @@ twice in one process. Run in a fresh process with this suite's conftest, so what
 test imports is not already loaded by earlier tests of this session.
 """
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 CONFTEST = Path(__file__).parent / "conftest.py"
+ROOT = Path(__file__).parent.parent
 
 
 def test_scikit_learn_imported_first_under_pytester_imports_again_in_the_next_test(pytester):
@@ -31,3 +34,41 @@ def test_scikit_learn_imported_first_under_pytester_imports_again_in_the_next_te
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "first",
+    [
+        [],  # the explorer is first imported under pytester too
+        ["tests/explore/test_export_and_report.py"],  # the explorer is loaded before any test
+    ],
+    ids=["alone", "after-an-explore-module"],
+)
+def test_the_docs_explorer_snippets_run_in_either_order_of_collection(first):
+    # docs/explorer.md's snippets import the explorer's dependencies first under pytester,
+    # which unloads them; docs/migrating.md's app then needs them again.
+    pytest.importorskip("sklearn")
+    pytest.importorskip("anywidget")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            *first,
+            "tests/test_docs_snippets.py",
+            "-k",
+            "explorer.md or migrating.md",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout, result.stdout
