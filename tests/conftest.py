@@ -9,7 +9,7 @@ import os
 # every later import of it fail, the explorer showing "needs 'sklearn', which is not installed"
 # in the next test that built an app. The numpy packages with such a module are loaded here,
 # before any test, so no test is the first to import them.
-import numpy.fft  # noqa: F401
+import numpy.fft
 import numpy.linalg.lapack_lite  # noqa: F401
 from hypothesis import HealthCheck, settings
 

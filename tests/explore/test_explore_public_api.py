@@ -54,5 +54,5 @@ def test_a_missing_module_inside_an_installed_package_is_its_own_error(tmp_path,
     (tmp_path / "partial").mkdir()
     (tmp_path / "partial" / "__init__.py").write_text("import partial_dependency\n", "utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ImportError, match="failed to import 'partial'.*'partial_dependency'"):
+    with pytest.raises(ImportError, match=r"failed to import 'partial'.*'partial_dependency'"):
         optional("partial")
