@@ -15,6 +15,7 @@ CONFTEST = Path(__file__).parent / "conftest.py"
 ROOT = Path(__file__).parent.parent
 
 
+@pytest.mark.slow
 def test_scikit_learn_imported_first_under_pytester_imports_again_in_the_next_test(pytester):
     pytest.importorskip("sklearn")
     pytester.makeconftest(CONFTEST.read_text(encoding="utf-8"))
