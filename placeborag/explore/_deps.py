@@ -18,10 +18,10 @@ def optional(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        top = module.split(".")[0]
         parts = module.split(".")
-        missing = {".".join(parts[: i + 1]) for i in range(len(parts))}
-        if isinstance(exc, ModuleNotFoundError) and exc.name in missing:
+        top = parts[0]
+        itself = {".".join(parts[: i + 1]) for i in range(len(parts))}  # module or a parent
+        if isinstance(exc, ModuleNotFoundError) and exc.name in itself:
             raise ImportError(
                 f"placeborag.explore needs {shown(top)}, which is not installed; {EXTRA_HINT}"
             ) from exc
