@@ -2,6 +2,15 @@
 
 import os
 
+# pytester unloads, when a test ends, every module the test imported first. numpy's extension
+# modules refuse a second load in one process ("cannot load module more than once per
+# process"), and numpy itself does not load numpy.fft: scipy does, under scikit-learn (the
+# explorer's PCA). A test under pytester that imported scikit-learn first made every later
+# import of it fail: the next app built showed "needs 'sklearn', which is not installed" and
+# drew nothing. The numpy packages with such a module are loaded here, before any test, so no
+# test is the first to import them.
+import numpy.fft
+import numpy.linalg.lapack_lite  # noqa: F401
 from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["pytester"]

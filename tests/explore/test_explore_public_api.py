@@ -29,3 +29,30 @@ def test_a_missing_extra_names_the_pip_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
     with pytest.raises(ImportError, match=r"needs 'plotly'.*pip install 'placeborag\[explore\]'"):
         optional("plotly.graph_objects")
+
+
+def test_an_installed_package_that_fails_to_import_is_not_called_missing(tmp_path, monkeypatch):
+    # numpy's extension modules refuse a second load in one process: the package is there.
+    from placeborag.explore._deps import optional
+
+    (tmp_path / "halfloaded").mkdir()
+    (tmp_path / "halfloaded" / "__init__.py").write_text(
+        "raise ImportError('cannot load module more than once per process')\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError) as caught:
+        optional("halfloaded")
+    assert "not installed" not in str(caught.value)
+    assert "'halfloaded', which is installed but failed to import 'halfloaded'" in str(caught.value)
+    assert "ImportError: cannot load module more than once per process" in str(caught.value)
+
+
+def test_a_missing_module_inside_an_installed_package_is_its_own_error(tmp_path, monkeypatch):
+    # plotly there, but one of its own imports missing: the error names that module.
+    from placeborag.explore._deps import optional
+
+    (tmp_path / "partial").mkdir()
+    (tmp_path / "partial" / "__init__.py").write_text("import partial_dependency\n", "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError, match=r"failed to import 'partial'.*'partial_dependency'"):
+        optional("partial")
