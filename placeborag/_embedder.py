@@ -138,6 +138,11 @@ class _Keys(tuple):  # type: ignore[type-arg]
         return found
 
 
+def _distinct(keys: Sequence[tuple[str, str]]) -> bool:
+    """Whether no (cluster, text) pair comes twice (known once for a membership's keys)."""
+    return keys.distinct if isinstance(keys, _Keys) else len(set(keys)) == len(keys)
+
+
 def _as_key(keys: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     """``keys`` as a batch-memo key: itself when it is a tuple (a membership's :class:`_Keys`
     keeps its hash), else a tuple of it."""
@@ -689,17 +694,11 @@ class FakeEmbedder:
             if not members:
                 return
             where = at[members]
-            if len(keys) <= _CACHED_BATCH:
-                fresh = False
-            elif isinstance(keys, _Keys):  # a membership's: distinct or not, known once
-                fresh = keys.distinct and (
-                    not self._member_cache or self._member_cache.keys().isdisjoint(keys)
-                )
-            else:
-                distinct = set(keys)
-                fresh = len(distinct) == len(keys) and self._member_cache.keys().isdisjoint(
-                    distinct
-                )
+            fresh = (
+                len(keys) > _CACHED_BATCH
+                and _distinct(keys)
+                and (not self._member_cache or self._member_cache.keys().isdisjoint(keys))
+            )
             if fresh:
                 # new, distinct members: written in place, a block at a time
                 self._compute_members(keys, exact=False, dtype=dtype, into=(out, where))
