@@ -1004,6 +1004,13 @@ def _short(text: str, n: int = 48) -> str:
 # -- query-centred ranking view -----------------------------------------------------------------
 
 
+def _always_drawn(t: QueryTrace) -> np.ndarray:
+    """The records the ranking always draws and may label: returned, cut, or tied at the cut."""
+    tied: np.ndarray = label_codes(t.stage, STAGES) == STAGES.index(TIED)
+    drawn: np.ndarray = (t.rank > 0) | (t.cut_rank > 0) | tied
+    return drawn
+
+
 class RankingDisplay(_ProjectionBased):
     """x is each document's score to the query, so left-to-right order is the ranking.
 
@@ -1036,8 +1043,7 @@ class RankingDisplay(_ProjectionBased):
         cached = self._groups
         if cached is None or cached[0] is not p:
             t = p.trace
-            tied = label_codes(t.stage, STAGES) == STAGES.index(TIED)
-            shown = drawn_rows(len(t.ids), (t.rank > 0) | (t.cut_rank > 0) | tied)
+            shown = drawn_rows(len(t.ids), _always_drawn(t))
             cached = self._groups = (p, _read_only(rows_by_label(shown, t.stage, STAGES)))
         return list(cached[1])
 
@@ -1070,7 +1076,7 @@ class RankingDisplay(_ProjectionBased):
             position,
             y,
             np.where(t.rank > 0, t.rank, 0) * rank_label_mask(t.rank, t.cut_rank, t.k),
-            (t.rank > 0) | (t.cut_rank > 0) | (label_codes(t.stage, STAGES) == STAGES.index(TIED)),
+            _always_drawn(t),
             x_range,
             (-0.6, rows - 0.4),
             [(s["x0"], s["x1"]) for s in shapes if s["type"] == "rect"]
