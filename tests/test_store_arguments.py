@@ -4,10 +4,13 @@ PlaceboragError naming the value and what is allowed, before anything changes.""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from placeborag import (
     FakeEmbedder,
     FakeVectorStore,
+    PlaceboragError,
     PlaceboragTypeError,
     PlaceboragValueError,
 )
@@ -127,3 +130,37 @@ def test_a_zero_dimensional_numpy_value_is_stored_as_the_number_it_holds(store):
 def test_a_cluster_spread_beyond_float_range_is_refused_not_an_overflow(spread):
     with pytest.raises(PlaceboragValueError, match=r"must be a finite number between 0 and 50"):
         FakeEmbedder(cluster_spread=spread)
+
+
+class _Name(str):
+    pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["d0", "d1", "d2"]),
+            st.just(""),
+            st.builds(_Name, st.sampled_from(["d0", "d1"])),
+            st.integers(),
+            st.none(),
+            st.binary(max_size=3),
+        ),
+        max_size=6,
+    )
+)
+def test_reuse_ids_are_checked_one_by_one_whatever_they_hold(ids):
+    """``reuse``'s ids, any mix of str, '' and other values: the first bad one is named (as
+    the per-id check names it) and nothing changes; good ones (str subclasses too) are used."""
+    store = FakeVectorStore(embedder=FakeEmbedder(dimensions=4))
+    store.upsert_many(["d0", "d1", "d2"], ["a", "b", "c"])
+    before = store.records().vectors.copy()
+    bad = next((i for i, v in enumerate(ids) if not isinstance(v, str) or not v), None)
+    if bad is None:
+        twin = store.reembedded(FakeEmbedder(dimensions=4), reuse=(store, ids))
+        np.testing.assert_array_equal(twin.records().vectors, before)
+    else:
+        with pytest.raises(PlaceboragError, match=rf"reuse ids\[{bad}\]="):
+            store.reembedded(FakeEmbedder(dimensions=4), reuse=(store, ids))
+    np.testing.assert_array_equal(store.records().vectors, before)
