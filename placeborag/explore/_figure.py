@@ -183,6 +183,7 @@ async function render({ model, el }) {
   el.appendChild(gd);
   let drawn = null;  // the revision on screen
   let width = 0, pending = false;  // the width last fitted to; a resize asked for this frame
+  let waiting = false;  // the first drawing put off until the plot has a width
   let queue = Promise.resolve();
   const on = (name, handler) => { gd.removeAllListeners(name); gd.on(name, handler); };
   const bind = () => {
@@ -260,6 +261,13 @@ async function render({ model, el }) {
     queue = queue.then(async () => {
       const next = compose();
       if (next === null || next.revision === drawn) return;
+      // A plot plotly.js first draws into a box of no width (not yet in the page, or in a
+      // hidden tab) is drawn at its default 700 px, and at a fixed width from then on: the
+      // first drawing waits until the box has its width (the size observer below says when).
+      if (drawn === null && gd.clientWidth === 0) {
+        waiting = true;
+        return;
+      }
       const config = Object.assign({
         responsive: true, displaylogo: false,
         // WebGL at the screen's own pixel ratio (plotly's default draws twice the page's
@@ -281,11 +289,10 @@ async function render({ model, el }) {
   model.on("change:selected", () => { queue = queue.then(select); });
   draw();
   // The figure takes its container's width whenever the container changes size (a side
-  // panel, a notebook resized), not only when the window does; and after each draw, since
-  // a plot drawn before the page laid its container out is drawn at plotly's default 700 px
-  // (the container's one size change came while the first draw ran, and was skipped).
-  // Once per frame at most, outside the observer's callback, and never on a hidden plot
-  // (plotly refuses to resize one).
+  // panel, a notebook resized, a tab shown), not only when the window does; and after each
+  // draw (a redraw keeps the plot's width, and a size change during it was skipped). Once
+  // per frame at most, outside the observer's callback, never on a hidden plot (plotly
+  // refuses to resize one). The observer also starts a first drawing put off for a width.
   function fit() {
     const now = el.getBoundingClientRect().width;
     if (drawn === null || now < 1) return Promise.resolve();
@@ -301,7 +308,12 @@ async function render({ model, el }) {
     pending = true;
     requestAnimationFrame(() => {
       pending = false;
-      queue = queue.then(fit);
+      if (waiting && gd.clientWidth > 0) {
+        waiting = false;
+        draw();
+      } else {
+        queue = queue.then(fit);
+      }
     });
   });
   resized.observe(el);

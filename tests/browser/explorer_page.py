@@ -77,6 +77,41 @@ ROWS = """(mode) => Array.from(document.querySelectorAll(
     '.placeborag-results table.placeborag-table-' + mode + ' tr[data-id]'))
     .map(r => [r.dataset.id, r.dataset.stage])"""
 
+# Each plot: plotly's drawn width, its box's width, and how far its drawing runs past its
+# container on the right (0: not at all).
+FIT = """() => Array.from(document.querySelectorAll('[class*="placeborag-figure-"]')).map((box) => {
+    const gd = box.querySelector('.js-plotly-plot'), svg = gd.querySelector('svg.main-svg');
+    return {name: box.className.match(/placeborag-figure-[a-z]+/)[0],
+            drawn: gd._fullLayout.width, width: gd.getBoundingClientRect().width,
+            box: box.getBoundingClientRect().width,
+            past: svg.getBoundingClientRect().right - box.getBoundingClientRect().right};
+})"""
+# From now until 30 s have passed or every one of the four plots has been drawn at its box's
+# width for 30 frames in a row: each frame where some plot is drawn, [ms, figure, drawn width,
+# box width] of every drawn plot. `window.__widthsDone` resolves when it stops.
+RECORD_WIDTHS = """() => {
+    const t0 = performance.now(), frames = [];
+    let fitted = 0, stop;
+    window.__widths = frames;
+    window.__widthsDone = new Promise((resolve) => { stop = resolve; });
+    const tick = () => {
+        const rows = [];
+        for (const box of document.querySelectorAll('[class*="placeborag-figure-"]')) {
+            const gd = box.querySelector('.js-plotly-plot');
+            if (!gd || !gd._fullLayout) continue;
+            rows.push([Math.round(performance.now() - t0),
+                       box.className.match(/placeborag-figure-[a-z]+/)[0],
+                       gd._fullLayout.width, Math.round(box.getBoundingClientRect().width)]);
+        }
+        if (rows.length) frames.push(rows);
+        const ok = rows.length === 4 && rows.every(r => Math.abs(r[2] - r[3]) <= 2);
+        fitted = ok ? fitted + 1 : 0;
+        if (fitted >= 30 || performance.now() - t0 > 30000) stop(frames.length);
+        else requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+}"""
+
 
 def open_page(browser):
     """A new context and page whose console errors and page errors collect in ``problems``:

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-from explorer_page import KERNEL
+from explorer_page import FIT, KERNEL, RECORD_WIDTHS
 from jupyter_driver import APP_DRAWN as DRAWN
 from jupyter_driver import KERNEL_IDLE, SET_CELL, app_source
 
@@ -79,7 +79,10 @@ def page(request, browser):
     page.goto(f"{server['base']}{path}?token={server['token']}{reset}")
     page.wait_for_function(KERNEL_IDLE)
     assert page.evaluate(SET_CELL, app_source(None if n == 38 else n))
-    # Single-document mode: the notebook's own cell is the app, scrolled to its top.
+    # Single-document mode: the notebook's own cell is the app, scrolled to its top. Every
+    # animation frame until the plots are drawn and fitted, each drawn plot's width and its
+    # box's are recorded (what a user could have seen).
+    page.evaluate(RECORD_WIDTHS)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     # Nothing that asks the page for its layout before the plots are drawn: a user's page is
     # not asked, and plots drawn before their containers were laid out stayed 700 px wide
@@ -87,38 +90,32 @@ def page(request, browser):
     page.wait_for_function(DRAWN, polling="raf")
     page.wait_for_function(KERNEL_IDLE)
     page.wait_for_selector(".placeborag-results table.placeborag-table-pre")
+    page.evaluate("() => window.__widthsDone")
     page.n, page.front = n, front
     yield page
     context.close()
 
 
-# Each plot: plotly's drawn width, its box's width, and how far its drawing runs past its
-# container on the right (0: not at all).
-FIT = """() => Array.from(document.querySelectorAll('[class*="placeborag-figure-"]')).map((box) => {
-    const gd = box.querySelector('.js-plotly-plot'), svg = gd.querySelector('svg.main-svg');
-    return {name: box.className.match(/placeborag-figure-[a-z]+/)[0],
-            drawn: gd._fullLayout.width, width: gd.getBoundingClientRect().width,
-            past: svg.getBoundingClientRect().right - box.getBoundingClientRect().right};
-})"""
 
-
-@pytest.mark.xfail(
-    reason="open defect (#25): under load a plot drawn by Run All can stay at plotly's 700 px "
-    "after the widget's fit-after-draw (failed 2 of 3 runs at load ~3 on 2eb70ee)",
-    strict=False,
-)
 def test_right_after_run_all_every_plot_is_drawn_at_its_container_s_width(page):
-    """Run All drew every plot at plotly's default 700 px whatever its container's width (the
-    container was laid out while the first draw ran, and no size change came after it): at
+    """Run All drew every plot at plotly's default 700 px whatever its container's width: at
     1,400 px every plot ran 74 px past its column, towards the side panel, and at 1,000 px the
     projection's legend was cut off at the notebook's edge, until the window was resized.
-    With no resize (this runs first, before any test changes the window), every plot is as
-    wide as its container."""
+    After a fit on each draw, a first Run All in a page still drew them at 700 px for a few
+    hundred ms (longer under load), because plotly.js had first drawn them into boxes not yet
+    in the page, and the fit came a resize later. With no resize (this runs first, before any
+    test changes the window), in every frame from Run All on, every plot drawn is as wide
+    as its container."""
     fits = page.evaluate(FIT)
     assert len(fits) == 4
     for f in fits:
         assert abs(f["drawn"] - f["width"]) <= 2, f
+        assert abs(f["width"] - f["box"]) <= 2, f
         assert f["past"] <= 1, f
+    frames = page.evaluate("() => window.__widths")
+    assert frames, "no plot was ever drawn"
+    wrong = [row for rows in frames for row in rows if abs(row[2] - row[3]) > 2]
+    assert not wrong, f"frames with a plot not at its box's width: {wrong[:8]}"
 
 
 def _scroll_to_app(page) -> None:

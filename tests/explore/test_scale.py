@@ -209,6 +209,24 @@ def test_the_app_carries_a_static_html_fallback(app):
         assert f"<li>{doc}</li>" in page
 
 
+def test_the_app_s_widget_goes_into_a_layout_of_the_user_s(app):
+    """`explorer.widget` (documented) is the box displaying the app shows: placed in a Tab of
+    the user's, it is the same view, with every figure of the app inside it."""
+    w = pytest.importorskip("ipywidgets")
+    assert isinstance(app.widget, w.Box)
+    view = app._repr_mimebundle_()["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == app.widget.model_id
+    tabs = w.Tab([w.HTML("another app"), app.widget])
+    assert tabs.children[1] is app.widget
+
+    def inside(box):
+        for child in getattr(box, "children", ()):
+            yield child
+            yield from inside(child)
+
+    assert all(any(c is f for c in inside(app.widget)) for f in app.views.values())
+
+
 def test_your_own_coordinates_replace_the_pca():
     s = demo_scenario()
     n = len(s.documents)
