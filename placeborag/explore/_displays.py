@@ -8,6 +8,7 @@ app): when the traces keep their kinds and names, only their arrays are replaced
 from __future__ import annotations
 
 import html
+import math
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -1342,7 +1343,9 @@ def ranking_labels(
     each where its box, at every plot size the ranking is drawn in, overlaps no other rank
     label, no ranked marker (``marked``), no cut line or axis break band (``bands``, x
     ranges), no tie note, and stays inside the plot: beside its point, or further out with a
-    leader line. A label stays on its point's side of the cut line and of every break, so
+    leader line. A label beside its point (no leader line) is clearly nearer that point than
+    any other ranked marker, so it cannot be read as another's. A label stays on its point's
+    side of the cut line and of every break, so
     no leader line crosses them and no label reads as the other side's (a point on the line
     itself may be labelled on either side). A rank with no free place is left out; the count
     left out is returned (every rank stays in the hover text)."""
@@ -1360,8 +1363,10 @@ def ranking_labels(
             dx = ux * ring * (_MARKER_BOX / 2 + w / 2 + _LABEL_GAP + 1)
             dy = uy * ring * (_MARKER_BOX / 2 + _RANK_H / 2 + _LABEL_GAP + 1)
             boxes = [room.box(xs[i], ys[i], dx, dy, w) for room in layouts]
-            if _free_between(layouts, boxes) and all(
-                room.same_side(xs[i], box) for room, box in zip(layouts, boxes)
+            if (
+                _free_between(layouts, boxes)
+                and all(room.same_side(xs[i], box) for room, box in zip(layouts, boxes))
+                and (ring > 1 or all(room.nearest_is(i, box) for room, box in zip(layouts, boxes)))
             ):
                 break
         else:
@@ -1416,10 +1421,9 @@ class _RankRoom:
     ) -> None:
         self.width, self.height = plot
         (self.x0, self.x1), (self.y0, self.y1) = x_range, y_range
-        self.taken = [
-            _box_around(*self.px(xs[i], ys[i]), _MARKER_BOX, _MARKER_BOX)
-            for i in np.flatnonzero(marked).tolist()
-        ]
+        self.xs, self.ys = xs, ys
+        self.marks = {i: self.px(xs[i], ys[i]) for i in np.flatnonzero(marked).tolist()}
+        self.taken = [_box_around(x, y, _MARKER_BOX, _MARKER_BOX) for x, y in self.marks.values()]
         self.bands = [sorted((self.px(a, 0)[0], self.px(b, 0)[0])) for a, b in bands]
         for pa, pb in self.bands:
             self.taken.append((pa - 1.5, -1e9, pb + 1.5, 1e9))
@@ -1454,6 +1458,21 @@ class _RankRoom:
                 return False
         return True
 
+    def nearest_is(self, i: int, box: tuple[float, ...]) -> bool:
+        """Whether a label ``box`` beside ranked point ``i`` (no leader line) reads as that
+        point's: every other ranked marker is at least 1.3 times as far from the box's centre
+        as point ``i`` is (a label halfway between two markers reads as either's). Markers
+        drawn over point ``i``'s (tied documents on one spot) are not told apart by any
+        label; the hover lists them."""
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        ox, oy = self.px(self.xs[i], self.ys[i])
+        own = 1.3 * math.hypot(cx - ox, cy - oy)
+        return all(
+            math.hypot(cx - x, cy - y) >= own
+            for j, (x, y) in self.marks.items()
+            if j != i and math.hypot(x - ox, y - oy) >= _MARKER_BOX
+        )
+
     def inside(self, box: tuple[float, ...]) -> bool:
         return box[0] >= 0 and box[1] >= 0 and box[2] <= self.width and box[3] <= self.height
 
@@ -1484,7 +1503,7 @@ def _free_between(rooms: Sequence[_RankRoom], boxes: Sequence[tuple[float, ...]]
 # leader line) and a direction (right, up).
 _RANK_SPOTS = tuple(
     (ring, ux, uy)
-    for ring in (1, 2, 3)
+    for ring in (1, 2, 3, 4)
     for ux, uy in ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
 )
 

@@ -382,6 +382,34 @@ def test_no_rank_label_sits_across_the_cut_line_or_a_break_from_its_point(case, 
             assert (point < lo) == (box[2] < lo), (a["text"], point, box, lo, hi)
 
 
+@pytest.mark.parametrize("case", ["demo", "k10", "k20", "post", "post-recall", "20000", "100000"])
+@pytest.mark.parametrize("plot", [(300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0)])
+def test_a_rank_label_without_a_leader_line_reads_as_its_own_point_s(case, plot):
+    """At 100,000 documents "3" sat beside its point and about as near another ranked marker,
+    so it could be read as either's. A label with no leader line is clearly nearer its own
+    point than any other ranked marker (other markers at least 1.3 times as far from its
+    centre); markers drawn over its own (tied documents on one spot) do not count."""
+    from placeborag.explore._displays import _MARKER_BOX, rank_box
+
+    traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+
+    def px(x, y):
+        return (x - x0) / (x1 - x0) * plot[0], (y - y0) / (y1 - y0) * plot[1]
+
+    marks = [px(x, y) for t in traces if t["name"] in RANKED for x, y in zip(t["x"], t["y"])]
+    labels = [a for a in layout["annotations"] if a.get("xref") == "x" and a.get("yref") == "y"]
+    assert labels
+    for a in (a for a in labels if not a["showarrow"]):
+        box = rank_box(a, px)
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        ox, oy = px(a["x"], a["y"])
+        own = np.hypot(cx - ox, cy - oy)
+        for mx, my in marks:
+            if np.hypot(mx - ox, my - oy) >= _MARKER_BOX:  # not drawn over its own point
+                assert np.hypot(cx - mx, cy - my) >= 1.3 * own, (a["text"], (mx, my))
+
+
 def test_tied_documents_at_the_cut_keep_every_rank_label():
     # docs/img/ranking-ties.png: three tied documents on one spot showed only "2".
     traces, layout = RankingDisplay.from_store(
