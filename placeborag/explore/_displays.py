@@ -1344,7 +1344,9 @@ def ranking_labels(
     label, no ranked marker (``marked``), no cut line or axis break band (``bands``, x
     ranges), no tie note, and stays inside the plot: beside its point, or further out with a
     leader line. A label beside its point (no leader line) is clearly nearer that point than
-    any other ranked marker, so it cannot be read as another's. A label stays on its point's
+    any other ranked marker, so it cannot be read as another's; no label covers a leader
+    line, and a leader line crosses no other line, label or ranked marker (checked at each
+    plot size in ``plots``). A label stays on its point's
     side of the cut line and of every break, so
     no leader line crosses them and no label reads as the other side's (a point on the line
     itself may be labelled on either side). A rank with no free place is left out; the count
@@ -1367,6 +1369,7 @@ def ranking_labels(
                 _free_between(layouts, boxes)
                 and all(room.same_side(xs[i], box) for room, box in zip(layouts, boxes))
                 and (ring > 1 or all(room.nearest_is(i, box) for room, box in zip(layouts, boxes)))
+                and all(room.clear_of_lines(i, box, ring > 1) for room, box in zip(layouts, boxes))
             ):
                 break
         else:
@@ -1374,6 +1377,9 @@ def ranking_labels(
             continue
         for room, box in zip(layouts, boxes):
             room.taken.append(box)
+            room.labels.append(box)
+            if ring > 1:
+                room.lines.append((room.px(xs[i], ys[i]), _centre(box)))
         label: dict[str, Any] = {
             "x": float(xs[i]),
             "y": float(ys[i]),
@@ -1423,6 +1429,8 @@ class _RankRoom:
         (self.x0, self.x1), (self.y0, self.y1) = x_range, y_range
         self.xs, self.ys = xs, ys
         self.marks = {i: self.px(xs[i], ys[i]) for i in np.flatnonzero(marked).tolist()}
+        self.labels: list[tuple[float, float, float, float]] = []  # the labels placed
+        self.lines: list[tuple[tuple[float, float], tuple[float, float]]] = []  # their leaders
         self.taken = [_box_around(x, y, _MARKER_BOX, _MARKER_BOX) for x, y in self.marks.values()]
         self.bands = [sorted((self.px(a, 0)[0], self.px(b, 0)[0])) for a, b in bands]
         for pa, pb in self.bands:
@@ -1458,6 +1466,26 @@ class _RankRoom:
                 return False
         return True
 
+    def clear_of_lines(self, i: int, box: tuple[float, ...], leader: bool) -> bool:
+        """Whether a label ``box`` for ranked point ``i`` covers no leader line placed, and
+        (``leader``: it has one, from the point to the box) its line crosses no other line
+        and runs through no label placed and no other ranked marker."""
+        if any(_segment_hits_box(p, q, box) for p, q in self.lines):
+            return False
+        if not leader:
+            return True
+        start, end = self.px(self.xs[i], self.ys[i]), _centre(box)
+        if any(_segments_cross(start, end, p, q) for p, q in self.lines):
+            return False
+        if any(_segment_hits_box(start, end, other) for other in self.labels):
+            return False
+        h = _MARKER_BOX / 2 - 1  # the marker itself, not the room kept around it
+        return not any(
+            _segment_hits_box(start, end, (x - h, y - h, x + h, y + h))
+            for j, (x, y) in self.marks.items()
+            if j != i and math.hypot(x - start[0], y - start[1]) >= _MARKER_BOX
+        )
+
     def nearest_is(self, i: int, box: tuple[float, ...]) -> bool:
         """Whether a label ``box`` beside ranked point ``i`` (no leader line) reads as that
         point's: every other ranked marker is at least 1.3 times as far from the box's centre
@@ -1478,6 +1506,48 @@ class _RankRoom:
 
     def free(self, box: tuple[float, ...]) -> bool:
         return self.inside(box) and not any(_overlap(box, other) for other in self.taken)
+
+
+def _centre(box: tuple[float, ...]) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def _turn(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> float:
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+
+def _segments_cross(
+    a: tuple[float, float], b: tuple[float, float], c: tuple[float, float], d: tuple[float, float]
+) -> bool:
+    """Whether segments ab and cd cross (touching at an end counts)."""
+    d1, d2, d3, d4 = _turn(c, d, a), _turn(c, d, b), _turn(a, b, c), _turn(a, b, d)
+    if ((d1 > 0) != (d2 > 0) and d1 != 0 and d2 != 0) and (
+        (d3 > 0) != (d4 > 0) and d3 != 0 and d4 != 0
+    ):
+        return True
+
+    def on(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> bool:
+        return min(p[0], q[0]) <= r[0] <= max(p[0], q[0]) and min(p[1], q[1]) <= r[1] <= max(
+            p[1], q[1]
+        )
+
+    return (
+        (d1 == 0 and on(c, d, a))
+        or (d2 == 0 and on(c, d, b))
+        or (d3 == 0 and on(a, b, c))
+        or (d4 == 0 and on(a, b, d))
+    )
+
+
+def _segment_hits_box(
+    a: tuple[float, float], b: tuple[float, float], box: tuple[float, ...]
+) -> bool:
+    """Whether segment ab passes through (or ends in) ``box`` (x0, y0, x1, y1)."""
+    x0, y0, x1, y1 = box
+    if any(x0 <= p[0] <= x1 and y0 <= p[1] <= y1 for p in (a, b)):
+        return True
+    corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+    return any(_segments_cross(a, b, corners[k], corners[(k + 1) % 4]) for k in range(4))
 
 
 def _free_between(rooms: Sequence[_RankRoom], boxes: Sequence[tuple[float, ...]]) -> bool:

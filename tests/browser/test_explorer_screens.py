@@ -96,7 +96,6 @@ def page(request, browser):
     context.close()
 
 
-
 def test_right_after_run_all_every_plot_is_drawn_at_its_container_s_width(page):
     """Run All drew every plot at plotly's default 700 px whatever its container's width: at
     1,400 px every plot ran 74 px past its column, towards the side panel, and at 1,000 px the

@@ -410,6 +410,56 @@ def test_a_rank_label_without_a_leader_line_reads_as_its_own_point_s(case, plot)
                 assert np.hypot(cx - mx, cy - my) >= 1.3 * own, (a["text"], (mx, my))
 
 
+@pytest.mark.parametrize("case", ["demo", "k10", "k20", "post", "post-recall", "20000", "100000"])
+@pytest.mark.parametrize("plot", [(300.0, 290.0), (520.0, 290.0), (900.0, 290.0), (1400.0, 290.0)])
+def test_no_rank_label_sits_on_a_leader_line_and_no_two_leader_lines_cross(case, plot):
+    """At 100,000 documents "1" sat on the leader line of "3", its own line starting where
+    that one ran: which line led where could not be told. No label box covers another
+    label's leader line (from its point to the label), no two leader lines cross, and no
+    leader line runs through another label or another ranked marker."""
+    from placeborag.explore._displays import _MARKER_BOX, rank_box
+
+    traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+
+    def px(x, y):
+        return np.array([(x - x0) / (x1 - x0) * plot[0], (y - y0) / (y1 - y0) * plot[1]])
+
+    labels = [a for a in layout["annotations"] if a.get("xref") == "x" and a.get("yref") == "y"]
+    boxes = [rank_box(a, lambda x, y: tuple(px(x, y))) for a in labels]
+    lines = {
+        n: (px(a["x"], a["y"]), np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2]))
+        for n, (a, b) in enumerate(zip(labels, boxes))
+        if a["showarrow"]
+    }
+    h = _MARKER_BOX / 2 - 1
+    marks = [px(x, y) for t in traces if t["name"] in RANKED for x, y in zip(t["x"], t["y"])]
+
+    def through(start, end, box):  # a segment through a box, sampled every half pixel
+        steps = max(2, int(np.hypot(*(end - start)) * 2))
+        pts = start + np.linspace(0, 1, steps)[:, None] * (end - start)
+        inside_x = (pts[:, 0] >= box[0]) & (pts[:, 0] <= box[2])
+        inside_y = (pts[:, 1] >= box[1]) & (pts[:, 1] <= box[3])
+        return bool((inside_x & inside_y).any())
+
+    for n, (start, end) in lines.items():
+        for m, box in enumerate(boxes):
+            if m != n:
+                assert not through(start, end, box), (labels[n]["text"], labels[m]["text"])
+        for c in marks:
+            if np.hypot(*(c - start)) >= _MARKER_BOX:
+                assert not through(start, end, (c[0] - h, c[1] - h, c[0] + h, c[1] + h))
+        for m, (p, q) in lines.items():
+            if m <= n:
+                continue
+            # ab and pq cross where start + s (end - start) = p + t (q - p), 0 <= s, t <= 1.
+            matrix = np.column_stack([end - start, p - q])
+            if abs(np.linalg.det(matrix)) < 1e-9:
+                continue  # parallel: the box checks above catch a line over a label
+            s_, t_ = np.linalg.solve(matrix, p - start)
+            assert not (0 <= s_ <= 1 and 0 <= t_ <= 1), (labels[n]["text"], labels[m]["text"])
+
+
 def test_tied_documents_at_the_cut_keep_every_rank_label():
     # docs/img/ranking-ties.png: three tied documents on one spot showed only "2".
     traces, layout = RankingDisplay.from_store(
