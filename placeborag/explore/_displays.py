@@ -1346,10 +1346,9 @@ def ranking_labels(
     leader line. A label beside its point (no leader line) is clearly nearer that point than
     any other ranked marker, so it cannot be read as another's; no label covers a leader
     line, and a leader line crosses no other line, label or ranked marker (checked at each
-    plot size in ``plots``). A label stays on its point's
-    side of the cut line and of every break, so
-    no leader line crosses them and no label reads as the other side's (a point on the line
-    itself may be labelled on either side). A rank with no free place is left out; the count
+    plot size in ``plots``). A label stays on its point's side of the cut line and of every
+    break, so no leader line crosses them and no label reads as the other side's (a point on
+    the line itself may be labelled on either side). A rank with no free place is left out; the count
     left out is returned (every rank stays in the hover text)."""
     xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     # A label's offset from its point is in pixels, the points' spacing grows with the plot:
@@ -1379,7 +1378,7 @@ def ranking_labels(
             room.taken.append(box)
             room.labels.append(box)
             if ring > 1:
-                room.lines.append((room.px(xs[i], ys[i]), _centre(box)))
+                room.lines.append((room.point(i), _centre(box)))
         label: dict[str, Any] = {
             "x": float(xs[i]),
             "y": float(ys[i]),
@@ -1466,6 +1465,10 @@ class _RankRoom:
                 return False
         return True
 
+    def point(self, i: int) -> tuple[float, float]:
+        """Point ``i`` in pixels."""
+        return self.px(self.xs[i], self.ys[i])
+
     def clear_of_lines(self, i: int, box: tuple[float, ...], leader: bool) -> bool:
         """Whether a label ``box`` for ranked point ``i`` covers no leader line placed, and
         (``leader``: it has one, from the point to the box) its line crosses no other line
@@ -1474,7 +1477,7 @@ class _RankRoom:
             return False
         if not leader:
             return True
-        start, end = self.px(self.xs[i], self.ys[i]), _centre(box)
+        start, end = self.point(i), _centre(box)
         if any(_segments_cross(start, end, p, q) for p, q in self.lines):
             return False
         if any(_segment_hits_box(start, end, other) for other in self.labels):
@@ -1492,8 +1495,7 @@ class _RankRoom:
         as point ``i`` is (a label halfway between two markers reads as either's). Markers
         drawn over point ``i``'s (tied documents on one spot) are not told apart by any
         label; the hover lists them."""
-        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        ox, oy = self.px(self.xs[i], self.ys[i])
+        (cx, cy), (ox, oy) = _centre(box), self.point(i)
         own = 1.3 * math.hypot(cx - ox, cy - oy)
         return all(
             math.hypot(cx - x, cy - y) >= own

@@ -183,7 +183,6 @@ async function render({ model, el }) {
   el.appendChild(gd);
   let drawn = null;  // the revision on screen
   let width = 0, pending = false;  // the width last fitted to; a resize asked for this frame
-  let waiting = false;  // the first drawing put off until the plot has a width
   let queue = Promise.resolve();
   const on = (name, handler) => { gd.removeAllListeners(name); gd.on(name, handler); };
   const bind = () => {
@@ -264,10 +263,7 @@ async function render({ model, el }) {
       // A plot plotly.js first draws into a box of no width (not yet in the page, or in a
       // hidden tab) is drawn at its default 700 px, and at a fixed width from then on: the
       // first drawing waits until the box has its width (the size observer below says when).
-      if (drawn === null && gd.clientWidth === 0) {
-        waiting = true;
-        return;
-      }
+      if (drawn === null && gd.clientWidth === 0) return;
       const config = Object.assign({
         responsive: true, displaylogo: false,
         // WebGL at the screen's own pixel ratio (plotly's default draws twice the page's
@@ -308,12 +304,8 @@ async function render({ model, el }) {
     pending = true;
     requestAnimationFrame(() => {
       pending = false;
-      if (waiting && gd.clientWidth > 0) {
-        waiting = false;
-        draw();
-      } else {
-        queue = queue.then(fit);
-      }
+      if (drawn === null) draw();  // a first drawing put off for a width, or not yet sent
+      else queue = queue.then(fit);
     });
   });
   resized.observe(el);
