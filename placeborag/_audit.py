@@ -1,21 +1,38 @@
 """The retrieval mutation audit's pytest side: ``pytest --placeborag-audit``.
 
 Loaded by the plugin only when an audit option is given. Each test runs once as usual (its
-reports are the ones pytest logs, so the session's outcome is unchanged) and then, if it
-touched a placeborag double and passed, once more per retrieval mutation that could change one
-of its answers (``placeborag._mutations`` says which, and why the others cannot). A rerun's
-reports are never logged: a test *catches* a mutation when a rerun under it fails, and is
-*decorative* when it catches none of those it ran under.
+reports are the ones pytest logs, so the session's outcome is unchanged). A test that touched a
+placeborag double (or, with none, retrieved through a framework's seam: ``placeborag._seams``)
+and passed then runs again:
 
-Under pytest-xdist the reruns happen in the worker that ran the test; the result travels to
-the controller as an attribute of the test's last report, and the controller writes the table,
-the JSON and the HTML.
+1. a **control** run with nothing changed: a test that fails it is *not repeatable*, and no
+   mutation is credited to it;
+2. one run per mutation that could change something the test received (the usual run computed
+   each answer- and request-side mutation's answer beside every query; ``placeborag.
+   _mutations`` says when each cannot apply, and why).
+
+The verdict rests on evidence only. A mutation *reached* a test when what the test received
+from the doubles (answers, reads, the query log, embeddings it kept) differs from the control
+run's; a test that passes under a mutation that reached it *missed* it; one that fails *caught*
+it. A catch is *weak* when the mutation only emptied or shortened the answers the test got.
+
+* ``real``: caught a mutation that changed what came back, not only how much;
+* ``weak``: caught only mutations that emptied or shortened its answers;
+* ``DECORATIVE``: missed every mutation that reached it;
+* ``blind``: it retrieved through a double that answers the same to any query, filter and k;
+* ``no mutation applies``: no mutation reached anything it received;
+* ``not repeatable``: it fails when simply run again;
+* ``not audited``: it did not pass as usual.
+
+A rerun's reports are never logged. Under pytest-xdist the reruns happen in the worker that ran
+the test; the result travels to the controller as an attribute of the test's last report.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import warnings
 from collections import Counter
 from typing import Any
@@ -24,20 +41,28 @@ import pytest
 from _pytest.nodes import Node
 from _pytest.runner import runtestprotocol
 
-from placeborag import _files, _mutations
+from placeborag import _files, _mutations, _recorder
+from placeborag._recorder import Change, Run
 
 __all__ = ["Audit", "render_html", "render_json", "render_table"]
 
 _KEY = "placeborag_audit"  # the report attribute carrying one test's result
 FORMAT = "placeborag-audit"
-VERSION = 1
-# Two-letter column names of the terminal table, in the order of MUTATIONS.
-_CODES = dict(zip(_mutations.MUTATIONS, ("SH", "RV", "FI", "FC", "KI", "TF", "RL", "SR")))
-REAL, DECORATIVE, INAPPLICABLE, NOT_AUDITED = (
+VERSION = 2
+REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED = (
     "real",
+    "weak",
     "decorative",
+    "blind",
     "no mutation applies",
+    "not repeatable",
     "not audited",
+)
+VERDICTS = (REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED)
+REACHED_NOTHING = "changed nothing the test received"
+BLIND_WORDS = (
+    "its retrieval double answers the same to every {asked}: no ranking, filter or k bug can "
+    "fail it"
 )
 
 
@@ -79,6 +104,18 @@ def _outcome(reports: list[pytest.TestReport]) -> str:
     return "passed"
 
 
+def _literal(value: Any) -> str:
+    """The audit's one way to write a user's value into a suggested line of Python: plain
+    literals only (``repr`` of str, numbers, None, lists and dicts of them)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    return repr(str(value))
+
+
 class Audit:
     """The audit plugin object (registered by ``placeborag._pytest_plugin``)."""
 
@@ -95,20 +132,41 @@ class Audit:
         self.json_path: str | None = config.getoption("placeborag_audit_json")
         self.html_path: str | None = config.getoption("placeborag_audit_html")
         self.strict: bool = config.getoption("placeborag_audit_strict")
+        self.root = str(config.rootpath)
+        _recorder.install()
+        from placeborag import _seams
+
+        self._seams = _seams
 
     # -- the worker's side: run a test, then rerun it under the mutations ----------------------
+
+    def _begin(self, item: pytest.Item, mode: str | None, reference: Any = None) -> None:
+        self._seams.install_available()
+        _recorder.begin(mode, reference=reference, test_file=str(getattr(item, "path", "")))
+
+    def _runs(self, item: pytest.Item, parent: _Parent, mode: str | None, reference: Any) -> tuple[list[pytest.TestReport], Run]:
+        self._begin(item, mode, reference)
+        try:
+            if mode is None:
+                reports = runtestprotocol(item, log=False, nextitem=parent)  # type: ignore[arg-type]
+            else:
+                # A rerun's warnings are the baseline's again (or the mutation's): not shown.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    reports = runtestprotocol(item, log=False, nextitem=parent)  # type: ignore[arg-type]
+        finally:
+            run = _recorder.end()
+        assert run is not None
+        return reports, run
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
         ihook = item.ihook
         ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         parent = _Parent(item)
-        _mutations.begin(None)
-        try:
-            reports = runtestprotocol(item, log=False, nextitem=parent)  # type: ignore[arg-type]
-        finally:
-            usage = _mutations.end()
-        result = self._rerun(item, reports, usage, parent) if usage.touched else None
+        reports, baseline = self._runs(item, parent, None, None)
+        touched = bool(baseline.doubles) or bool(baseline.facts.seam_calls)
+        result = self._rerun(item, reports, baseline, parent) if touched else None
         final = _close(item, nextitem)
         teardown = reports[-1]
         if teardown.passed and not final.passed:
@@ -121,41 +179,109 @@ class Audit:
         return True
 
     def _rerun(
-        self,
-        item: pytest.Item,
-        reports: list[pytest.TestReport],
-        usage: _mutations.Usage,
-        parent: _Parent,
+        self, item: pytest.Item, reports: list[pytest.TestReport], baseline: Run, parent: _Parent
     ) -> dict[str, Any]:
-        baseline = _outcome(reports)
+        outcome = _outcome(reports)
+        seam = not baseline.doubles
         result: dict[str, Any] = {
             "nodeid": item.nodeid,
-            "baseline": baseline,
-            "doubles": sorted(usage.doubles),
+            "baseline": outcome,
+            "doubles": sorted(baseline.doubles) if not seam else sorted(self._seams.names(baseline)),
+            "seam": seam,
             "caught": [],
+            "weak": [],
             "survived": [],
             "skipped": {},
+            "missed": [],
+            "note": "",
         }
-        if baseline != "passed":
+        if outcome != "passed":
             result["verdict"] = NOT_AUDITED
             return result
-        for mutation in _mutations.MUTATIONS:
-            reason = usage.skip_reason(mutation)
+        facts = baseline.facts
+        table = _mutations.seam_mutations() if seam else _mutations.store_mutations()
+        candidates = []
+        for mutation in table:
+            reason = mutation.skip_reason(facts)
+            if reason is None and mutation.name in baseline.errors:
+                reason = f"could not be applied ({baseline.errors[mutation.name]})"
+            if reason is None and mutation.side in ("embedder", "answer", "request"):
+                if mutation.name not in baseline.changes and not (
+                    mutation.side == "request" and facts.read_log
+                ):
+                    reason = (
+                        "no tie reached an answer"
+                        if mutation.name == "ties-flipped"
+                        else "no query's answer changes under it"
+                    )
+            if reason is None and mutation.side == "write" and not facts.reads:
+                reason = "never read a store"
             if reason is not None:
-                result["skipped"][mutation] = reason
-                continue
-            _mutations.begin(mutation)
-            try:
-                # A rerun's warnings are the baseline's again (or the mutation's): not shown.
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    rerun = runtestprotocol(item, log=False, nextitem=parent)  # type: ignore[arg-type]
-            finally:
-                _mutations.end()
+                result["skipped"][mutation.name] = reason
+            else:
+                candidates.append(mutation)
+        if not candidates:
+            result["verdict"] = INAPPLICABLE
+            return result
+        control_reports, control = self._runs(item, parent, "control", facts)
+        if _outcome(control_reports) != "passed":
+            result["verdict"] = FLAKY
+            result["note"] = (
+                f"it {_outcome(control_reports)} when run again with nothing changed: no "
+                "mutation can be credited to it"
+            )
+            return result
+        usual = control.final_received()
+        # Ids the application draws afresh each run are shown by write order instead.
+        inverse = {n: v for v, n in baseline.canon.ids.items()}
+        stable = {
+            control.canon.text(v): (v if inverse.get(n) == v else f"<id #{n + 1}>")
+            for v, n in control.canon.ids.items()
+        }
+        blind: list[str] = []
+        for mutation in candidates:
+            rerun, run = self._runs(item, parent, mutation.name, facts)
             caught = _outcome(rerun) in ("failed", "xfailed")
-            result["caught" if caught else "survived"].append(mutation)
-        ran = len(result["caught"]) + len(result["survived"])
-        result["verdict"] = REAL if result["caught"] else DECORATIVE if ran else INAPPLICABLE
+            changes = _changes(control, run, stable)
+            reached = run.final_received() != usual or bool(changes)
+            if seam:
+                reached = reached or self._seams.request_reached(run)
+            if caught:
+                weak = (
+                    mutation.side != "write"
+                    and bool(changes)
+                    and all(c.shortened() for c in changes)
+                ) or mutation.name == "seam-emptied"
+                result["weak" if weak else "caught"].append(mutation.name)
+            elif reached:
+                result["survived"].append(mutation.name)
+                result["missed"].append(_missed(mutation, changes, baseline, control, self.root))
+            else:
+                result["skipped"][mutation.name] = REACHED_NOTHING
+            if seam and mutation.name in ("seam-query", "seam-filter", "seam-k"):
+                if not self._seams.answer_changed(control, run):
+                    blind.append(mutation.name)
+        result["caught"] = [m.name for m in table if m.name in result["caught"]]
+        seam_requests = [m for m in candidates if m.name in ("seam-query", "seam-filter", "seam-k")]
+        if seam and seam_requests and len(blind) == len(seam_requests):
+            asked = {"seam-query": "query", "seam-filter": "filter", "seam-k": "k"}
+            words = [asked[m.name] for m in seam_requests]
+            listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+            result["verdict"] = BLIND
+            result["note"] = BLIND_WORDS.format(asked=listed)
+        elif result["caught"]:
+            result["verdict"] = REAL
+        elif result["weak"]:
+            result["verdict"] = WEAK
+            result["note"] = (
+                "it notices only an emptied or shortened answer ("
+                + ", ".join(result["weak"])
+                + "), not which documents come back"
+            )
+        elif result["survived"]:
+            result["verdict"] = DECORATIVE
+        else:
+            result["verdict"] = INAPPLICABLE
         return result
 
     # -- the controller's side: collect, report ---------------------------------------------
@@ -172,8 +298,9 @@ class Audit:
     def _controller(self) -> bool:
         return not hasattr(self.config, "workerinput")
 
-    def decorative(self) -> list[str]:
-        return sorted(r["nodeid"] for r in self.results if r["verdict"] == DECORATIVE)
+    def failing(self) -> list[str]:
+        """The tests ``--placeborag-audit-strict`` fails the session for."""
+        return sorted(r["nodeid"] for r in self.results if r["verdict"] in (DECORATIVE, BLIND))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -184,7 +311,7 @@ class Audit:
             _files.write_text(self.json_path, render_json(results, self.untouched))
         if self.html_path:
             _files.write_text(self.html_path, render_html(results, self.untouched))
-        if self.strict and self.decorative() and session.exitstatus == pytest.ExitCode.OK:
+        if self.strict and self.failing() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -194,19 +321,130 @@ class Audit:
         terminalreporter.write_sep("=", "placeborag audit: retrieval mutations")
         for line in render_table(results, self.untouched).splitlines():
             terminalreporter.write_line(line)
-        if self.strict and self.decorative():
+        if self.strict and self.failing():
             terminalreporter.write_line(
-                f"--placeborag-audit-strict: the session fails: {len(self.decorative())} "
-                "decorative test(s)"
+                f"--placeborag-audit-strict: the session fails: {len(self.failing())} "
+                "decorative or blind test(s)"
             )
         for path in (self.json_path, self.html_path):
             if path:
                 terminalreporter.write_line(f"audit written to {path}")
 
 
+def _changes(control: Run, run: Run, stable: dict[str, str]) -> list[Change]:
+    """The query answers that differ between the control run and a mutated one, in a
+    deterministic order (by question, then by occurrence)."""
+    out = []
+    ours, theirs = control.answer_lists(), run.answer_lists()
+    for described in sorted(ours.keys() | theirs.keys()):
+        before = ours.get(described, [])
+        after = theirs.get(described, [])
+        for i in range(max(len(before), len(after))):
+            u = before[i] if i < len(before) else None
+            m = after[i] if i < len(after) else None
+            if u != m:
+                out.append(
+                    Change(
+                        described,
+                        _shown(u, stable),
+                        _shown(m, stable),
+                        control.lines.get(described),
+                        control.calls.get(described),
+                    )
+                )
+    return out
+
+
+def _shown(answer: list[tuple[str, str]] | None, names: dict[str, str]) -> list[str] | None:
+    """Canonical ids as a report shows them: as they are, or by the order they were first
+    written or seen where the application draws them afresh each run (the same name in every
+    run)."""
+    if answer is None:
+        return None
+    return [names.get(i, i.replace("\x00", "")) for i, _ in answer]
+
+
+def _missed(mutation: Any, changes: list[Change], baseline: Run, control: Run, root: str) -> dict[str, Any]:
+    """What a test missed under one mutation, with a line a user can paste."""
+    change = changes[0] if changes else None
+    entry: dict[str, Any] = {"mutation": mutation.name, "stands_for": mutation.stands_for}
+    if change is None and mutation.side == "request" and control.calls:
+        first = min(control.calls)
+        change = Change(first, None, None, control.lines.get(first), control.calls[first])
+        entry["what"] = f"{first}: the request the store received (its log)"
+        entry["suggest"] = _suggest(mutation, change)
+        if change.line is not None:
+            entry["line"] = _relative(change.line, root)
+        return entry
+    if change is None:
+        entry["what"] = "a read of the store (len, get, ids, records or its query log) changed"
+        entry["suggest"] = _suggest_read(mutation)
+        return entry
+    line = None if change.line is None else _relative(change.line, root)
+    what = change.what
+    if change.usual == change.mutated:
+        what += " (the same records; their metadata changed)"
+    entry.update(
+        {
+            "what": what,
+            "usual": change.usual,
+            "mutated": change.mutated,
+            "line": line,
+            "suggest": _suggest(mutation, change, baseline.facts.dropped_key()),
+        }
+    )
+    return entry
+
+
+def _relative(line: str, root: str) -> str:
+    """``file:line`` relative to the rootdir, with forward slashes (the same on every
+    machine)."""
+    path, _, number = line.rpartition(":")
+    try:
+        path = os.path.relpath(path, root)
+    except ValueError:
+        pass
+    return f"{path.replace(os.sep, '/')}:{number}"
+
+
+def _suggest_read(mutation: Any) -> str:
+    if mutation.name == "write-lost":
+        return "assert len(store) == <the number of records your ingestion writes>"
+    if mutation.name == "delete-ignored":
+        return "assert <the deleted id> not in store"
+    if mutation.name == "metadata-key-lost":
+        return "assert store.get(<an id>).metadata[<the key>] == <its value>"
+    return "assert on what your code returns from the store"
+
+
+def _suggest(mutation: Any, change: Change, facts_key: str | None = None) -> str:
+    usual = change.usual or []
+    text, k, where, by_vector = change.call or (None, None, None, False)
+    if mutation.name == "filter-dropped" and where is not None:
+        return f"assert store.last_query.where == {_literal(where)}"
+    if mutation.name == "metadata-key-lost" and facts_key is not None:
+        return f"assert all({_literal(facts_key)} in m.metadata for m in matches)"
+    if mutation.name == "k-dropped":
+        return f"assert store.last_query.k == {_literal(k)}"
+    if mutation.name == "query-changed" and text is not None:
+        return f"assert store.last_query.text == {_literal(text)}"
+    if any(i.startswith("<id #") for i in usual):
+        return (
+            "assert [m.text for m in matches] == <the texts of the usual answer> "
+            "(the ids are drawn at random: assert on texts or your own names)"
+        )
+    if by_vector or text is None:
+        return f"assert [m.id for m in matches] == {_literal(usual)}"
+    call = f"store.query({_literal(text)}, k={_literal(k)}"
+    if where is not None:
+        call += f", where={_literal(where)}"
+    return f"assert [m.id for m in {call})] == {_literal(usual)}"
+
+
 def _score(result: dict[str, Any]) -> str:
-    ran = len(result["caught"]) + len(result["survived"])
-    return f"{len(result['caught'])}/{ran}" if ran else "-"
+    caught = len(result["caught"]) + len(result["weak"])
+    ran = caught + len(result["survived"])
+    return f"{caught}/{ran}" if ran else "-"
 
 
 def _summary(results: list[dict[str, Any]], untouched: int) -> dict[str, int]:
@@ -214,55 +452,91 @@ def _summary(results: list[dict[str, Any]], untouched: int) -> dict[str, int]:
     return {
         "tests": len(results),
         "real": counts[REAL],
+        "weak": counts[WEAK],
         "decorative": counts[DECORATIVE],
+        "blind": counts[BLIND],
         "no_mutation_applies": counts[INAPPLICABLE],
+        "not_repeatable": counts[FLAKY],
         "not_audited": counts[NOT_AUDITED],
         "untouched": untouched,
     }
 
 
+def _mark(r: dict[str, Any], name: str) -> str:
+    if name in r["caught"]:
+        return "x"
+    if name in r["weak"]:
+        return "w"
+    if name in r["survived"]:
+        return "."
+    if name in r["skipped"]:
+        return "-"
+    return " "
+
+
+def _shown_verdict(r: dict[str, Any]) -> str:
+    if r["verdict"] == NOT_AUDITED:
+        return f"not audited ({r['baseline']})"
+    if r["verdict"] in (DECORATIVE, BLIND):
+        return r["verdict"].upper()
+    return str(r["verdict"])
+
+
 def render_table(results: list[dict[str, Any]], untouched: int) -> str:
-    """The terminal table: one row per test that touched a double, one column per mutation."""
+    """The terminal table: a row per test that touched a double or a retrieval seam, a column
+    per mutation; then what each decorative, weak or blind test missed."""
+    store = [m for m in _mutations.store_mutations()]
+    seam = [m for m in _mutations.seam_mutations()]
     lines = [
-        "  ".join(f"{code} {name}" for name, code in _CODES.items()),
-        "x caught (the test fails under it)   . survived   - skipped (cannot change an answer)",
+        "  ".join(f"{m.code} {m.name}" for m in store),
+        "seams (tests that touch no placeborag double): "
+        + "  ".join(f"{m.code} {m.name}" for m in seam),
+        "x caught   w caught, weakly (only an emptied or shortened answer)   . missed   "
+        "- cannot apply or reached nothing",
         "",
-        " ".join(_CODES.values()) + "  score  verdict              test",
     ]
-    for r in results:
-        cells = []
-        for name in _mutations.MUTATIONS:
-            mark = (
-                "x"
-                if name in r["caught"]
-                else "."
-                if name in r["survived"]
-                else "-"
-                if name in r["skipped"]
-                else " "
-            )
-            cells.append(f" {mark}")
-        verdict = r["verdict"] if r["verdict"] != DECORATIVE else "DECORATIVE"
-        if r["verdict"] == NOT_AUDITED:
-            verdict = f"not audited ({r['baseline']})"
-        lines.append(f"{' '.join(cells)}  {_score(r):<5}  {verdict:<19}  {r['nodeid']}")
+    store_rows = [r for r in results if not r.get("seam")]
+    seam_rows = [r for r in results if r.get("seam")]
+    if store_rows:
+        lines.append(" ".join(m.code for m in store) + "  score  verdict              test")
+        for r in store_rows:
+            cells = " ".join(f" {_mark(r, m.name)}" for m in store)
+            lines.append(f"{cells}  {_score(r):<5}  {_shown_verdict(r):<19}  {r['nodeid']}")
+    if seam_rows:
+        if store_rows:
+            lines.append("")
+        lines.append(" ".join(m.code for m in seam) + "  score  verdict              test")
+        for r in seam_rows:
+            cells = " ".join(f" {_mark(r, m.name)}" for m in seam)
+            lines.append(f"{cells}  {_score(r):<5}  {_shown_verdict(r):<19}  {r['nodeid']}")
     s = _summary(results, untouched)
     lines += [
         "",
-        f"{s['tests']} test(s) touched a placeborag double: {s['real']} real, "
-        f"{s['decorative']} decorative, {s['no_mutation_applies']} with no mutation that "
-        f"applies, {s['not_audited']} not audited (did not pass as usual); "
-        f"{untouched} touched no embedder, vector store or scorer.",
+        f"{s['tests']} test(s) audited: {s['real']} real, {s['weak']} weak, {s['decorative']} "
+        f"decorative, {s['blind']} blind, {s['no_mutation_applies']} with no mutation that "
+        f"reaches them, {s['not_repeatable']} not repeatable, {s['not_audited']} not audited "
+        f"(did not pass as usual); {untouched} touched no double and no retrieval seam.",
     ]
     skipped = Counter((m, why) for r in results for m, why in r["skipped"].items())
     if skipped:
-        lines.append("Skipped (the mutation cannot change any answer of the test):")
+        lines.append("Not run or reached nothing:")
         for (mutation, why), n in sorted(skipped.items(), key=lambda e: (-e[1], e[0])):
             lines.append(f"  {mutation}: {why} ({n} test{'s' if n != 1 else ''})")
-    decorative = [r["nodeid"] for r in results if r["verdict"] == DECORATIVE]
-    if decorative:
-        lines.append("Decorative (survive every mutation they ran under):")
-        lines += [f"  {nodeid}" for nodeid in decorative]
+    for r in results:
+        if r["verdict"] not in (DECORATIVE, WEAK, BLIND, FLAKY):
+            continue
+        lines.append(f"{_shown_verdict(r)}: {r['nodeid']}")
+        if r["note"]:
+            lines.append(f"  {r['note']}")
+        for missed in r["missed"]:
+            lines.append(f"  missed {missed['mutation']} ({missed['stands_for']})")
+            if missed.get("usual") is not None:
+                where = f" at {missed['line']}" if missed.get("line") else ""
+                lines.append(f"    {missed['what']}{where}")
+                lines.append(f"    usual: {missed['usual']}   under it: {missed['mutated']}")
+            else:
+                lines.append(f"    {missed['what']}")
+            lines.append(f"    try: {missed['suggest']}")
     return "\n".join(lines) + "\n"
 
 
@@ -274,17 +548,33 @@ def render_json(results: list[dict[str, Any]], untouched: int) -> str:
             "verdict": r["verdict"],
             "baseline": r["baseline"],
             "doubles": r["doubles"],
+            "seam": r["seam"],
             "caught": r["caught"],
+            "weak": r["weak"],
             "survived": r["survived"],
             "skipped": r["skipped"],
-            "score": [len(r["caught"]), len(r["caught"]) + len(r["survived"])],
+            "missed": r["missed"],
+            "note": r["note"],
+            "score": [
+                len(r["caught"]) + len(r["weak"]),
+                len(r["caught"]) + len(r["weak"]) + len(r["survived"]),
+            ],
         }
         for r in results
     ]
     document = {
         "format": FORMAT,
         "version": VERSION,
-        "mutations": _mutations.MUTATIONS,
+        "mutations": {
+            m.name: {
+                "code": m.code,
+                "side": m.side,
+                "stands_for": m.stands_for,
+                "does": m.does,
+                "log": m.log,
+            }
+            for m in _mutations.MUTATIONS
+        },
         "summary": _summary(results, untouched),
         "tests": tests,
     }
@@ -298,31 +588,42 @@ def _e(value: object) -> str:
 
 def render_html(results: list[dict[str, Any]], untouched: int) -> str:
     """A plain page (no script, no external resource) with the table of :func:`render_table`."""
-    head = "".join(
-        f'<th title="{_e(description)}">{_e(name)}</th>'
-        for name, description in _mutations.MUTATIONS.items()
-    )
+    mutations = _mutations.MUTATIONS
+    head = "".join(f'<th title="{_e(m.does)}">{_e(m.name)}</th>' for m in mutations)
     rows = []
     for r in results:
         cells = []
-        for name in _mutations.MUTATIONS:
+        for m in mutations:
+            name = m.name
             if name in r["caught"]:
                 cells.append('<td class="caught">caught</td>')
+            elif name in r["weak"]:
+                cells.append('<td class="weak">caught, weakly</td>')
             elif name in r["survived"]:
-                cells.append('<td class="survived">survived</td>')
+                cells.append('<td class="survived">missed</td>')
             elif name in r["skipped"]:
-                cells.append(f'<td class="skipped">skipped: {_e(r["skipped"][name])}</td>')
+                cells.append(f'<td class="skipped">{_e(r["skipped"][name])}</td>')
             else:
                 cells.append("<td></td>")
+        missed = "".join(
+            f"<li>{_e(x['mutation'])}: {_e(x['what'])}"
+            + (f" (usual {_e(x['usual'])}, under it {_e(x['mutated'])})" if "usual" in x else "")
+            + f"; try <code>{_e(x['suggest'])}</code></li>"
+            for x in r["missed"]
+        )
+        note = f"<br>{_e(r['note'])}" if r["note"] else ""
         rows.append(
-            f"<tr><td><code>{_e(r['nodeid'])}</code></td><td>{_e(r['verdict'])}</td>"
-            f"<td>{_e(_score(r))}</td>{''.join(cells)}</tr>"
+            f"<tr><td><code>{_e(r['nodeid'])}</code>{note}"
+            + (f"<ul>{missed}</ul>" if missed else "")
+            + f"</td><td>{_e(r['verdict'])}</td><td>{_e(_score(r))}</td>{''.join(cells)}</tr>"
         )
     s = _summary(results, untouched)
     legend = "".join(
-        f"<li><b>{_e(name)}</b>: {_e(description)}</li>"
-        for name, description in _mutations.MUTATIONS.items()
+        f"<li><b>{_e(m.name)}</b> ({_e(m.side)}): {_e(m.does)}. Stands for: {_e(m.stands_for)}."
+        f" The store's log shows: {_e(m.log)}.</li>"
+        for m in mutations
     )
+    counts = ", ".join(f"{_e(v)} {_e(k.replace('_', ' '))}" for k, v in s.items())
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -333,16 +634,14 @@ body {{ font-family: sans-serif; margin: 2em; }}
 table {{ border-collapse: collapse; }}
 td, th {{ border: 1px solid #ccc; padding: 0.2em 0.5em; vertical-align: top; }}
 .caught {{ background: #d4edda; }}
+.weak {{ background: #fff3cd; }}
 .survived {{ background: #f8d7da; }}
 .skipped {{ color: #666; font-size: smaller; }}
 </style>
 </head>
 <body>
 <h1>placeborag audit: retrieval mutations</h1>
-<p>{_e(s["tests"])} test(s) touched a placeborag double: {_e(s["real"])} real,
-{_e(s["decorative"])} decorative, {_e(s["no_mutation_applies"])} with no mutation that applies,
-{_e(s["not_audited"])} not audited; {_e(untouched)} touched no embedder, vector store or
-scorer.</p>
+<p>{counts}.</p>
 <table>
 <thead><tr><th>test</th><th>verdict</th><th>score</th>{head}</tr></thead>
 <tbody>

@@ -21,7 +21,6 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from placeborag import _mutations  # audit hook
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError, PlaceboragWarning
 from placeborag._hashing import BatchMemo, hashed_counts_norm, hashed_counts_norms, model_seeds
 from placeborag._limits import MAX_DIMENSIONS as _MAX_DIMENSIONS
@@ -320,8 +319,6 @@ class FakeEmbedder:
         """The L2-normalised vector of one text, as a list of floats."""
         if type(text) is not str:  # anything but a plain str goes through the check
             text = _check_text(text)
-        if (shaped := _mutations.shape_only(self, [text])) is not None:  # audit hook
-            return cast("list[float]", shaped[0].tolist())
         if self._clusters and self._clusters_of([text])[0] is not None:
             return cast("list[float]", self._embed_floats([text])[0].tolist())
         kept = self._text_cache.get(text)  # a text a store of this embedder was given
@@ -335,8 +332,6 @@ class FakeEmbedder:
         """The L2-normalised vectors of many texts, as lists of floats: ``[embed(t) for t in
         texts]``, computed in one pass. :meth:`embed_array` gives the same values as an array."""
         texts = _check_texts(texts)
-        if (shaped := _mutations.shape_only(self, texts)) is not None:  # audit hook
-            return cast("list[list[float]]", shaped.tolist())
         return cast("list[list[float]]", self._embed_floats(texts).tolist())
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
@@ -346,8 +341,6 @@ class FakeEmbedder:
         Python lists are built. Row ``i`` holds the same values as ``embed(texts[i])``.
         """
         texts = _check_texts(texts)
-        if (shaped := _mutations.shape_only(self, texts)) is not None:  # audit hook
-            return shaped
         return self._embed_floats(texts)
 
     # -- the exact extension (placeborag.ExactEmbedder) -------------------------------------

@@ -1,320 +1,467 @@
-"""Retrieval mutations: the switches ``pytest --placeborag-audit`` throws inside the doubles.
+"""The retrieval mutations ``pytest --placeborag-audit`` runs a test under: one table of records.
 
-This module owns what the audit changes and what it records; the pytest side (rerunning a
-test, the report) is ``placeborag._audit``. The doubles reach it only through a few hook calls,
-each marked ``# audit hook``:
+Each :class:`Mutation` is one record: its name and two-letter code, the application or engine
+bug it stands for, how the doubles answer under it, what the store's query log shows under it,
+when it cannot apply (decided from what the test's usual run did, :class:`Facts`), and a small
+example of its own (run by one parametrised test, ``tests/test_mutations.py``). A new mutation
+is one record here and, for a new *kind* of change, one branch in the engine functions below.
 
-* ``FakeVectorStore.__init__`` calls :func:`opened` and ``refresh`` calls :func:`refreshed`
-  (the stale-read mutation's snapshots);
-* ``FakeVectorStore.query`` and ``query_by_vector`` pass their answer through :func:`answer`;
-* ``FakeEmbedder.embed``, ``embed_batch`` and ``embed_array`` ask :func:`shape_only` first;
-* a scorer's request (``ScriptedScorer``, ``GeometryScorer``) calls :func:`used`: no mutation
-  changes a scorer, but a test that uses one touched placeborag and is reported.
+The kinds (``side``):
 
-Outside an audited run every hook returns at once. During one, the run is process-wide (a
-test's threads and tasks are audited with it) and is either a *baseline* run (nothing changes;
-each query's answer under every mutation is computed beside it, so a mutation that changes no
-answer of the test is skipped with the reason) or a *mutated* run (one mutation is on and every
-query answers as that mutation says). A mutation never touches the user's code: it changes
-what a double answers, deterministically, computed on a twin of the store (``with_options``,
-``reembedded``), so the store's own query log and failure queue are untouched.
+* ``embedder``: the embedder's answers change (and every store ranks in that space);
+* ``answer``: the request reaches the store as sent (its log shows it), the answer changes:
+  an engine that behaves otherwise;
+* ``request``: the store receives another request than the application meant (its log shows
+  what it received), and answers that: an application bug on the way to the store;
+* ``write``: a write is acknowledged but not (or not wholly) done: an ingestion bug;
+* ``seam``: for tests that never touch a placeborag double, the request or the answer is
+  changed where the test's code meets the framework (``placeborag._seams``).
+
+This module computes; ``placeborag._recorder`` decides when (it instruments the doubles during
+an audit, and only then) and ``placeborag._audit`` reruns the tests.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 __all__ = [
     "MUTATIONS",
-    "Usage",
-    "answer",
-    "begin",
-    "end",
-    "opened",
-    "refreshed",
-    "shape_only",
-    "used",
+    "Call",
+    "Facts",
+    "Mutation",
+    "ShapeOnlyEmbedder",
+    "by_name",
+    "shape_vectors",
 ]
 
-# Every mutation, in the order the audit runs them, with what it does (the report's legend).
-MUTATIONS: dict[str, str] = {
-    "shape-only": "the embedder answers deterministic unit vectors of the right dimension with "
-    "no semantic structure (a hash of the text): the usual mock",
-    "reversed": "the store ranks worst first: the k worst matches, worst first",
-    "filter-ignored": "the store ignores where= and ids=",
-    "filter-after-cut": "the filter runs on the other side of the top-k cut (pre <-> post)",
-    "k-ignored": "the store returns every match it ranks, whatever k asked for",
-    "ties-flipped": "exactly tied matches come in the other order (insertion <-> reverse; a "
-    "store ordering ties by id or by hash gets reverse insertion order)",
-    "recall-lost": "the index loses half of the candidates it keeps (recall 1.0 -> 0.5)",
-    "stale-reads": "writes stay invisible until refresh(), as under visibility='manual' (only "
-    "for stores with visibility='immediate')",
-}
-
-_STORE_MUTATIONS = tuple(name for name in MUTATIONS if name != "shape-only")
-_FILTERS = ("filter-ignored", "filter-after-cut")
-_FLIPPED_TIES = {"insertion": "reverse", "reverse": "insertion", "id": "reverse"}
+# A query that no application means: what "another query" asks.
+OTHER_QUESTION = "placeborag audit: a question nobody asked"
 _SHAPE_SALT = b"placeborag shape-only mutation\x00"
-
-# The stale-read snapshot of a store built during the run: empty, as it was when built.
-_EMPTY = "empty"
+_RECALL_SALT = b"placeborag recall-lost mutation\x00"
+_FLIPPED_TIES = {"insertion": "reverse", "reverse": "insertion", "id": "reverse"}
 
 
 @dataclass(frozen=True)
-class _Call:
-    """One query as the caller made it (``k`` already the profile's default when omitted)."""
+class Call:
+    """One query as the caller made it (``k`` None: the caller left it to the store)."""
 
     text: str | None
     vector: Any
-    k: int
+    k: int | None
     where: Mapping[str, Any] | None
     ids: tuple[str, ...] | None
 
-
-@dataclass
-class _StoreState:
-    store: Any
-    snapshot: Any  # _EMPTY, or a twin holding what a stale read still sees
-    shape_twin: tuple[Any, Any] | None = None  # (records view it was built from, twin)
+    def k_or(self, default: int) -> int:
+        return default if self.k is None else int(self.k)
 
 
 @dataclass
-class Usage:
-    """What one run of a test did with the doubles, and which mutations changed an answer."""
+class Facts:
+    """What a test's usual run did with the doubles: the applicability of each mutation."""
 
-    mutation: str | None
-    doubles: set[str] = field(default_factory=set)
     queries: int = 0
-    embedded: bool = False  # a FakeEmbedder's public embed path answered the test itself
+    embedded: bool = False  # a FakeEmbedder's public embed path answered the test
     filtered: bool = False  # some query had where=
     restricted: bool = False  # some query had ids=
+    filter_keys: set[str] = field(default_factory=set)
+    k_given: bool = False  # some query named a k other than its store's default
     immediate: bool = False  # some queried store has visibility="immediate"
-    changed: set[str] = field(default_factory=set)  # mutations that changed some answer
-    errors: dict[str, str] = field(default_factory=dict)  # mutations the audit failed to apply
-    stores: dict[int, _StoreState] = field(default_factory=dict)
+    read_log: bool = False  # the test read a store's query log
+    written: dict[int, int] = field(default_factory=dict)  # store ordinal -> records written
+    deleted: int = 0  # ids deleted
+    metadata_keys: dict[str, int] = field(default_factory=dict)  # written key -> records
+    reads: int = 0  # reads of a store (answers, len, get, ids, records, the log)
+    seam_calls: int = 0  # retrieval calls at a framework seam (no placeborag double behind)
+    seam_filtered: bool = False
+    seam_k: bool = False
+    seam_names: set[str] = field(default_factory=set)  # seams that answered retrieval results
 
-    @property
-    def touched(self) -> bool:
-        return bool(self.doubles)
-
-    def skip_reason(self, mutation: str) -> str | None:
-        """Why ``mutation`` cannot change this test's outcome (None: it can, run it)."""
-        if mutation == "shape-only":
-            if self.embedded:
-                return None
-            if not self.queries:
-                return "never embedded a text or queried a store"
-        elif not self.queries:
-            return "never queried a store"
-        if mutation == "filter-ignored" and not (self.filtered or self.restricted):
-            return "never filtered (no where= or ids=)"
-        if mutation == "filter-after-cut" and not self.filtered:
-            return "never filtered with where="
-        if mutation == "stale-reads" and not self.immediate:
-            return "its stores read stale already (visibility='manual')"
-        if mutation in self.errors:
-            return f"could not be applied to this test's store ({self.errors[mutation]})"
-        if mutation in self.changed:
+    def dropped_key(self) -> str | None:
+        """The metadata key ``metadata-key-lost`` drops: the first (by name) the test's filters
+        name among those it wrote; else the key most records carry (ties: by name)."""
+        keys = {k: n for k, n in self.metadata_keys.items() if not k.startswith("_")}
+        named = sorted(keys.keys() & self.filter_keys)
+        if named:
+            return named[0]
+        if not keys:
             return None
-        if mutation == "ties-flipped":
-            return "no tie reached an answer"
-        return "no query's answer changes under it"
+        return min(keys, key=lambda k: (-keys[k], k))
 
 
-_lock = threading.RLock()
-_run: Usage | None = None
-_local = threading.local()  # .inside: this thread is computing a mutated answer
+def _never(why: str, test: Callable[[Facts], bool]) -> Callable[[Facts], str | None]:
+    return lambda facts: why if test(facts) else None
 
 
-def begin(mutation: str | None) -> None:
-    """Start recording a run of a test: the baseline (None) or one with ``mutation`` on."""
-    global _run
-    if mutation is not None and mutation not in MUTATIONS:
-        from placeborag._errors import PlaceboragValueError
+@dataclass(frozen=True)
+class Example:
+    """A mutation's own example: ``run(store)`` after ``DOCS`` are written, its usual result
+    and its result under the mutation (``tests/test_mutations.py`` runs every one)."""
 
-        raise PlaceboragValueError(
-            f"mutation={mutation!r} must be one of {', '.join(map(repr, MUTATIONS))}"
-        )
-    with _lock:
-        _run = Usage(mutation)
+    run: Callable[[Any], Any]
+    usual: Any
+    mutated: Any
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
-def end() -> Usage:
-    """Stop recording; what the run did (the stores it saw are released)."""
-    global _run
-    with _lock:
-        run, _run = _run, None
-    if run is None:
-        return Usage(None)
-    run.stores = {}
-    return run
+@dataclass(frozen=True)
+class Mutation:
+    """One retrieval mutation: a record of the table the audit runs, reports and documents."""
+
+    name: str
+    code: str
+    side: str  # embedder, answer, request, write, seam
+    stands_for: str  # the bug, in a user's words
+    does: str  # how the doubles answer under it
+    log: str  # what the store's query log shows under it
+    cannot: Callable[[Facts], str | None]  # why it cannot apply to a test (None: it can)
+    example: Example | None = None
+
+    def skip_reason(self, facts: Facts) -> str | None:
+        return self.cannot(facts)
 
 
-def _active() -> Usage | None:
-    run = _run
-    if run is None or getattr(_local, "inside", False):
+def _no_query(facts: Facts) -> str | None:
+    return "never queried a store" if not facts.queries else None
+
+
+def _all_of(*checks: Callable[[Facts], str | None]) -> Callable[[Facts], str | None]:
+    def check(facts: Facts) -> str | None:
+        for c in checks:
+            reason = c(facts)
+            if reason is not None:
+                return reason
         return None
-    return run
+
+    return check
 
 
-class _Inside:
-    """Queries made while computing a mutated answer are the audit's own: they pass through."""
-
-    def __enter__(self) -> None:
-        self.before = getattr(_local, "inside", False)
-        _local.inside = True
-
-    def __exit__(self, *exc: object) -> None:
-        _local.inside = self.before
+def _ids(matches: Sequence[Any]) -> list[str]:
+    return [m.id for m in matches]
 
 
-# -- hooks of the store -----------------------------------------------------------------------
+_SENT = "what the application sent, as usual"
 
-
-def opened(store: Any) -> None:
-    """A store was built during the run: a stale read of it sees nothing until refresh()."""
-    run = _active()
-    if run is None:
-        return
-    with _lock:
-        run.doubles.update(_doubles_of(store))
-        run.stores.setdefault(id(store), _StoreState(store, _EMPTY))
-
-
-def _doubles_of(store: Any) -> tuple[str, ...]:
-    """The store and, when it is one of ours (FakeEmbedder, ReplayEmbedder), its embedder."""
-    embedder = type(store.embedder)
-    if embedder.__module__.startswith("placeborag.") and embedder.__name__[:1] != "_":
-        return ("FakeVectorStore", embedder.__name__)
-    return ("FakeVectorStore",)
-
-
-def refreshed(store: Any) -> None:
-    """``store.refresh()`` ran: what a stale read sees catches up with the writes."""
-    run = _active()
-    if run is None or store.visibility != "immediate":
-        return
-    with _Inside():
-        snapshot = store.with_options()
-    with _lock:
-        state = run.stores.get(id(store))
-        if state is None:
-            run.stores[id(store)] = _StoreState(store, snapshot)
-        else:
-            state.snapshot = snapshot
-
-
-def answer(
-    store: Any,
-    matches: list[Any],
-    text: str | None,
-    vector: Any,
-    k: int | None,
-    where: Mapping[str, Any] | None,
-    ids: Iterable[str] | None,
-) -> list[Any]:
-    """The answer a query gives: ``matches`` itself, except under a mutation."""
-    if _run is None:  # no audit running: the usual case, at once
-        return matches
-    run = _active()
-    if run is None:
-        return matches
-    call = _Call(
-        text,
-        vector,
-        store.profile.default_k if k is None else int(k),
-        where,
-        None if ids is None else tuple(ids),
-    )
-    with _lock:
-        run.doubles.update(_doubles_of(store))
-        run.queries += 1
-        run.filtered |= where is not None
-        run.restricted |= call.ids is not None
-        immediate = store.visibility == "immediate"
-        run.immediate |= immediate
-        state = run.stores.get(id(store))
-        if state is None:  # built before the run (a wider fixture): stale from now on
-            with _Inside():
-                state = run.stores[id(store)] = _StoreState(store, store.with_options())
-    if run.mutation is not None:
-        if run.mutation == "stale-reads" and not immediate:
-            return matches
-        return _mutated(run.mutation, state, call)
-    for mutation in MUTATIONS:
-        if mutation in run.changed or mutation in run.errors:
-            continue
-        if run.skip_reason(mutation) in _STATIC_REASONS:
-            continue
-        if mutation == "stale-reads" and not immediate:
-            continue
-        try:
-            changed = _mutated(mutation, state, call) != matches
-        except Exception as error:  # never reaches the test: its rerun would only show ours
-            with _lock:
-                run.errors.setdefault(mutation, f"{type(error).__name__}: {error}")
-            continue
-        if changed:
-            with _lock:
-                run.changed.add(mutation)
-    return matches
-
-
-# Reasons decided by what a test did, not by its answers: no answer needs computing for them.
-_STATIC_REASONS = frozenset(
-    {
-        "never embedded a text or queried a store",
-        "never queried a store",
-        "never filtered (no where= or ids=)",
-        "never filtered with where=",
-    }
+MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        "shape-only",
+        "SH",
+        "embedder",
+        "an embedding with no meaning: the usual random-vector mock, or the model swapped",
+        "the embedder answers unit vectors made from a hash of each text (the same text, the "
+        "same vector; no two texts related), and every store ranks in that space",
+        _SENT,
+        lambda f: None if (f.embedded or f.queries) else "never embedded a text or queried a store",
+        Example(lambda s: _ids(s.query("refund policy", k=1)), ["refund"], ["warranty"]),
+    ),
+    Mutation(
+        "reversed",
+        "RV",
+        "answer",
+        "a sort in the wrong direction (a distance read as a similarity)",
+        "the store answers the k worst matches, worst first",
+        _SENT,
+        _no_query,
+        Example(lambda s: _ids(s.query("refund policy", k=1)), ["refund"], ["hu-refund"]),
+    ),
+    Mutation(
+        "query-changed",
+        "QC",
+        "request",
+        "the question never reached the store: another variable, a template or a rewrite sent "
+        "instead",
+        "the store receives another question (a fixed one nobody asks; a query vector is "
+        "replaced by that question's vector, or negated when the store embeds no text)",
+        "the question it received: text='" + OTHER_QUESTION + "'",
+        _no_query,
+        Example(
+            lambda s: (s.query("refund policy", k=1), s.last_query.text)[1],
+            "refund policy",
+            OTHER_QUESTION,
+        ),
+    ),
+    Mutation(
+        "filter-dropped",
+        "FD",
+        "request",
+        "the filter never reached the store (a tenant or permission filter lost on the way)",
+        "the store receives the query without where= and ids=, and answers every tenant",
+        "where=None and ids=None: the filter did not arrive",
+        _all_of(
+            _no_query,
+            _never("never filtered (no where= or ids=)", lambda f: not (f.filtered or f.restricted)),
+        ),
+        Example(
+            lambda s: _ids(s.query("refund policy", k=1, where={"lang": "hu"})),
+            ["hu-refund"],
+            ["refund"],
+        ),
+    ),
+    Mutation(
+        "filter-after-cut",
+        "FC",
+        "answer",
+        "a post-filtering index that starves a selective filter (or the reverse)",
+        "the filter runs on the other side of the top-k cut: pre-filtering becomes "
+        "post-filtering and back",
+        _SENT,
+        _all_of(_no_query, _never("never filtered with where=", lambda f: not f.filtered)),
+        Example(
+            lambda s: _ids(s.query("refund policy", k=1, where={"lang": "hu"})),
+            ["hu-refund"],
+            [],
+            {"profile": "chroma", "filter_mode": "pre"},
+        ),
+    ),
+    Mutation(
+        "k-dropped",
+        "KD",
+        "request",
+        "k was not passed on: the store answers its own default number of matches",
+        "the store receives the query without k and answers its profile's default k",
+        "k=<the profile's default>: the k asked for did not arrive",
+        _all_of(
+            _no_query,
+            _never(
+                "never asked for a k other than its store's default", lambda f: not f.k_given
+            ),
+        ),
+        Example(lambda s: len(s.query("refund policy", k=1)), 1, 4),
+    ),
+    Mutation(
+        "ties-flipped",
+        "TF",
+        "answer",
+        "code that depends on one engine's order of exactly tied matches",
+        "exactly tied matches come in the other order (insertion and reverse insertion swap; "
+        "ties ordered by id or hash get reverse insertion order)",
+        _SENT,
+        _no_query,
+        Example(
+            lambda s: (s.upsert("refund-copy", DOCS[0][1]), _ids(s.query("refund policy", k=2)))[
+                1
+            ],
+            ["refund", "refund-copy"],
+            ["refund-copy", "refund"],
+        ),
+    ),
+    Mutation(
+        "recall-lost",
+        "RL",
+        "answer",
+        "an approximate index that misses the best document",
+        "the index loses half of the candidates it would rank, chosen by hashing each record's "
+        "text (never its id, which an application may draw at random)",
+        _SENT,
+        _no_query,
+        Example(lambda s: _ids(s.query("refund policy", k=2)), ["refund", "warranty"], ["refund"]),
+    ),
+    Mutation(
+        "stale-reads",
+        "SR",
+        "answer",
+        "querying right after a write, on an engine whose writes show up later",
+        "writes stay invisible until refresh(), as under visibility='manual' (stores with "
+        "visibility='immediate' only)",
+        _SENT,
+        _all_of(
+            _no_query,
+            _never(
+                "its stores read stale already (visibility='manual')", lambda f: not f.immediate
+            ),
+        ),
+        Example(lambda s: _ids(s.query("refund policy", k=1)), ["refund"], []),
+    ),
+    Mutation(
+        "write-lost",
+        "WL",
+        "write",
+        "a chunk dropped at ingestion (an off-by-one in a batch, a failed write swallowed)",
+        "the store acknowledges every write but does not store one record: the second record "
+        "written to each store during the test (the only one, when one is written)",
+        "as usual (the queries are those sent)",
+        _never("never wrote a record", lambda f: not f.written),
+        Example(lambda s: len(s), 4, 3),
+    ),
+    Mutation(
+        "delete-ignored",
+        "DI",
+        "write",
+        "a delete that never happens (the wrong id, a swallowed error): stale data served",
+        "the store acknowledges every delete (and returns what it would) but removes nothing",
+        "as usual",
+        _never("never deleted a record", lambda f: not f.deleted),
+        Example(lambda s: (s.delete("refund"), "refund" in s)[1], False, True),
+    ),
+    Mutation(
+        "metadata-key-lost",
+        "MK",
+        "write",
+        "metadata written without a key (the tenant or source never attached at ingestion)",
+        "every record is stored without one metadata key: the first its filters name, else "
+        "the key most records carry",
+        "as usual",
+        _never("never wrote metadata", lambda f: f.dropped_key() is None),
+        Example(
+            lambda s: _ids(s.query("refund policy", k=1, where={"lang": "hu"})),
+            ["hu-refund"],
+            [],
+        ),
+    ),
+    Mutation(
+        "seam-query",
+        "SQ",
+        "seam",
+        "the question never reached retrieval",
+        "the retrieval call receives another question (a fixed one nobody asks)",
+        "the retriever receives that other question",
+        _never("made no retrieval call", lambda f: not f.seam_calls),
+    ),
+    Mutation(
+        "seam-filter",
+        "SF",
+        "seam",
+        "the filter never reached retrieval",
+        "the retrieval call receives no filter",
+        "the retriever receives no filter",
+        _never("no retrieval call carried a filter", lambda f: not f.seam_filtered),
+    ),
+    Mutation(
+        "seam-k",
+        "SK",
+        "seam",
+        "another k reached retrieval",
+        "the retrieval call receives k-1 (k+1 where k is 1)",
+        "the retriever receives the other k",
+        _never("no retrieval call carried a k", lambda f: not f.seam_k),
+    ),
+    Mutation(
+        "seam-reversed",
+        "SV",
+        "seam",
+        "a sort in the wrong direction behind the retriever",
+        "the retrieval call's answer comes back in reverse order",
+        "as usual",
+        _never("made no retrieval call", lambda f: not f.seam_calls),
+    ),
+    Mutation(
+        "seam-emptied",
+        "SE",
+        "seam",
+        "retrieval that finds nothing (an empty index, a wrong collection)",
+        "the retrieval call answers nothing",
+        "as usual",
+        _never("made no retrieval call", lambda f: not f.seam_calls),
+    ),
 )
 
+# The documents every example's store holds (tests/test_mutations.py writes them).
+DOCS = (
+    ("refund", "our refund policy allows returns within 30 days", "en"),
+    ("shipping", "delivery times to remote islands", "en"),
+    ("warranty", "the warranty covers water damage", "en"),
+    ("hu-refund", "pénzvisszatérítési szabályzat harminc napon belül", "hu"),
+)
 
-def _mutated(mutation: str, state: _StoreState, call: _Call) -> list[Any]:
-    """The answer to ``call`` under ``mutation``, computed on a twin of the store."""
-    store = state.store
-    with _Inside():
-        if mutation == "shape-only":
-            return _ask(_shape_twin(state), call)
-        if mutation == "filter-ignored":
-            return _ask(store.with_options(), call, where=None, ids=None)
-        if mutation == "filter-after-cut":
-            flipped = "post" if store.filter_mode == "pre" else "pre"
-            return _ask(store.with_options(filter_mode=flipped), call)
-        if mutation == "ties-flipped":
-            flipped = _FLIPPED_TIES.get(store.profile.tie_order, "insertion")
-            return _ask(store.with_options(tie_order=flipped), call)
-        if mutation == "recall-lost":
-            return _ask(store.with_options(recall=store.recall / 2), call)
-        if mutation == "stale-reads":
-            snapshot = state.snapshot
-            if snapshot is _EMPTY:
-                from placeborag._store import FakeVectorStore
-
-                snapshot = FakeVectorStore(embedder=store.embedder, **store.options)
-            return _ask(snapshot, call)
-        everything = _real(store, _ask(store.with_options(), call, k=_all(store, call.k)))
-        if mutation == "reversed":
-            return _padded(store, everything[::-1][: call.k], call.k)
-        assert mutation == "k-ignored", mutation
-        return _padded(store, everything, call.k)
+_BY_NAME = {m.name: m for m in MUTATIONS}
+STORE_SIDES = ("embedder", "answer", "request", "write")
 
 
-def _ask(twin: Any, call: _Call, **changes: Any) -> list[Any]:
-    k = changes.get("k", call.k)
-    where = changes.get("where", call.where)
-    ids = changes.get("ids", call.ids)
+def by_name(name: str) -> Mutation:
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        from placeborag._errors import PlaceboragValueError
+        from placeborag._validation import shown
+
+        raise PlaceboragValueError(
+            f"mutation={shown(name)} must be one of {', '.join(map(repr, _BY_NAME))}"
+        ) from None
+
+
+def store_mutations() -> tuple[Mutation, ...]:
+    return tuple(m for m in MUTATIONS if m.side in STORE_SIDES)
+
+
+def seam_mutations() -> tuple[Mutation, ...]:
+    return tuple(m for m in MUTATIONS if m.side == "seam")
+
+
+# -- requests ---------------------------------------------------------------------------------
+
+
+def request_under(name: str, store: Any, call: Call) -> Call:
+    """The request the store receives under a ``request`` mutation."""
+    if name == "filter-dropped":
+        return replace(call, where=None, ids=None)
+    if name == "k-dropped":
+        return replace(call, k=None)
+    assert name == "query-changed", name
+    if call.vector is None:
+        return replace(call, text=OTHER_QUESTION)
+    try:
+        vector = store.embed_query(OTHER_QUESTION)
+    except Exception:  # a vectors-only store embeds no text: the opposite direction
+        vector = -np.asarray(call.vector, dtype=np.float64)
+    return replace(call, vector=vector, text=OTHER_QUESTION if call.text is not None else None)
+
+
+def ask(store: Any, call: Call, k: int | None = None) -> list[Any]:
+    """``call`` asked of ``store`` (a twin: the audit's own question, logged nowhere the test
+    reads)."""
+    kk = call.k if k is None else k
     if call.vector is not None:
-        return list(twin.query_by_vector(call.vector, k, where, text=call.text, ids=ids))
-    return list(twin.query(call.text, k, where, ids=ids))
+        return list(store.query_by_vector(call.vector, kk, call.where, text=call.text, ids=call.ids))
+    return list(store.query(call.text, kk, call.where, ids=call.ids))
+
+
+# -- answers ----------------------------------------------------------------------------------
+
+
+def answer_under(
+    name: str, store: Any, call: Call, *, snapshot: Any, shape_twin: Callable[[], Any],
+    shape_query: Callable[[Call], Call],
+) -> list[Any]:
+    """The answer to ``call`` under an ``embedder`` or ``answer`` mutation, computed on a twin
+    of ``store`` (so the store's own log and failure queue are untouched).
+
+    ``snapshot`` is what a stale read sees (a store, or None: empty); ``shape_twin()`` the store
+    re-embedded by the shape-only embedder; ``shape_query(call)`` the call with its vector
+    replaced by the shape-only vector of the text it was embedded from.
+    """
+    k = call.k_or(store.profile.default_k)
+    if name == "shape-only":
+        return ask(shape_twin(), shape_query(call))
+    if name == "filter-after-cut":
+        flipped = "post" if store.filter_mode == "pre" else "pre"
+        return ask(store.with_options(filter_mode=flipped), call)
+    if name == "ties-flipped":
+        flipped = _FLIPPED_TIES.get(store.profile.tie_order, "insertion")
+        return ask(store.with_options(tie_order=flipped), call)
+    if name == "stale-reads":
+        if snapshot is None:
+            from placeborag._store import FakeVectorStore
+
+            snapshot = FakeVectorStore(embedder=store.embedder, **store.options)
+        return ask(snapshot, call)
+    everything = _real(store, ask(store.with_options(), call, k=_all(store, k)))
+    if name == "reversed":
+        return _padded(store, everything[::-1][:k], k)
+    assert name == "recall-lost", name
+    kept = [m for m in everything if _kept(m)]
+    return _padded(store, kept[:k], k)
+
+
+def _kept(match: Any) -> bool:
+    """Whether a lossy index keeps this record: a hash of its text, never of its id."""
+    digest = hashlib.sha256(_RECALL_SALT + match.text.encode("utf-8", "surrogatepass")).digest()
+    return digest[0] & 1 == 0
 
 
 def _all(store: Any, k: int) -> int:
@@ -324,14 +471,16 @@ def _all(store: Any, k: int) -> int:
 
 def _real(store: Any, matches: list[Any]) -> list[Any]:
     """``matches`` without a FAISS-style profile's padding."""
-    profile = store.profile
-    if not profile.pad_missing:
+    if not store.profile.pad_missing:
         return matches
-    return [m for m in matches if not (m.id == "-1" and m.text == "" and not m.metadata)]
+    return [m for m in matches if not is_padding(m)]
+
+
+def is_padding(match: Any) -> bool:
+    return bool(match.id == "-1" and match.text == "" and not match.metadata)
 
 
 def _padded(store: Any, matches: list[Any], k: int) -> list[Any]:
-    """``matches`` padded to ``k`` as the store's profile pads a short answer."""
     profile = store.profile
     if not profile.pad_missing or len(matches) >= k:
         return matches
@@ -340,28 +489,30 @@ def _padded(store: Any, matches: list[Any], k: int) -> list[Any]:
     return matches + [Match("-1", "", {}, profile.pad_score)] * (k - len(matches))
 
 
-def _shape_twin(state: _StoreState) -> Any:
-    """The store re-embedded by the shape-only embedder (rebuilt only when its records
-    changed)."""
-    store = state.store
-    records = store.records()
-    if state.shape_twin is not None and state.shape_twin[0] is records:
-        return state.shape_twin[1]
-    dims = records.dimensions or getattr(store.embedder, "dimensions", None) or 256
-    twin = store.reembedded(ShapeOnlyEmbedder(int(dims)))
-    state.shape_twin = (records, twin)
-    return twin
+# -- writes -----------------------------------------------------------------------------------
 
 
-def used(double: str) -> None:
-    """A double no mutation changes (a scorer) answered the test: it touched placeborag."""
-    run = _active()
-    if run is not None:
-        with _lock:
-            run.doubles.add(double)
+def kept_rows(name: str, facts: Facts | None, ordinal: int, before: int, n: int) -> list[int]:
+    """Which rows of a write of ``n`` records the store keeps under ``write-lost``: all but the
+    store's second record (its first when the usual run wrote only one). ``before`` records
+    were written to it earlier in the run."""
+    assert name == "write-lost", name
+    total = facts.written.get(ordinal, 0) if facts is not None else 0
+    lost = 1 if total >= 2 else 0
+    return [i for i in range(n) if before + i != lost]
 
 
-# -- the shape-only embedder --------------------------------------------------------------------
+def without_key(metadatas: Sequence[Any], key: str) -> list[Any]:
+    """The metadata of a write with ``key`` removed (``metadata-key-lost``)."""
+    out = []
+    for meta in metadatas:
+        if isinstance(meta, Mapping) and key in meta:
+            meta = {k: v for k, v in meta.items() if k != key}
+        out.append(meta)
+    return out
+
+
+# -- the shape-only embedder ------------------------------------------------------------------
 
 
 def shape_vectors(texts: Sequence[str], dimensions: int) -> np.ndarray:
@@ -393,17 +544,3 @@ class ShapeOnlyEmbedder:
 
     def __repr__(self) -> str:
         return f"ShapeOnlyEmbedder(dimensions={self.dimensions})"
-
-
-def shape_only(embedder: Any, texts: Sequence[str]) -> np.ndarray | None:
-    """The FakeEmbedder hook: the shape-only vectors of ``texts`` when that mutation is on,
-    else None (embed as usual). Records that the test embedded texts itself."""
-    run = _active()
-    if run is None:
-        return None
-    with _lock:
-        run.doubles.add("FakeEmbedder")
-        run.embedded = True
-    if run.mutation != "shape-only":
-        return None
-    return shape_vectors(list(texts), embedder.dimensions)

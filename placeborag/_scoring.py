@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
-from placeborag import _mutations  # audit hook
 from placeborag._errors import (
     PlaceboragTypeError,
     PlaceboragValueError,
@@ -342,7 +341,6 @@ class _RecordingScorer(FreshLocks):
             self._requests.append(request)
             call = _Call(request, step, self._listeners)
         call.notify("on_request", request)
-        _mutations.used(type(self).__name__)  # audit hook
         return call
 
     def score(self, query: str, documents: Sequence[str]) -> ScoringResponse:

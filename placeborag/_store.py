@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from placeborag import _mutations  # audit hook
 from placeborag._embedding import VectorsOnlyEmbedder, vectors_for
 from placeborag._errors import (
     PlaceboragTypeError,
@@ -143,7 +142,6 @@ class FakeVectorStore:
         self._failures = FailureQueue()
         self._write_failures = FailureQueue()
         self._queries = QueryLog(settings.query_log)
-        _mutations.opened(self)  # audit hook
 
     @classmethod
     def _from_options(cls, options: StoreOptions, embedder: Any) -> FakeVectorStore:
@@ -489,7 +487,6 @@ class FakeVectorStore:
         """Make every pending write visible (a no-op under ``visibility="immediate"``)."""
         with self._lock:
             self._storage.refresh()
-        _mutations.refreshed(self)  # audit hook
 
     # -- injected failures -------------------------------------------------------------------
 
@@ -550,7 +547,7 @@ class FakeVectorStore:
         it for assertions.
         """
         matches, ids = self._query(text, None, k, where, ids, context)
-        return _mutations.answer(self, matches, text, None, k, where, ids)  # audit hook
+        return matches
 
     def query_by_vector(
         self,
@@ -573,7 +570,7 @@ class FakeVectorStore:
         if vector is None:  # else the plan would embed ``text`` instead: refuse, naming vector
             check_vector(vector, "vector")
         matches, ids = self._query(text, vector, k, where, ids, context)
-        return _mutations.answer(self, matches, text, vector, k, where, ids)  # audit hook
+        return matches
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit float64 vector the store ranks ``text`` with (read-only)."""
