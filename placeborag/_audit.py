@@ -46,6 +46,7 @@ from placeborag._recorder import Change, Run
 
 __all__ = ["Audit", "render_html", "render_json", "render_table"]
 
+_MISSED_SHOWN = 3  # per test in the terminal table; the JSON and HTML keep every one
 _KEY = "placeborag_audit"  # the report attribute carrying one test's result
 FORMAT = "placeborag-audit"
 VERSION = 2
@@ -61,8 +62,7 @@ REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED = (
 VERDICTS = (REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED)
 REACHED_NOTHING = "changed nothing the test received"
 BLIND_WORDS = (
-    "its retrieval double answers the same to every {asked}: no ranking, filter or k bug can "
-    "fail it"
+    "its retrieval double answers the same to every {asked}: no ranking bug can fail it"
 )
 
 
@@ -235,10 +235,11 @@ class Audit:
         # Ids the application draws afresh each run are shown by write order instead.
         inverse = {n: v for v, n in baseline.canon.ids.items()}
         stable = {
-            control.canon.text(v): (v if inverse.get(n) == v else f"<id #{n + 1}>")
+            control.canon.text(v): (v if inverse.get(n) == v else _random_id(control, v, n))
             for v, n in control.canon.ids.items()
         }
         blind: list[str] = []
+        self._question_lost = False
         for mutation in candidates:
             rerun, run = self._runs(item, parent, mutation.name, facts)
             caught = _outcome(rerun) in ("failed", "xfailed")
@@ -259,16 +260,31 @@ class Audit:
             else:
                 result["skipped"][mutation.name] = REACHED_NOTHING
             if seam and mutation.name in ("seam-query", "seam-filter", "seam-k"):
-                if not self._seams.answer_changed(control, run):
+                lost = mutation.name == "seam-query" and self._seams.question_lost(control, run)
+                if lost:
+                    self._question_lost = True
+                if lost or not self._seams.answer_changed(control, run):
                     blind.append(mutation.name)
         result["caught"] = [m.name for m in table if m.name in result["caught"]]
-        seam_requests = [m for m in candidates if m.name in ("seam-query", "seam-filter", "seam-k")]
-        if seam and seam_requests and len(blind) == len(seam_requests):
+        lost = seam and "seam-query" in blind and self._question_lost
+        if seam and "seam-query" in blind:
+            # Blind to the question: no ranking bug can reach the test through this double.
             asked = {"seam-query": "query", "seam-filter": "filter", "seam-k": "k"}
-            words = [asked[m.name] for m in seam_requests]
+            words = [asked[name] for name in ("seam-query", "seam-filter", "seam-k") if name in blind]
             listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
             result["verdict"] = BLIND
             result["note"] = BLIND_WORDS.format(asked=listed)
+            if lost:
+                result["note"] += " (its embedding gives every question the same vector)"
+        elif seam and self._seams.answer_changed(baseline, control):
+            result["verdict"] = BLIND
+            result["note"] = (
+                "its retrieval double answers at random: run again with nothing changed, it "
+                "returned other documents, so no ranking bug can fail the test reliably"
+            )
+            for name in result["caught"] + result["weak"] + result["survived"]:
+                result["skipped"][name] = "its double answers at random"
+            result["caught"], result["weak"], result["survived"], result["missed"] = [], [], [], []
         elif result["caught"]:
             result["verdict"] = REAL
         elif result["weak"]:
@@ -331,6 +347,22 @@ class Audit:
                 terminalreporter.write_line(f"audit written to {path}")
 
 
+# Metadata keys that name a document, in the order a report prefers them.
+_NAMING_KEYS = ("file_name", "filename", "source", "path", "title", "name", "doc_id", "url")
+
+
+def _random_id(run: Run, value: str, n: int) -> str:
+    """How a report names a record whose id the application draws afresh each run: by a
+    naming metadata key (``file_name='refund.txt'``), else by the order it was written."""
+    text, meta = run.shown_as.get(run.canon.text(value), ("", None))
+    if isinstance(meta, dict) or hasattr(meta, "get"):
+        for key in _NAMING_KEYS:
+            named = meta.get(key) if meta is not None else None
+            if isinstance(named, str) and named:
+                return f"<{key}={named!r}>"
+    return f"<id #{n + 1}>"
+
+
 def _changes(control: Run, run: Run, stable: dict[str, str]) -> list[Change]:
     """The query answers that differ between the control run and a mutated one, in a
     deterministic order (by question, then by occurrence)."""
@@ -376,6 +408,10 @@ def _missed(mutation: Any, changes: list[Change], baseline: Run, control: Run, r
         if change.line is not None:
             entry["line"] = _relative(change.line, root)
         return entry
+    if change is None and mutation.side == "seam":
+        entry["what"] = _SEAM_WHAT[mutation.name]
+        entry["suggest"] = _SEAM_SUGGEST[mutation.name]
+        return entry
     if change is None:
         entry["what"] = "a read of the store (len, get, ids, records or its query log) changed"
         entry["suggest"] = _suggest_read(mutation)
@@ -394,6 +430,27 @@ def _missed(mutation: Any, changes: list[Change], baseline: Run, control: Run, r
         }
     )
     return entry
+
+
+_RANKING_DOUBLE = (
+    "retrieve through a double that ranks (placeborag's PlaceboVectorStore, "
+    "PlaceboLlamaVectorStore or PlaceboDocumentStore), so that a wrong request changes the answer"
+)
+_SEAM_WHAT = {
+    "seam-query": "the retrieval call was asked another question",
+    "seam-filter": "the retrieval call was sent no filter",
+    "seam-k": "the retrieval call was sent another k",
+    "seam-reversed": "the retrieval call's answer came back reversed",
+    "seam-emptied": "the retrieval call answered nothing",
+}
+_SEAM_SUGGEST = {
+    "seam-query": "assert on the question retrieval was asked (a mock: .assert_called_with(...)); "
+    + _RANKING_DOUBLE,
+    "seam-filter": "assert on the filter retrieval was sent; " + _RANKING_DOUBLE,
+    "seam-k": "assert on how many documents your code asked for and used; " + _RANKING_DOUBLE,
+    "seam-reversed": "assert which document your code cites first, not only that it cites one",
+    "seam-emptied": "assert what your code answers when retrieval finds nothing",
+}
 
 
 def _relative(line: str, root: str) -> str:
@@ -428,10 +485,18 @@ def _suggest(mutation: Any, change: Change, facts_key: str | None = None) -> str
         return f"assert store.last_query.k == {_literal(k)}"
     if mutation.name == "query-changed" and text is not None:
         return f"assert store.last_query.text == {_literal(text)}"
-    if any(i.startswith("<id #") for i in usual):
+    if usual and all(i.startswith("<") and "=" in i for i in usual):
+        key = usual[0][1 : usual[0].index("=")]
+        if all(i.startswith(f"<{key}=") for i in usual):
+            values = [i[len(key) + 2 : -1] for i in usual]  # the repr of each str value
+            return (
+                f"assert [m.metadata[{_literal(key)}] for m in matches] == "
+                f"[{', '.join(values)}]  # its ids are drawn afresh on every run"
+            )
+    if any(i.startswith("<") for i in usual):
         return (
             "assert [m.text for m in matches] == <the texts of the usual answer> "
-            "(the ids are drawn at random: assert on texts or your own names)"
+            "(the ids are drawn afresh on every run: assert on texts or your own names)"
         )
     if by_vector or text is None:
         return f"assert [m.id for m in matches] == {_literal(usual)}"
@@ -528,7 +593,8 @@ def render_table(results: list[dict[str, Any]], untouched: int) -> str:
         lines.append(f"{_shown_verdict(r)}: {r['nodeid']}")
         if r["note"]:
             lines.append(f"  {r['note']}")
-        for missed in r["missed"]:
+        shown_missed = r["missed"][:_MISSED_SHOWN]
+        for missed in shown_missed:
             lines.append(f"  missed {missed['mutation']} ({missed['stands_for']})")
             if missed.get("usual") is not None:
                 where = f" at {missed['line']}" if missed.get("line") else ""
@@ -537,6 +603,9 @@ def render_table(results: list[dict[str, Any]], untouched: int) -> str:
             else:
                 lines.append(f"    {missed['what']}")
             lines.append(f"    try: {missed['suggest']}")
+        more = len(r["missed"]) - len(shown_missed)
+        if more > 0:
+            lines.append(f"  and {more} more missed (every one in --placeborag-audit-json)")
     return "\n".join(lines) + "\n"
 
 

@@ -150,6 +150,7 @@ class Run:
     answers: dict[str, list[Any]] = field(default_factory=dict)  # call -> (thread, answer)s
     lines: dict[str, str] = field(default_factory=dict)  # call -> where the test made it
     calls: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # call -> its parts
+    shown_as: dict[str, tuple[str, Any]] = field(default_factory=dict)  # id -> (text, meta)
     changes: dict[str, Change] = field(default_factory=dict)  # baseline: mutation -> example
     errors: dict[str, str] = field(default_factory=dict)
     canon: Canon = field(default_factory=Canon)
@@ -437,6 +438,8 @@ def _install_store(cls: Any) -> None:
         real = [m for m in matches if not _mutations.is_padding(m)]
         with _lock:
             run.canon.see(m.id for m in real)
+            for m in real:
+                run.shown_as.setdefault(run.canon.text(m.id), (m.text, m.metadata))
             run.answers.setdefault(described, []).append(
                 (
                     _thread(),
@@ -507,7 +510,7 @@ def _install_store(cls: Any) -> None:
                     run.errors.setdefault(name, f"{type(error).__name__}: {error}")
                 continue
             mutated = [m.id for m in other]
-            if other != matches:
+            if _records(other) != _records(matches):  # a score alone moving is no change
                 with _lock:
                     run.canon.see(mutated)
                     run.changes[name] = Change(
@@ -532,6 +535,10 @@ def _install_store(cls: Any) -> None:
     cls.refresh = refresh
     _install_writes(cls)
     _install_reads(cls)
+
+
+def _records(matches: list[Any]) -> list[tuple[Any, ...]]:
+    return [(m.id, m.text, m.metadata) for m in matches]
 
 
 def _field_names(where: Mapping[str, Any]) -> set[str]:
@@ -586,6 +593,9 @@ def _install_writes(cls: Any) -> None:
         with _lock:
             state = run.state_of(self)
             run.canon.see(ids)
+            for value, text, meta in zip(ids, texts, metas):
+                if isinstance(value, str):
+                    run.shown_as.setdefault(run.canon.text(value), (text, meta))
         run.forward_texts(t for t in texts if isinstance(t, str))
         rows = None
         mutation = run.mutation

@@ -63,6 +63,7 @@ class SeamCall:
     depth: int
     answer: Any  # canonical form of what it answered
     mutated_request: bool
+    request: Any = None  # canonical form of the question it was asked (a vector: its digest)
 
 
 def names(run: _recorder.Run) -> set[str]:
@@ -72,6 +73,15 @@ def names(run: _recorder.Run) -> set[str]:
 def request_reached(run: _recorder.Run) -> bool:
     """Whether a request mutation was delivered to a seam (a test may assert on it)."""
     return any(call.mutated_request for call in run.seams)
+
+
+def question_lost(control: _recorder.Run, run: _recorder.Run) -> bool:
+    """Under another question, a call behind the outermost one was asked exactly what it was
+    asked in the control run: the question was lost on the way (an embedding that gives every
+    text the same vector)."""
+    before = [c.request for c in control.seams if c.depth > 0]
+    after = [c.request for c in run.seams if c.depth > 0]
+    return bool(before) and len(before) == len(after) and before == after and None not in before
 
 
 def answer_changed(control: _recorder.Run, run: _recorder.Run) -> bool:
@@ -157,6 +167,26 @@ def _form(run: _recorder.Run, answer: Any) -> Any:
 # -- the mutations at a seam ------------------------------------------------------------------
 
 
+def _question(run: _recorder.Run, bound: dict[str, Any]) -> Any:
+    """The canonical form of the question a call was asked (None: it names none)."""
+    for name in _QUERY:
+        value = bound.get(name)
+        if value is None:
+            continue
+        if type(value).__name__ == "VectorStoreQuery":
+            value = value.query_embedding if value.query_embedding is not None else value.query_str
+        elif type(value).__name__ == "QueryBundle":
+            value = value.embedding if value.embedding is not None else value.query_str
+        if isinstance(value, str):
+            return ("text", value)
+        try:
+            array = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError):
+            return None
+        return ("vector", run.canon.form(array))
+    return None
+
+
 def _other_query(value: Any) -> Any:
     if isinstance(value, str):
         return _mutations.OTHER_QUESTION
@@ -198,8 +228,8 @@ def _mutate_request(mutation: str | None, depth: int, bound: dict[str, Any]) -> 
                 bound[name], changed = None, True
         for name in _QUERY:
             value = bound.get(name)
-            if type(value).__name__ == "VectorStoreQuery" and (value.filters or value.doc_ids or value.node_ids):
-                bound[name] = dataclasses.replace(value, filters=None, doc_ids=None, node_ids=None)
+            if type(value).__name__ == "VectorStoreQuery" and (value.filters or value.doc_ids):
+                bound[name] = dataclasses.replace(value, filters=None, doc_ids=None)
                 changed = True
     if mutation == "seam-k":
         for name in _K:
@@ -219,7 +249,8 @@ def _carries(bound: dict[str, Any]) -> tuple[bool, bool]:
     for name in _QUERY:
         value = bound.get(name)
         if type(value).__name__ == "VectorStoreQuery":
-            filtered |= bool(value.filters or value.doc_ids or value.node_ids)
+            # node_ids scope a query to its index (LlamaIndex passes every node's): no filter.
+            filtered |= bool(value.filters or value.doc_ids)
             k = True
     return filtered, k
 
@@ -285,6 +316,7 @@ class _Pending:
         self.mutation = mutation if mutation and mutation.startswith("seam-") else None
         self.args, self.kwargs = args, kwargs
         self.filtered = self.has_k = self.mutated_request = False
+        self.request = None
         binding = _bind(signature, args, kwargs)
         if binding is not None:
             bound, rebuild = binding
@@ -293,6 +325,7 @@ class _Pending:
             if self.mutation is not None and known and _mutate_request(self.mutation, self.depth, bound):
                 self.args, self.kwargs = rebuild(bound)
                 self.mutated_request = True
+            self.request = _question(run, bound)
         _local.depth = self.depth + 1
 
     def done(self) -> None:
@@ -311,7 +344,9 @@ class _Pending:
             facts.seam_k |= self.has_k
             facts.seam_names.add(self.name)
             form = _form(run, answer)
-            run.seams.append(SeamCall(self.name, self.depth, form, self.mutated_request))
+            run.seams.append(
+                SeamCall(self.name, self.depth, form, self.mutated_request, self.request)
+            )
             if self.depth == 0:
                 run.receive("seam", form)
         return answer
