@@ -248,11 +248,10 @@ class Audit:
             if seam:
                 reached = reached or self._seams.request_reached(run)
             if caught:
-                weak = (
-                    mutation.side != "write"
-                    and bool(changes)
-                    and all(c.shortened() for c in changes)
-                ) or mutation.name == "seam-emptied"
+                # Weak: every answer it changed only lost documents (emptied or cut short).
+                weak = (bool(changes) and all(c.shortened() for c in changes)) or (
+                    mutation.name == "seam-emptied"
+                )
                 result["weak" if weak else "caught"].append(mutation.name)
             elif reached:
                 result["survived"].append(mutation.name)
@@ -563,17 +562,17 @@ def render_table(results: list[dict[str, Any]], untouched: int) -> str:
     store_rows = [r for r in results if not r.get("seam")]
     seam_rows = [r for r in results if r.get("seam")]
     if store_rows:
-        lines.append(" ".join(m.code for m in store) + "  score  verdict              test")
+        lines.append(" ".join(m.code for m in store) + "  score  verdict                test")
         for r in store_rows:
             cells = " ".join(f" {_mark(r, m.name)}" for m in store)
-            lines.append(f"{cells}  {_score(r):<5}  {_shown_verdict(r):<19}  {r['nodeid']}")
+            lines.append(f"{cells}  {_score(r):<5}  {_shown_verdict(r):<21}  {r['nodeid']}")
     if seam_rows:
         if store_rows:
             lines.append("")
-        lines.append(" ".join(m.code for m in seam) + "  score  verdict              test")
+        lines.append(" ".join(m.code for m in seam) + "  score  verdict                test")
         for r in seam_rows:
             cells = " ".join(f" {_mark(r, m.name)}" for m in seam)
-            lines.append(f"{cells}  {_score(r):<5}  {_shown_verdict(r):<19}  {r['nodeid']}")
+            lines.append(f"{cells}  {_score(r):<5}  {_shown_verdict(r):<21}  {r['nodeid']}")
     s = _summary(results, untouched)
     lines += [
         "",
