@@ -1,6 +1,6 @@
-"""The cost of ``pytest --placeborag-audit`` on ``examples/``: a plain run against an audited one.
+"""The cost of ``pytest --placeborag-audit``: a plain run against an audited one, per suite.
 
-Both are ``python -m pytest examples -q -p no:cacheprovider`` in a fresh process, from the
+Both are ``python -m pytest <suite> -q -p no:cacheprovider`` in a fresh process, from the
 repository root, one after the other in alternating rounds on the same machine, so both see the
 same load. Each run is measured twice: its wall time, and the CPU time (user + system) of the
 process and everything it waited for, which a shared machine's load disturbs much less. The
@@ -23,7 +23,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {"examples/": (), 'examples/ -m "not meta"': ("-m", "not meta")}
+# Three suites: the worked example whole (its meta-tests run the suite again in subprocesses,
+# which the audit does not rerun), its tests alone, and examples/verdicts, where six tests of
+# seven touch a double or a retrieval seam.
+SUITES = {
+    "examples/": ("examples",),
+    'examples/ -m "not meta"': ("examples", "-m", "not meta"),
+    "examples/verdicts/": ("examples/verdicts",),
+}
 AUDIT = ("--placeborag-audit",)
 
 
@@ -34,7 +41,7 @@ def cpu_of_children() -> float:
 
 def run(selection: tuple[str, ...], audit: bool) -> tuple[float, float]:
     """Wall and CPU seconds of one pytest process and its own subprocesses (it must pass)."""
-    args = [sys.executable, "-m", "pytest", "examples", "-q", "-p", "no:cacheprovider"]
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     args += [*selection, *(AUDIT if audit else ())]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cpu = cpu_of_children()
@@ -56,7 +63,7 @@ def factor(plain: list[tuple[float, float]], audited: list[tuple[float, float]],
 
 
 def main(rounds: int) -> None:
-    print(f"\n## `--placeborag-audit` on examples/ ({rounds} alternating rounds)\n")
+    print(f"\n## `--placeborag-audit` ({rounds} alternating rounds, load {os.getloadavg()[0]:.1f})\n")
     print(
         "| suite | plain: wall / CPU (median s) | audited: wall / CPU (median s) "
         "| cost factor: wall / CPU (median) |"
