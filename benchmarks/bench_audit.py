@@ -63,7 +63,9 @@ def factor(plain: list[tuple[float, float]], audited: list[tuple[float, float]],
 
 
 def main(rounds: int) -> None:
-    print(f"\n## `--placeborag-audit` ({rounds} alternating rounds, load {os.getloadavg()[0]:.1f})\n")
+    print(
+        f"\n## `--placeborag-audit` ({rounds} alternating rounds, load {os.getloadavg()[0]:.1f})\n"
+    )
     print(
         "| suite | plain: wall / CPU (median s) | audited: wall / CPU (median s) "
         "| cost factor: wall / CPU (median) |"

@@ -30,6 +30,7 @@ the test; the result travels to the controller as an attribute of the test's las
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -61,9 +62,7 @@ REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED = (
 )
 VERDICTS = (REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED)
 REACHED_NOTHING = "changed nothing the test received"
-BLIND_WORDS = (
-    "its retrieval double answers the same to every {asked}: no ranking bug can fail it"
-)
+BLIND_WORDS = "its retrieval double answers the same to every {asked}: no ranking bug can fail it"
 
 
 class _Parent:
@@ -144,7 +143,9 @@ class Audit:
         self._seams.install_available()
         _recorder.begin(mode, reference=reference, test_file=str(getattr(item, "path", "")))
 
-    def _runs(self, item: pytest.Item, parent: _Parent, mode: str | None, reference: Any) -> tuple[list[pytest.TestReport], Run]:
+    def _runs(
+        self, item: pytest.Item, parent: _Parent, mode: str | None, reference: Any
+    ) -> tuple[list[pytest.TestReport], Run]:
         self._begin(item, mode, reference)
         try:
             if mode is None:
@@ -186,7 +187,9 @@ class Audit:
         result: dict[str, Any] = {
             "nodeid": item.nodeid,
             "baseline": outcome,
-            "doubles": sorted(baseline.doubles) if not seam else sorted(self._seams.names(baseline)),
+            "doubles": sorted(baseline.doubles)
+            if not seam
+            else sorted(self._seams.names(baseline)),
             "seam": seam,
             "caught": [],
             "weak": [],
@@ -205,15 +208,17 @@ class Audit:
             reason = mutation.skip_reason(facts)
             if reason is None and mutation.name in baseline.errors:
                 reason = f"could not be applied ({baseline.errors[mutation.name]})"
-            if reason is None and mutation.side in ("embedder", "answer", "request"):
-                if mutation.name not in baseline.changes and not (
-                    mutation.side == "request" and facts.read_log
-                ):
-                    reason = (
-                        "no tie reached an answer"
-                        if mutation.name == "ties-flipped"
-                        else "no query's answer changes under it"
-                    )
+            if (
+                reason is None
+                and mutation.side in ("embedder", "answer", "request")
+                and mutation.name not in baseline.changes
+                and not (mutation.side == "request" and facts.read_log)
+            ):
+                reason = (
+                    "no tie reached an answer"
+                    if mutation.name == "ties-flipped"
+                    else "no query's answer changes under it"
+                )
             if reason is None and mutation.side == "write" and not facts.reads:
                 reason = "never read a store"
             if reason is not None:
@@ -269,7 +274,9 @@ class Audit:
         if seam and "seam-query" in blind:
             # Blind to the question: no ranking bug can reach the test through this double.
             asked = {"seam-query": "query", "seam-filter": "filter", "seam-k": "k"}
-            words = [asked[name] for name in ("seam-query", "seam-filter", "seam-k") if name in blind]
+            words = [
+                asked[name] for name in ("seam-query", "seam-filter", "seam-k") if name in blind
+            ]
             listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
             result["verdict"] = BLIND
             result["note"] = BLIND_WORDS.format(asked=listed)
@@ -353,7 +360,7 @@ _NAMING_KEYS = ("file_name", "filename", "source", "path", "title", "name", "doc
 def _random_id(run: Run, value: str, n: int) -> str:
     """How a report names a record whose id the application draws afresh each run: by a
     naming metadata key (``file_name='refund.txt'``), else by the order it was written."""
-    text, meta = run.shown_as.get(run.canon.text(value), ("", None))
+    _, meta = run.shown_as.get(run.canon.text(value), ("", None))
     if isinstance(meta, dict) or hasattr(meta, "get"):
         for key in _NAMING_KEYS:
             named = meta.get(key) if meta is not None else None
@@ -395,7 +402,9 @@ def _shown(answer: list[tuple[str, str]] | None, names: dict[str, str]) -> list[
     return [names.get(i, i.replace("\x00", "")) for i, _ in answer]
 
 
-def _missed(mutation: Any, changes: list[Change], baseline: Run, control: Run, root: str) -> dict[str, Any]:
+def _missed(
+    mutation: Any, changes: list[Change], baseline: Run, control: Run, root: str
+) -> dict[str, Any]:
     """What a test missed under one mutation, with a line a user can paste."""
     change = changes[0] if changes else None
     entry: dict[str, Any] = {"mutation": mutation.name, "stands_for": mutation.stands_for}
@@ -456,10 +465,8 @@ def _relative(line: str, root: str) -> str:
     """``file:line`` relative to the rootdir, with forward slashes (the same on every
     machine)."""
     path, _, number = line.rpartition(":")
-    try:
+    with contextlib.suppress(ValueError):  # another drive (Windows): kept as it is
         path = os.path.relpath(path, root)
-    except ValueError:
-        pass
     return f"{path.replace(os.sep, '/')}:{number}"
 
 
@@ -542,7 +549,7 @@ def _shown_verdict(r: dict[str, Any]) -> str:
     if r["verdict"] == NOT_AUDITED:
         return f"not audited ({r['baseline']})"
     if r["verdict"] in (DECORATIVE, BLIND):
-        return r["verdict"].upper()
+        return str(r["verdict"]).upper()
     return str(r["verdict"])
 
 

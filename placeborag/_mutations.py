@@ -146,6 +146,14 @@ def _ids(matches: Sequence[Any]) -> list[str]:
     return [m.id for m in matches]
 
 
+# The documents every example's store holds (tests/test_mutations.py writes them).
+DOCS: tuple[tuple[str, str, str], ...] = (
+    ("refund", "our refund policy allows returns within 30 days", "en"),
+    ("shipping", "delivery times to remote islands", "en"),
+    ("warranty", "the warranty covers water damage", "en"),
+    ("hu-refund", "pénzvisszatérítési szabályzat harminc napon belül", "hu"),
+)
+
 _SENT = "what the application sent, as usual"
 
 MUTATIONS: tuple[Mutation, ...] = (
@@ -195,7 +203,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         "where=None and ids=None: the filter did not arrive",
         _all_of(
             _no_query,
-            _never("never filtered (no where= or ids=)", lambda f: not (f.filtered or f.restricted)),
+            _never(
+                "never filtered (no where= or ids=)", lambda f: not (f.filtered or f.restricted)
+            ),
         ),
         Example(
             lambda s: _ids(s.query("refund policy", k=1, where={"lang": "hu"})),
@@ -228,9 +238,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "k=<the profile's default>: the k asked for did not arrive",
         _all_of(
             _no_query,
-            _never(
-                "never asked for a k other than its store's default", lambda f: not f.k_given
-            ),
+            _never("never asked for a k other than its store's default", lambda f: not f.k_given),
         ),
         Example(lambda s: len(s.query("refund policy", k=1)), 1, 4),
     ),
@@ -244,9 +252,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         _SENT,
         _no_query,
         Example(
-            lambda s: (s.upsert("refund-copy", DOCS[0][1]), _ids(s.query("refund policy", k=2)))[
-                1
-            ],
+            lambda s: (s.upsert("refund-copy", DOCS[0][1]), _ids(s.query("refund policy", k=2)))[1],
             ["refund", "refund-copy"],
             ["refund-copy", "refund"],
         ),
@@ -365,14 +371,6 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
 )
 
-# The documents every example's store holds (tests/test_mutations.py writes them).
-DOCS = (
-    ("refund", "our refund policy allows returns within 30 days", "en"),
-    ("shipping", "delivery times to remote islands", "en"),
-    ("warranty", "the warranty covers water damage", "en"),
-    ("hu-refund", "pénzvisszatérítési szabályzat harminc napon belül", "hu"),
-)
-
 _BY_NAME = {m.name: m for m in MUTATIONS}
 STORE_SIDES = ("embedder", "answer", "request", "write")
 
@@ -421,7 +419,9 @@ def ask(store: Any, call: Call, k: int | None = None) -> list[Any]:
     reads)."""
     kk = call.k if k is None else k
     if call.vector is not None:
-        return list(store.query_by_vector(call.vector, kk, call.where, text=call.text, ids=call.ids))
+        return list(
+            store.query_by_vector(call.vector, kk, call.where, text=call.text, ids=call.ids)
+        )
     return list(store.query(call.text, kk, call.where, ids=call.ids))
 
 
@@ -429,7 +429,12 @@ def ask(store: Any, call: Call, k: int | None = None) -> list[Any]:
 
 
 def answer_under(
-    name: str, store: Any, call: Call, *, snapshot: Any, shape_twin: Callable[[], Any],
+    name: str,
+    store: Any,
+    call: Call,
+    *,
+    snapshot: Any,
+    shape_twin: Callable[[], Any],
     shape_query: Callable[[Call], Call],
 ) -> list[Any]:
     """The answer to ``call`` under an ``embedder`` or ``answer`` mutation, computed on a twin

@@ -81,7 +81,10 @@ class Canon:
         if n is not None:
             return f"\x00id{n}"
         if "-" in value and _UUID.search(value):
-            return _UUID.sub(lambda m: f"\x00uuid{self.uuids.setdefault(m.group(0).lower(), len(self.uuids))}", value)
+            return _UUID.sub(
+                lambda m: f"\x00uuid{self.uuids.setdefault(m.group(0).lower(), len(self.uuids))}",
+                value,
+            )
         return value
 
     def form(self, value: Any) -> Any:
@@ -93,7 +96,12 @@ class Canon:
         if isinstance(value, float):
             return repr(value)
         if isinstance(value, np.ndarray):
-            return ("array", hashlib.sha256(np.ascontiguousarray(value, dtype=np.float32).tobytes()).hexdigest()[:16])
+            return (
+                "array",
+                hashlib.sha256(np.ascontiguousarray(value, dtype=np.float32).tobytes()).hexdigest()[
+                    :16
+                ],
+            )
         if isinstance(value, Mapping):
             return ("map", tuple(sorted((self.form(k), self.form(v)) for k, v in value.items())))
         if isinstance(value, (list, tuple)):
@@ -181,7 +189,9 @@ class Run:
             return
         self.received = Counter({k: n for k, n in self.received.items() if k[0] not in threads})
         self.answers = {
-            d: kept for d, a in self.answers.items() if (kept := [x for x in a if x[0] not in threads])
+            d: kept
+            for d, a in self.answers.items()
+            if (kept := [x for x in a if x[0] not in threads])
         }
 
     def answer_lists(self) -> dict[str, list[list[tuple[str, str]]]]:
@@ -223,7 +233,7 @@ class Run:
         """The test's own line that led to this call (its file's innermost frame)."""
         if self.test_file is None:
             return None
-        frame = sys._getframe(2)
+        frame: Any = sys._getframe(2)
         while frame is not None:
             if frame.f_code.co_filename == self.test_file:
                 return f"{frame.f_code.co_filename}:{frame.f_lineno}"
@@ -252,7 +262,7 @@ def begin(mode: str | None, *, reference: Facts | None = None, test_file: str | 
     """Start recording a run: the baseline (None), the control ("control") or a mutation."""
     global _run
     if mode not in (None, "control"):
-        _mutations.by_name(mode)  # type: ignore[arg-type]
+        _mutations.by_name(mode)
     run = Run(mode, reference, test_file)
     run.threads = {id(t) for t in threading.enumerate()}
     with _lock:
@@ -402,7 +412,7 @@ def _install_store(cls: Any) -> None:
                 state = run.state_of(self)
                 state.snapshot, state.snapshot_taken = None, True
 
-    def run_query(self: Any, call: Call, context: Any) -> list[Any]:
+    def run_query(self: Any, call: Call, context: Any) -> Any:
         run = active()
         if run is None:
             return _ask_original(self, call, context)
@@ -459,24 +469,51 @@ def _install_store(cls: Any) -> None:
             run.receive("query", matches)
         return matches
 
-    def query(self: Any, text: Any, k: Any = None, where: Any = None, *, ids: Any = None, context: Any = None) -> Any:
+    def query(
+        self: Any,
+        text: Any,
+        k: Any = None,
+        where: Any = None,
+        *,
+        ids: Any = None,
+        context: Any = None,
+    ) -> Any:
         if _run is None:
             return original_query(self, text, k, where, ids=ids, context=context)
         return run_query(self, Call(text, None, k, where, _tuple_ids(ids)), context)
 
-    def query_by_vector(self: Any, vector: Any, k: Any = None, where: Any = None, *, text: Any = None, ids: Any = None, context: Any = None) -> Any:
+    def query_by_vector(
+        self: Any,
+        vector: Any,
+        k: Any = None,
+        where: Any = None,
+        *,
+        text: Any = None,
+        ids: Any = None,
+        context: Any = None,
+    ) -> Any:
         if _run is None:
             return original_by_vector(self, vector, k, where, text=text, ids=ids, context=context)
         if vector is None:
             return original_by_vector(self, vector, k, where, text=text, ids=ids, context=context)
         return run_query(self, Call(text, vector, k, where, _tuple_ids(ids)), context)
 
-    def _ask_original(store: Any, call: Call, context: Any) -> list[Any]:
+    def _ask_original(store: Any, call: Call, context: Any) -> Any:
         if call.vector is not None:
-            return original_by_vector(store, call.vector, call.k, call.where, text=call.text, ids=call.ids, context=context)  # type: ignore[no-any-return]
-        return original_query(store, call.text, call.k, call.where, ids=call.ids, context=context)  # type: ignore[no-any-return]
+            return original_by_vector(
+                store,
+                call.vector,
+                call.k,
+                call.where,
+                text=call.text,
+                ids=call.ids,
+                context=context,
+            )
+        return original_query(store, call.text, call.k, call.where, ids=call.ids, context=context)
 
-    def _answer(run: Run, state: _StoreState, store: Any, name: str, call: Call, source: str | None) -> list[Any]:
+    def _answer(
+        run: Run, state: _StoreState, store: Any, name: str, call: Call, source: str | None
+    ) -> list[Any]:
         with inside():
             return _mutations.answer_under(
                 name,
@@ -487,7 +524,16 @@ def _install_store(cls: Any) -> None:
                 shape_query=lambda c: _shape_call(c, source, store),
             )
 
-    def _predict(run: Run, state: _StoreState, store: Any, call: Call, source: str | None, matches: list[Any], described: str, immediate: bool) -> None:
+    def _predict(
+        run: Run,
+        state: _StoreState,
+        store: Any,
+        call: Call,
+        source: str | None,
+        matches: list[Any],
+        described: str,
+        immediate: bool,
+    ) -> None:
         """Beside the usual answer: what each answer- and request-side mutation answers."""
         usual = [m.id for m in matches]
         for mutation in _mutations.store_mutations():
@@ -514,7 +560,11 @@ def _install_store(cls: Any) -> None:
                 with _lock:
                     run.canon.see(mutated)
                     run.changes[name] = Change(
-                        described, usual, mutated, run.lines.get(described), run.calls.get(described)
+                        described,
+                        usual,
+                        mutated,
+                        run.lines.get(described),
+                        run.calls.get(described),
                     )
 
     @functools.wraps(original_refresh)
@@ -600,7 +650,9 @@ def _install_writes(cls: Any) -> None:
         rows = None
         mutation = run.mutation
         if mutation == "write-lost":
-            rows = _mutations.kept_rows(mutation, run.reference, state.ordinal, state.written, len(ids))
+            rows = _mutations.kept_rows(
+                mutation, run.reference, state.ordinal, state.written, len(ids)
+            )
         elif mutation == "metadata-key-lost" and run.reference is not None:
             key = run.reference.dropped_key()
             if key is not None:
@@ -643,13 +695,18 @@ def _install_writes(cls: Any) -> None:
                 given = metas if metadatas is not None else None
                 return original_many(self, id_list, text_list, given)  # type: ignore[no-any-return]
             return original_many(  # type: ignore[no-any-return]
-                self, [id_list[i] for i in rows], [text_list[i] for i in rows], [metas[i] for i in rows]
+                self,
+                [id_list[i] for i in rows],
+                [text_list[i] for i in rows],
+                [metas[i] for i in rows],
             )
 
         return write(self, id_list, text_list, meta_list, do)  # type: ignore[no-any-return]
 
     @functools.wraps(original_vectors)
-    def upsert_vectors(self: Any, ids: Any, vectors: Any, texts: Any = None, metadatas: Any = None) -> None:
+    def upsert_vectors(
+        self: Any, ids: Any, vectors: Any, texts: Any = None, metadatas: Any = None
+    ) -> None:
         run = active()
         if run is None:
             return original_vectors(self, ids, vectors, texts, metadatas)  # type: ignore[no-any-return]
@@ -705,7 +762,7 @@ def _install_reads(cls: Any) -> None:
     def observed(name: str, log: bool = False) -> None:
         original = cls.__dict__[name]
         if isinstance(original, property):
-            getter = original.fget
+            getter: Any = original.fget
 
             def fget(self: Any) -> Any:
                 value = getter(self)

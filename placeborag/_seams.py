@@ -21,6 +21,7 @@ question, the filter or k does is *blind*: no retrieval bug can fail a test thro
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -35,8 +36,15 @@ from placeborag import _mutations, _recorder
 
 __all__ = ["answer_changed", "install_available", "names", "request_reached"]
 
-_QUERY = ("query", "input", "str_or_query_bundle", "query_str", "query_bundle", "embedding",
-          "query_embedding")
+_QUERY = (
+    "query",
+    "input",
+    "str_or_query_bundle",
+    "query_str",
+    "query_bundle",
+    "embedding",
+    "query_embedding",
+)
 _FILTER = ("filter", "filters", "where")
 _K = ("k", "top_k", "similarity_top_k", "n_results", "fetch_k")
 _LANGCHAIN_SEARCH = (
@@ -64,6 +72,10 @@ class SeamCall:
     answer: Any  # canonical form of what it answered
     mutated_request: bool
     request: Any = None  # canonical form of the question it was asked (a vector: its digest)
+
+
+def _depth() -> int:
+    return int(getattr(_local, "depth", 0))
 
 
 def names(run: _recorder.Run) -> set[str]:
@@ -170,7 +182,7 @@ def _form(run: _recorder.Run, answer: Any) -> Any:
 def _question(run: _recorder.Run, bound: dict[str, Any]) -> Any:
     """The canonical form of the question a call was asked (None: it names none)."""
     for name in _QUERY:
-        value = bound.get(name)
+        value: Any = bound.get(name)
         if value is None:
             continue
         if type(value).__name__ == "VectorStoreQuery":
@@ -192,11 +204,15 @@ def _other_query(value: Any) -> Any:
         return _mutations.OTHER_QUESTION
     if isinstance(value, np.ndarray):
         return -value
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (int, float)) for v in value)
+    ):
         return type(value)(-float(v) for v in value)
     if type(value).__name__ == "QueryBundle":
         return type(value)(query_str=_mutations.OTHER_QUESTION)
-    if type(value).__name__ == "VectorStoreQuery" and dataclasses.is_dataclass(value):
+    if type(value).__name__ == "VectorStoreQuery" and hasattr(value, "__dataclass_fields__"):
         emb = value.query_embedding
         return dataclasses.replace(
             value,
@@ -227,7 +243,7 @@ def _mutate_request(mutation: str | None, depth: int, bound: dict[str, Any]) -> 
             if bound.get(name) is not None:
                 bound[name], changed = None, True
         for name in _QUERY:
-            value = bound.get(name)
+            value: Any = bound.get(name)
             if type(value).__name__ == "VectorStoreQuery" and (value.filters or value.doc_ids):
                 bound[name] = dataclasses.replace(value, filters=None, doc_ids=None)
                 changed = True
@@ -238,7 +254,9 @@ def _mutate_request(mutation: str | None, depth: int, bound: dict[str, Any]) -> 
         for name in _QUERY:
             value = bound.get(name)
             if type(value).__name__ == "VectorStoreQuery":
-                bound[name] = dataclasses.replace(value, similarity_top_k=_other_k(value.similarity_top_k))
+                bound[name] = dataclasses.replace(
+                    value, similarity_top_k=_other_k(value.similarity_top_k)
+                )
                 changed = True
     return changed
 
@@ -247,7 +265,7 @@ def _carries(bound: dict[str, Any]) -> tuple[bool, bool]:
     filtered = any(bound.get(n) is not None for n in _FILTER)
     k = any(isinstance(bound.get(n), int) and not isinstance(bound.get(n), bool) for n in _K)
     for name in _QUERY:
-        value = bound.get(name)
+        value: Any = bound.get(name)
         if type(value).__name__ == "VectorStoreQuery":
             # node_ids scope a query to its index (LlamaIndex passes every node's): no filter.
             filtered |= bool(value.filters or value.doc_ids)
@@ -261,14 +279,20 @@ def _mutate_answer(mutation: str | None, answer: Any) -> Any:
     if isinstance(answer, dict) and isinstance(answer.get("documents"), list):
         docs = answer["documents"]
         return {**answer, "documents": docs[::-1] if mutation == "seam-reversed" else []}
-    if type(answer).__name__ == "VectorStoreQueryResult" and dataclasses.is_dataclass(answer):
+    if type(answer).__name__ == "VectorStoreQueryResult" and hasattr(
+        answer, "__dataclass_fields__"
+    ):
+
         def cut(seq: Any) -> Any:
             if seq is None:
                 return None
             return list(seq)[::-1] if mutation == "seam-reversed" else []
 
         return dataclasses.replace(
-            answer, nodes=cut(answer.nodes), similarities=cut(answer.similarities), ids=cut(answer.ids)
+            answer,
+            nodes=cut(answer.nodes),
+            similarities=cut(answer.similarities),
+            ids=cut(answer.ids),
         )
     if isinstance(answer, list):
         return answer[::-1] if mutation == "seam-reversed" else []
@@ -278,7 +302,11 @@ def _mutate_answer(mutation: str | None, answer: Any) -> Any:
 # -- the wrappers ---------------------------------------------------------------------------
 
 
-def _bind(signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], Callable[[dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]] | None:
+def _bind(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> (
+    tuple[dict[str, Any], Callable[[dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]] | None
+):
     """The named arguments of a call and how to call again with them changed."""
     if signature is None:
         bound: dict[str, Any] = dict(kwargs)
@@ -308,10 +336,17 @@ def _bind(signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: di
 class _Pending:
     """A seam call under way: what was asked (perhaps mutated) and how to record the answer."""
 
-    def __init__(self, run: _recorder.Run, name: str, signature: inspect.Signature | None,
-                 args: tuple[Any, ...], kwargs: dict[str, Any], known: bool) -> None:
+    def __init__(
+        self,
+        run: _recorder.Run,
+        name: str,
+        signature: inspect.Signature | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        known: bool,
+    ) -> None:
         self.run, self.name = run, name
-        self.depth = getattr(_local, "depth", 0)
+        self.depth = _depth()
         mutation = run.mutation
         self.mutation = mutation if mutation and mutation.startswith("seam-") else None
         self.args, self.kwargs = args, kwargs
@@ -322,7 +357,11 @@ class _Pending:
             bound, rebuild = binding
             self.filtered, self.has_k = _carries(bound)
             # A mock's request is changed only where the usual run saw it answer retrieval.
-            if self.mutation is not None and known and _mutate_request(self.mutation, self.depth, bound):
+            if (
+                self.mutation is not None
+                and known
+                and _mutate_request(self.mutation, self.depth, bound)
+            ):
                 self.args, self.kwargs = rebuild(bound)
                 self.mutated_request = True
             self.request = _question(run, bound)
@@ -399,16 +438,16 @@ def _wrap(cls: type, attr: str) -> None:
 
         wrapped = method
     setattr(wrapped, _MARK, True)
-    try:
+    with contextlib.suppress(TypeError, AttributeError):  # a class that refuses: not a seam
         setattr(cls, attr, wrapped)
-    except (TypeError, AttributeError):
-        pass
 
 
 def _subclasses(cls: type) -> list[type]:
-    out, todo = [], [cls]
+    out: list[type] = []
+    todo = [cls]
     while todo:
         c = todo.pop()
+        sub: type
         for sub in c.__subclasses__():
             if sub not in out:
                 out.append(sub)
@@ -461,12 +500,12 @@ def install_available() -> None:
 def _install_mock() -> None:
     import unittest.mock as mock
 
-    original = mock.CallableMixin._execute_mock_call
+    original = mock.CallableMixin._execute_mock_call  # type: ignore[attr-defined]
 
     @functools.wraps(original)
     def _execute_mock_call(self: Any, /, *args: Any, **kwargs: Any) -> Any:
         run = _recorder.active()
-        if run is None or isinstance(self, mock.AsyncMock) or getattr(_local, "depth", 0):
+        if run is None or isinstance(self, mock.AsyncMock) or _depth():
             return original(self, *args, **kwargs)
         name = f"mock {self._extract_mock_name()}"
         pending = _Pending(run, name, None, args, kwargs, _known(run, name, True))
@@ -476,4 +515,4 @@ def _install_mock() -> None:
             pending.done()
         return pending.answered(answer, True)
 
-    mock.CallableMixin._execute_mock_call = _execute_mock_call  # type: ignore[method-assign]
+    mock.CallableMixin._execute_mock_call = _execute_mock_call  # type: ignore[attr-defined]

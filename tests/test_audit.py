@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 # pytester unloads the modules an inner run imported first; numpy cannot load twice in one
 # process, so numpy, the core and the adapters are loaded here, before any inner run.
@@ -627,3 +632,47 @@ def test_the_refund_policy_comes_first():
     assert found["verdict"] == "real"
     assert "reversed" in found["caught"]
     assert "FakeVectorStore" in found["doubles"]
+
+
+def test_the_docs_describe_every_mutation_as_its_record_does():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "decorative.md").read_text(
+        encoding="utf-8"
+    )
+    for m in _mutations.MUTATIONS:
+        row = f"| `{m.name}` | {m.code} | {m.side} | {m.stands_for} | {m.does} | {m.log} |"
+        assert row in page, m.name
+
+
+def test_the_worked_example_shows_one_test_of_each_verdict():
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as out:
+        path = Path(out, "audit.json")
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "examples/verdicts",
+                f"--placeborag-audit-json={path}",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(root)},
+        )
+        assert done.returncode == 0, done.stdout[-2000:]
+        document = json.loads(path.read_text(encoding="utf-8"))
+    verdicts = {t["nodeid"].rsplit("::", 1)[1]: t["verdict"] for t in document["tests"]}
+    assert verdicts == {
+        "test_real_cites_the_refund_article": "real",
+        "test_weak_finds_something": "weak",
+        "test_decorative_replies_with_text": "decorative",
+        "test_blind_with_a_mock_retriever": "blind",
+        "test_no_mutation_applies_to_ingestion_alone": "no mutation applies",
+        "test_not_repeatable_counts_on_a_cold_cache": "not repeatable",
+        "test_not_audited_a_known_bug": "not audited",
+    }

@@ -26,7 +26,7 @@ with contextlib.suppress(ImportError):
     import unittest.mock  # noqa: F401
 
     import langchain_core.vectorstores  # noqa: F401
-    import llama_index.core  # noqa: F401
+    import llama_index.core
     import llama_index.core.embeddings  # noqa: F401
 
 
@@ -49,7 +49,7 @@ def by_test(document):
 
 
 # The application: it cites the source of the best document its retriever returns.
-LANGCHAIN_APP = '''
+LANGCHAIN_APP = """
 from langchain_core.documents import Document
 
 POLICIES = [
@@ -62,9 +62,9 @@ POLICIES = [
 def cite(retriever, question):
     documents = retriever.invoke(question)
     return documents[0].metadata["source"] if documents else None
-'''
+"""
 
-LANGCHAIN_TESTS = '''
+LANGCHAIN_TESTS = """
 from unittest.mock import MagicMock, patch
 
 from langchain_core.documents import Document
@@ -84,9 +84,9 @@ def test_cites_the_refund_policy_mock_retriever():
     retriever = MagicMock()
     retriever.invoke.return_value = FIXED
     assert cite(retriever, "what is your refund policy") == "refund.txt"
-'''
+"""
 
-PLACEBO_TESTS = '''
+PLACEBO_TESTS = """
 from placeborag.integrations.langchain import PlaceboEmbeddings, PlaceboVectorStore
 
 from app import POLICIES, cite
@@ -101,7 +101,7 @@ def test_cites_the_refund_policy_patched_search():
 
 def test_cites_the_refund_policy_mock_retriever():
     assert cite(retriever(), "what is your refund policy") == "refund.txt"
-'''
+"""
 
 
 def test_a_langchain_suite_of_patched_search_and_mock_retrievers_is_reported_blind(pytester):
@@ -112,7 +112,10 @@ def test_a_langchain_suite_of_patched_search_and_mock_retrievers_is_reported_bli
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # green as usual; strict fails it
     tests = by_test(document)
-    for name in ("test_cites_the_refund_policy_patched_search", "test_cites_the_refund_policy_mock_retriever"):
+    for name in (
+        "test_cites_the_refund_policy_patched_search",
+        "test_cites_the_refund_policy_mock_retriever",
+    ):
         test = tests[name]
         assert test["verdict"] == "blind", name
         assert test["seam"] is True
@@ -169,7 +172,7 @@ def test_the_llm_mock_is_not_a_seam():
     assert document["summary"]["untouched"] == 1
 
 
-LLAMA_DOCS = '''
+LLAMA_DOCS = """
 from llama_index.core import Document
 
 POLICIES = [
@@ -185,7 +188,7 @@ def documents():
 def cite(retriever, question):
     nodes = retriever.retrieve(question)
     return nodes[0].node.metadata["file_name"] if nodes else None
-'''
+"""
 
 
 def test_a_llama_index_suite_over_mock_embedding_is_reported_blind_and_over_placeborag_real(
@@ -273,7 +276,7 @@ def test_something_is_cited():
     assert tests["test_the_refund_policy_is_cited"]["verdict"] == "real"
     assert tests["test_something_is_cited"]["verdict"] == "weak"
     missed = tests["test_something_is_cited"]["missed"]
-    shown = [m for m in missed if m["mutation"] == "reversed"][0]
+    shown = next(m for m in missed if m["mutation"] == "reversed")
     assert shown["usual"][0] == "<file_name='refund.txt'>"  # a uuid4 id, named by its file
 
 

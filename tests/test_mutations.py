@@ -15,8 +15,13 @@ import threading
 import numpy as np
 import pytest
 
-from placeborag import FakeVectorStore, PlaceboragValueError, RetrievalTimeout
-from placeborag import _mutations, _recorder
+from placeborag import (
+    FakeVectorStore,
+    PlaceboragValueError,
+    RetrievalTimeout,
+    _mutations,
+    _recorder,
+)
 
 _recorder.install()
 
@@ -224,7 +229,9 @@ def test_shape_only_vectors_are_unit_deterministic_and_keep_no_structure():
     shaped = _mutations.shape_vectors(["refund policy", "refund policies"], 64)
 
     assert np.allclose(np.linalg.norm(shaped, axis=1), 1.0)
-    assert np.array_equal(shaped, _mutations.shape_vectors(["refund policy", "refund policies"], 64))
+    assert np.array_equal(
+        shaped, _mutations.shape_vectors(["refund policy", "refund policies"], 64)
+    )
     assert abs(float(shaped[0] @ shaped[1])) < 0.5
 
 

@@ -202,9 +202,9 @@ EXPECTED = {
             "test_post_filter_starvation.py exit code: 0 | 1 passed in",
             "test_mutant.py exit code: 1 | 1 failed in",
             "Left contains one more item: 'hu-refund-2'",
-            "verdict: real | caught 7/7",
-            "caught: shape-only, reversed, filter-ignored, filter-after-cut, k-ignored, recall-lost,"
-            " stale-reads",
+            "verdict: real | caught 10/10",
+            "caught: shape-only, reversed, query-changed, filter-dropped, filter-after-cut,"
+            " k-dropped, recall-lost, stale-reads, write-lost, metadata-key-lost",
             "skipped ties-flipped: no tie reached an answer",
         ],
         0,

@@ -9,10 +9,10 @@ from __future__ import annotations
 from unittest.mock import MagicMock
 
 import pytest
-
 import support_bot
-from placeborag import FakeVectorStore
 from support_bot import NOT_FOUND, answer, answer_from, ingest
+
+from placeborag import FakeVectorStore
 
 
 @pytest.fixture
@@ -59,6 +59,8 @@ def test_not_repeatable_counts_on_a_cold_cache():
     assert answer(store, "warranty claims", "acme").startswith("[warranty]")
 
 
-@pytest.mark.xfail(reason="the bot answers Globex users from Acme articles when k is 1", strict=True)
+@pytest.mark.xfail(
+    reason="the bot answers Globex users from Acme articles when k is 1", strict=True
+)
 def test_not_audited_a_known_bug(store):
     assert answer(store, "how do refunds work", "globex") == "[refund] ..."
