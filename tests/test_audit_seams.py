@@ -318,3 +318,37 @@ def test_cites_from_a_real_in_memory_store():
     ranked = tests["test_cites_from_a_real_in_memory_store"]
     assert ranked["verdict"] == "real"  # BM25 ranks: another question, another answer
     assert "seam-query" in ranked["caught"]
+
+
+def test_ingestion_through_the_llama_index_adapter_agrees_with_writing_to_the_store(pytester):
+    pytest.importorskip("llama_index.core")
+    pytester.makepyfile(
+        test_ingest="""
+from llama_index.core import Document, StorageContext, VectorStoreIndex
+from placeborag import FakeVectorStore
+from placeborag.integrations.llama_index import PlaceboEmbedding, PlaceboLlamaVectorStore
+
+DOCS = [("refund.txt", "Our refund policy allows returns within 30 days."),
+        ("shipping.txt", "Parcels ship to remote islands within two weeks.")]
+
+def test_through_llama_index():
+    store = PlaceboLlamaVectorStore()
+    VectorStoreIndex.from_documents(
+        [Document(text=t, metadata={"file_name": f}) for f, t in DOCS],
+        storage_context=StorageContext.from_defaults(vector_store=store),
+        embed_model=PlaceboEmbedding(store.store.embedder),
+    )
+
+def test_into_the_store():
+    store = FakeVectorStore()
+    for name, text in DOCS:
+        store.upsert(name, text, {"file_name": name})
+"""
+    )
+
+    _, document, _ = audit(pytester)
+
+    tests = by_test(document)
+    for name in ("test_through_llama_index", "test_into_the_store"):
+        assert tests[name]["verdict"] == "no mutation applies", name
+        assert tests[name]["survived"] == tests[name]["caught"] == []
