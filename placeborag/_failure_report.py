@@ -225,7 +225,10 @@ def _query_lines(
     lines.append(f"returned {len(trace.matches)}: {shown_ids or 'nothing'}{more}")
     stored = set(trace.ids) | set(trace.pending)
     known.update(stored)
-    explained = _to_explain(returned, op, sides, stored) if sides else list(returned)
+    if sides:
+        explained = _to_explain(returned, op, sides, stored)
+    else:
+        explained = [(doc_id, 0) for doc_id in returned]
     for doc_id, place in explained[:MAX_IDS]:
         asserted = f" (asserted at place {place})" if place else ""
         lines.append(f"{shown(doc_id)}{asserted}: {trace.why(doc_id)}")

@@ -52,6 +52,7 @@ class Watch:
         self.lock = threading.Lock()  # a retriever may query from a worker thread
         self.stores: dict[int, Watched] = {}  # keyed by identity: a store need not hash
         self.comparison: tuple[str, Any, Any] | None = None
+        self.outer: Watch | None = None  # the watch this one interrupted (pytest in pytest)
 
 
 _current: Watch | None = None
@@ -62,17 +63,21 @@ def current() -> Watch | None:
 
 
 def start() -> Watch:
-    """Watch from now on, in a new :class:`Watch` (one test at a time in a process)."""
+    """Watch from now on, in a new :class:`Watch` (one test at a time in a process; a test
+    run by a test, as pytester does in process, interrupts the outer one's watch)."""
     global _current
-    _current = Watch()
-    return _current
+    watch = Watch()
+    watch.outer = _current
+    _current = watch
+    return watch
 
 
 def stop(watch: Watch) -> None:
-    """Stop watching with ``watch`` (a newer watch is left running)."""
+    """Stop watching with ``watch``: the watch it interrupted, if any, goes on."""
     global _current
     if _current is watch:
-        _current = None
+        _current = watch.outer
+        watch.outer = None
 
 
 def asked(store: Any, record: Any, version: int, failure: BaseException | None) -> None:

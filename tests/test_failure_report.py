@@ -1,0 +1,215 @@
+"""The failure report: a failing retrieval test says why the asserted ids did not come back.
+
+Each inner project below fails one test per reason a record can stop at (the filter, the top-k
+cut, the post-filter window, recall, a tie, a write not yet visible, an injected failure),
+queried directly and through the LangChain, LlamaIndex and Haystack adapters; the tests read
+the "placeborag" section pytest prints for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# The inner project's helpers: one corpus, written and queried through one front end.
+FRONTS = '''
+import os
+
+from placeborag import FakeVectorStore
+
+FRONT = os.environ["FRONT"]
+DOCS = [
+    ("a", "refund policy hu", {"lang": "hu"}),
+    ("b", "refund policy en", {"lang": "en"}),
+    ("c", "shipping times", {"lang": "en"}),
+    ("d", "refund money back", {"lang": "en"}),
+    ("t1", "exact twin text", {"lang": "en"}),
+    ("t2", "exact twin text", {"lang": "en"}),
+]
+ALL = [doc_id for doc_id, _, _ in DOCS]
+
+
+class Front:
+    """A store holding DOCS, written and queried through FRONT."""
+
+    def __init__(self, **options):
+        if FRONT == "haystack":
+            from placeborag.integrations.haystack import PlaceboDocumentStore
+
+            self.adapter = PlaceboDocumentStore(profile="chroma", **options)
+            self.store = self.adapter.store
+        else:
+            self.store = FakeVectorStore(**options)
+            if FRONT == "langchain":
+                from placeborag.integrations.langchain import PlaceboVectorStore
+
+                self.adapter = PlaceboVectorStore(store=self.store)
+            elif FRONT == "llama_index":
+                from placeborag.integrations.llama_index import PlaceboLlamaVectorStore
+
+                self.adapter = PlaceboLlamaVectorStore(store=self.store)
+        for doc_id, text, meta in DOCS:
+            self.write(doc_id, text, meta)
+        self.store.refresh()
+
+    def write(self, doc_id, text, meta):
+        if FRONT == "langchain":
+            self.adapter.add_texts([text], [meta], ids=[doc_id])
+        elif FRONT == "haystack":
+            from haystack import Document
+
+            self.adapter.write_documents([Document(id=doc_id, content=text, meta=meta)])
+        elif FRONT == "llama_index":
+            from llama_index.core.schema import TextNode
+
+            self.adapter.add([TextNode(id_=doc_id, text=text, metadata=meta)])
+        else:
+            self.store.upsert(doc_id, text, meta)
+
+    def ask(self, text, k, lang=None):
+        """The ids the front end returns for ``text`` (``lang``: a metadata filter)."""
+        if FRONT == "direct":
+            where = None if lang is None else {"lang": {"$eq": lang}}
+            return [m.id for m in self.store.query(text, k, where)]
+        if FRONT == "langchain":
+            where = None if lang is None else {"lang": {"$eq": lang}}
+            return [d.id for d in self.adapter.similarity_search(text, k=k, filter=where)]
+        if FRONT == "llama_index":
+            from llama_index.core.vector_stores.types import (
+                MetadataFilter,
+                MetadataFilters,
+                VectorStoreQuery,
+            )
+
+            filters = None if lang is None else MetadataFilters(
+                filters=[MetadataFilter(key="lang", value=lang)]
+            )
+            query = VectorStoreQuery(query_str=text, similarity_top_k=k, filters=filters)
+            return list(self.adapter.query(query).ids)
+        from placeborag.integrations.haystack import PlaceboTextEmbedder
+
+        vector = PlaceboTextEmbedder(self.adapter.embedder).run(text)["embedding"]
+        filters = None if lang is None else {"field": "meta.lang", "operator": "==", "value": lang}
+        return [d.id for d in self.adapter.embedding_retrieval(vector, filters, top_k=k)]
+'''
+
+# One failing test per reason; REASONS says which id each one asserts and what the section
+# must say of it.
+REASONS_MODULE = '''
+from fronts import ALL, Front
+
+
+def test_filter():
+    ids = Front().ask("refund policy", 2, lang="en")
+    assert ids == ["a", "b"]
+
+
+def test_cut():
+    ids = Front().ask("refund policy", 1)
+    assert "d" in ids
+
+
+def test_post_filter_window():
+    ids = Front(filter_mode="post").ask("exact twin text", 1, lang="hu")
+    assert ids == ["a"]
+
+
+def test_recall():
+    ids = Front(recall=0.5).ask("refund policy", 6)
+    assert set(ids) == set(ALL)
+
+
+def test_tie():
+    ids = Front().ask("exact twin text", 1)
+    assert ids == ["t2"]
+
+
+def test_stale_write():
+    front = Front(visibility="manual")
+    front.write("e", "refund policy new", {"lang": "en"})
+    ids = front.ask("refund policy new", 1)
+    assert ids == ["e"]
+
+
+def test_injected_failure():
+    front = Front()
+    front.store.fail_next_query()
+    assert front.ask("refund policy", 1) == ["b"]
+'''
+
+#: test name -> (the asserted id, words of the reason its line must hold).
+REASONS = {
+    "test_filter": ("'a'", "fails the where filter at {'lang': {'$eq': 'en'}}"),
+    "test_cut": ("'d'", "not good enough for the top-1 cut (lower is better; the edge is at"),
+    "test_post_filter_window": ("'a'", "taken before the post-filter"),
+    "test_recall": (None, "the approximate index (recall 0.5) lost it"),
+    "test_tie": ("'t2'", "ties exactly with 1 other record(s) at score"),
+    "test_stale_write": ("'e'", "not visible yet: it was written under visibility='manual'"),
+    "test_injected_failure": (None, "a failure injected with fail_next_query()"),
+}
+# What differs through Haystack: its adapter turns a filter into an id restriction before the
+# store ranks, and post-filters the store's window itself: the store sees no filter, so the
+# section says where the store's own cut left the id.
+HAYSTACK = {
+    "test_filter": ("'a'", "outside the ids the query was restricted to (ids=...)"),
+    "test_post_filter_window": ("'a'", "not good enough for the top-1 cut (lower is better"),
+}
+
+
+def sections(output: str) -> dict[str, str]:
+    """Each failed test's "placeborag" section, by test name."""
+    found: dict[str, str] = {}
+    for match in re.finditer(r"_{3,} (test_\w+) _{3,}\n(.*?)(?=\n_{3,} test_|\n={3,})", output, re.S):
+        name, body = match.groups()
+        part = re.split(r"\n-+ placeborag -+\n", body)
+        if len(part) == 2:
+            found[name] = part[1]
+    return found
+
+
+def run(tmp_path: Path, front: str, *args: str, module: str = REASONS_MODULE) -> str:
+    (tmp_path / "fronts.py").write_text(FRONTS)
+    (tmp_path / "test_reasons.py").write_text(textwrap.dedent(module))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "FRONT": front, "PYTHONPATH": _path()},
+    )
+    return result.stdout
+
+
+def _path() -> str:
+    import os
+
+    root = str(Path(__file__).resolve().parents[1])
+    return os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+
+
+@pytest.mark.parametrize("front", ["direct", "langchain", "llama_index", "haystack"])
+def test_each_reason_is_named_for_the_asserted_id(tmp_path, front):
+    if front != "direct":
+        modules = {"langchain": "langchain_core", "llama_index": "llama_index.core"}
+        pytest.importorskip(modules.get(front, front))
+    expected = dict(REASONS)
+    if front == "haystack":
+        expected.update(HAYSTACK)
+    output = run(tmp_path, front)
+    found = sections(output)
+    assert f"{len(expected)} failed" in output, output
+    assert sorted(found) == sorted(expected), output
+    for name, (asserted, words) in expected.items():
+        lines = found[name].splitlines()
+        if asserted is None:
+            assert any(words in line for line in lines), (name, found[name])
+        else:
+            line = next((ln for ln in lines if ln.strip().startswith(asserted)), None)
+            assert line is not None and words in line, (name, found[name])
