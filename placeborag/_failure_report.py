@@ -214,9 +214,7 @@ def _query_lines(
             "rank differently"
         )
     returned = trace.returned
-    shown_ids = ", ".join(
-        f"{shown(m.id)} ({m.score:.4f})" for m in trace.matches[:_RETURNED_SHOWN]
-    )
+    shown_ids = ", ".join(f"{shown(m.id)} ({m.score:.4f})" for m in trace.matches[:_RETURNED_SHOWN])
     more = (
         f", ... {len(trace.matches) - _RETURNED_SHOWN} more"
         if len(trace.matches) > _RETURNED_SHOWN
@@ -317,4 +315,3 @@ def _saved(entry: Watched, path: str) -> list[str]:
 def _quoted(path: str) -> str:
     """``path`` for a shell line: quoted, and escaped as ``shown`` does if it is not printable."""
     return shlex.quote(path) if path.isprintable() else shown(path)
-

@@ -8,7 +8,9 @@ the "placeborag" section pytest prints for it.
 
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
 import subprocess
 import sys
@@ -101,7 +103,7 @@ class Front:
 
 # One failing test per reason; REASONS says which id each one asserts and what the section
 # must say of it.
-REASONS_MODULE = '''
+REASONS_MODULE = """
 from fronts import ALL, Front
 
 
@@ -141,7 +143,7 @@ def test_injected_failure():
     front = Front()
     front.store.fail_next_query()
     assert front.ask("refund policy", 1) == ["b"]
-'''
+"""
 
 #: test name -> (the asserted id, words of the reason its line must hold).
 REASONS = {
@@ -165,7 +167,9 @@ HAYSTACK = {
 def sections(output: str) -> dict[str, str]:
     """Each failed test's "placeborag" section, by test name."""
     found: dict[str, str] = {}
-    for match in re.finditer(r"_{3,} (test_\w+) _{3,}\n(.*?)(?=\n_{3,} test_|\n={3,})", output, re.S):
+    for match in re.finditer(
+        r"_{3,} (test_\w+) _{3,}\n(.*?)(?=\n_{3,} test_|\n={3,})", output, re.S
+    ):
         name, body = match.groups()
         part = re.split(r"\n-+ placeborag -+\n", body)
         if len(part) == 2:
@@ -173,7 +177,11 @@ def sections(output: str) -> dict[str, str]:
     return found
 
 
-def run(tmp_path: Path, front: str, *args: str, module: str = REASONS_MODULE) -> str:
+def run(
+    tmp_path: Path, front: str, *args: str, module: str = REASONS_MODULE, seed: str = "0"
+) -> str:
+    """Run the inner project in a subprocess (adapters imported afresh), with ``FRONT``."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "fronts.py").write_text(FRONTS)
     (tmp_path / "test_reasons.py").write_text(textwrap.dedent(module))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
@@ -182,14 +190,12 @@ def run(tmp_path: Path, front: str, *args: str, module: str = REASONS_MODULE) ->
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**__import__("os").environ, "FRONT": front, "PYTHONPATH": _path()},
+        env={**os.environ, "FRONT": front, "PYTHONPATH": _path(), "PYTHONHASHSEED": seed},
     )
     return result.stdout
 
 
 def _path() -> str:
-    import os
-
     root = str(Path(__file__).resolve().parents[1])
     return os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
 
@@ -213,3 +219,109 @@ def test_each_reason_is_named_for_the_asserted_id(tmp_path, front):
         else:
             line = next((ln for ln in lines if ln.strip().startswith(asserted)), None)
             assert line is not None and words in line, (name, found[name])
+
+
+# -- what is printed, and when ----------------------------------------------------------------
+
+ONE_FAILURE = """
+import json
+
+from fronts import Front
+
+
+def test_the_hungarian_policy_comes_first():
+    ids = Front().ask("refund policy", 2, lang="en")
+    json.dump(ids, open("seen.json", "w"))
+    assert ids == ["a", "b"]
+
+
+def test_a_passing_query(fake_vector_store):
+    fake_vector_store.upsert("x", "refund policy")
+    assert [m.id for m in fake_vector_store.query("refund")] == ["x"]
+
+
+def test_a_failure_that_queried_no_store():
+    assert 1 == 2
+"""
+
+
+def test_only_a_failing_test_that_queried_a_store_gets_a_section(tmp_path):
+    output = run(tmp_path, "direct", module=ONE_FAILURE)
+    assert "2 failed, 1 passed" in output, output
+    assert sorted(sections(output)) == ["test_the_hungarian_policy_comes_first"], output
+    assert output.count("- placeborag -") == 1
+
+
+def test_the_same_failure_prints_the_same_bytes(tmp_path):
+    first = sections(run(tmp_path / "one", "direct", module=REASONS_MODULE))
+    again = sections(run(tmp_path / "two", "direct", module=REASONS_MODULE, seed="12345"))
+    assert sorted(first) == sorted(REASONS)
+    assert again == first
+
+
+HOSTILE = """
+from placeborag import FakeVectorStore
+
+
+def test_hostile_values():
+    store = FakeVectorStore()
+    store.upsert("a\\x1b[31mred\\nline", "refund policy", {"lang": "<b>hu</b>\\x07"})
+    store.upsert("b", "refund policy en", {"lang": "en"})
+    ids = [m.id for m in store.query("refund\\x1b[2J\\npolicy", 1, {"lang": "en"})]
+    assert ids == ["a\\x1b[31mred\\nline"]
+"""
+
+
+def test_every_user_value_is_escaped(tmp_path):
+    output = run(tmp_path, "direct", module=HOSTILE)
+    section = sections(output)["test_hostile_values"]
+    assert "\x1b" not in section and "\x07" not in section
+    assert "'refund\\x1b[2J\\npolicy', k=1, where={'lang': 'en'}" in section
+    line = next(
+        ln for ln in section.splitlines() if ln.strip().startswith("'a\\x1b[31mred\\nline'")
+    )
+    assert "fails the where filter at {'lang': 'en'}" in line
+
+
+def test_under_xdist_each_worker_reports_and_saves_its_failures(tmp_path):
+    pytest.importorskip("xdist")
+    output = run(tmp_path, "direct", "-n", "2", "--placeborag-save-failures", "saved")
+    found = sections(output)
+    assert sorted(found) == sorted(REASONS), output
+    assert "fails the where filter at {'lang': {'$eq': 'en'}}" in found["test_filter"]
+    saved = sorted(p.name for p in (tmp_path / "saved").iterdir())
+    assert len(saved) == len(REASONS) and all(name.endswith(".json") for name in saved)
+
+
+# -- the failing store, saved and opened again -------------------------------------------------
+
+
+def test_a_saved_failing_store_reopens_with_the_ranking_the_test_saw(tmp_path):
+    explore = pytest.importorskip("placeborag.explore")
+    output = run(tmp_path, "direct", "--placeborag-save-failures", "saved", module=ONE_FAILURE)
+    section = sections(output)["test_the_hungarian_policy_comes_first"]
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    path = re.search(r"app\(Scenario\.load\('([^']+)'\)\)", section).group(1)
+    command = re.search(r"placeborag report --scenario (\S+) --out report.html", section)
+    assert command.group(1) == path
+
+    scenario = explore.Scenario.load(tmp_path / path)
+    assert (scenario.query, scenario.k, scenario.where) == (
+        "refund policy",
+        2,
+        {"lang": {"$eq": "en"}},
+    )
+    matches = scenario.store().query(scenario.query, scenario.k, scenario.where)
+    assert [m.id for m in matches] == seen == ["b", "d"]
+
+    app = explore.app(explore.Scenario.load(tmp_path / path), mode="output")
+    assert [app.explain(i)["rank"] for i in seen] == [1, 2]
+    assert app.explain("a")["why"] in section
+
+    from placeborag._cli import main
+
+    assert (
+        main(["report", "--scenario", str(tmp_path / path), "--out", str(tmp_path / "r.html")]) == 0
+    )
+    page = html.unescape((tmp_path / "r.html").read_text())
+    assert f"assert [m.id for m in matches] == {json.dumps(seen)}" in page
