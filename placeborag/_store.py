@@ -22,8 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from placeborag import _mutations  # audit hook
-from placeborag import _touched  # failure report hook
+from placeborag import _mutations, _touched  # the audit's and the failure report's hooks
 from placeborag._embedding import VectorsOnlyEmbedder, vectors_for
 from placeborag._errors import (
     PlaceboragTypeError,
