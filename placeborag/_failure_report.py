@@ -221,37 +221,68 @@ def _query_lines(
         else ""
     )
     lines.append(f"returned {len(trace.matches)}: {shown_ids or 'nothing'}{more}")
-    stored = set(trace.ids) | set(trace.pending)
-    known.update(stored)
     if sides:
-        explained = _to_explain(returned, op, sides, stored)
+        explained = _to_explain(returned, op, sides, trace)
     else:
-        explained = [(doc_id, 0) for doc_id in returned]
-    for doc_id, place in explained[:MAX_IDS]:
-        asserted = f" (asserted at place {place})" if place else ""
-        lines.append(f"{shown(doc_id)}{asserted}: {trace.why(doc_id)}")
+        explained = [(doc_id, 0, "") for doc_id in returned]
+    known.update(trace.ids, trace.pending, (via for _, _, via in explained if via))
+    for doc_id, place, via in explained[:MAX_IDS]:
+        notes = [f"a record of {shown(via)}"] if via else []
+        if place:
+            notes.append(f"asserted at place {place}")
+        note = f" ({', '.join(notes)})" if notes else ""
+        lines.append(f"{shown(doc_id)}{note}: {trace.why(doc_id)}")
     if len(explained) > MAX_IDS:
         lines.append(f"... {len(explained) - MAX_IDS} more ids not explained")
     return lines
 
 
 def _to_explain(
-    returned: Sequence[str], op: str, sides: list[Side], stored: set[str]
-) -> list[tuple[str, int]]:
+    returned: Sequence[str], op: str, sides: list[Side], trace: QueryTrace
+) -> list[tuple[str, int, str]]:
     """The named ids of this store that did not come back where asserted, each with the place
-    the assertion put it at (0: no place, a member or a set)."""
-    expected = _expected(returned, sides)
+    the assertion put it at (0: no place, a member or a set) and, for a record named by its
+    document (a chunk whose metadata ``doc_id`` the assertion names), that document."""
+    stored = set(trace.ids) | set(trace.pending)
+    negated = op in ("!=", "not in", "is not")
     at = {doc_id: rank for rank, doc_id in enumerate(returned, 1)}
-    out: dict[str, int] = {}
-    for side in expected:
-        for place, doc_id in enumerate(side.ids, 1):
-            if doc_id not in stored or doc_id in out:
-                continue
+    out: dict[str, tuple[int, str]] = {}
+    parents = _chunks_of([i for s in sides for i in s.ids if i not in stored], trace)
+    for side in _expected(returned, sides):
+        for place, named in enumerate(side.ids, 1):
             place = place if side.ordered else 0
-            negated = op in ("!=", "not in", "is not")
-            if negated or doc_id not in at or (place and at[doc_id] != place):
-                out[doc_id] = place
-    return list(out.items())
+            if named in stored:
+                if named not in out and (
+                    negated or named not in at or (place and at[named] != place)
+                ):
+                    out[named] = (place, "")
+                continue
+            chunks = parents.get(named, [])
+            if negated or not any(chunk in at for chunk in chunks):
+                for chunk in chunks[:_CHUNKS_SHOWN]:
+                    out.setdefault(chunk, (place, named))
+    return [(doc_id, place, via) for doc_id, (place, via) in out.items()]
+
+
+# Metadata keys that name the document a record (a chunk) was cut from, as pipelines and the
+# frameworks write them; an assertion on documents is read through them.
+_PARENT_KEYS = ("doc_id", "document_id", "ref_doc_id", "parent_id", "source_id")
+_CHUNKS_SHOWN = 3  # records explained per named document
+
+
+def _chunks_of(names: Sequence[str], trace: QueryTrace) -> dict[str, list[str]]:
+    """The records (ids, insertion order) whose document is one of ``names``."""
+    wanted = set(names)
+    found: dict[str, list[str]] = {}
+    if not wanted or trace.records is None:
+        return found
+    for doc_id, meta in zip(trace.ids, trace.records.metadata):
+        for key in _PARENT_KEYS:
+            parent = meta.get(key)
+            if isinstance(parent, str) and parent in wanted:
+                found.setdefault(parent, []).append(doc_id)
+                break
+    return found
 
 
 def _expected(returned: Sequence[str], sides: list[Side]) -> list[Side]:
@@ -273,35 +304,47 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _file_name(nodeid: str, number: int) -> str:
-    """A file name for a test's store: readable, and unique per test id (a CRC-32 of it)."""
-    stem = _UNSAFE.sub("_", nodeid.replace("::", "--")).strip("._")[:80] or "test"
+    """A file name for a test's store: its test's name, and a CRC-32 of the whole test id (two
+    modules' tests of one name get two files)."""
+    stem = _UNSAFE.sub("_", nodeid.rpartition("::")[2]).strip("._")[:60] or "test"
     store = f"-store{number}" if number else ""
     return f"{stem}-{zlib.crc32(nodeid.encode('utf-8')):08x}{store}.json"
 
 
 def _saved(entry: Watched, path: str) -> list[str]:
-    """Save the store as a scenario of its last query; the lines that open it (or why not)."""
+    """Save the store as a scenario of its last query (and, for a store over vectors of its
+    own, the recording of them beside it); the lines that open it, or why it was not saved."""
     store = entry.store
     last = entry.asked[-1].record if entry.asked else None
     if last is None:
         return ["  not saved: the store received no query"]
     from placeborag._embedder import FakeEmbedder
 
-    if not isinstance(store.embedder, FakeEmbedder):
-        return [
-            "  not saved: a scenario file rebuilds a store over a FakeEmbedder, and this "
-            f"store's embedder is a {type(store.embedder).__name__}; open the store itself "
-            "with placeborag.explore.app(store=store, query=...)"
-        ]
     try:
         from placeborag.explore import Scenario
     except ImportError as exc:
         return [f"  not saved: {exc}"]
+    own = not isinstance(store.embedder, FakeEmbedder)
+    if own and not last.text:
+        return ["  not saved: the query was a vector with no text, which a recording cannot name"]
+    vectors = path[: -len(".json")] + ".vectors"
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        if own:
+            refusal = _record(store, last.text, vectors)
+            if refusal:
+                return [f"  not saved: {refusal}"]
         Scenario.from_store(store, last.text, k=last.k, where=last.where).save(path)
     except (OSError, ValueError, TypeError) as exc:
         return [f"  not saved to {shown(path)}: {type(exc).__name__}: {exc}"]
+    if own:
+        return [
+            f"  saved: {shown(path)} and its vectors {shown(vectors)}; open it with",
+            "    from placeborag import Recording; from placeborag.explore import Scenario, app",
+            f"    s = Scenario.load({shown(path)}); embedder = Recording.load({shown(vectors)})"
+            ".embedder()",
+            "    app(store=s.store(embedder=embedder), query=s.query, k=s.k, where=s.where)",
+        ]
     lines = [
         f"  saved: {shown(path)}; open it with",
         f"    placeborag report --scenario {_quoted(path)} --out report.html",
@@ -310,6 +353,40 @@ def _saved(entry: Watched, path: str) -> list[str]:
     if last.vector is not None and not last.text:
         lines.insert(1, "  (a query by vector: the scenario holds no vector, its query is '')")
     return lines
+
+
+def _record(store: FakeVectorStore, query: str, path: str) -> str:
+    """Record the store's vectors (one per text) and the query's at ``path``; why not, or ''."""
+    import numpy as np
+
+    from placeborag._replay import record_vectors
+
+    records = store.records()
+    rows: dict[str, int] = {}
+    for i, text in enumerate(records.texts):
+        first = rows.setdefault(text, i)
+        if not np.array_equal(records.vectors[first], records.vectors[i]):
+            return (
+                f"records {shown(records.ids[first])} and {shown(records.ids[i])} share a "
+                "text with different vectors, and a recording holds one vector per text"
+            )
+    if not rows:
+        return "the store holds no records to record"
+    texts = list(rows)
+    matrix = np.asarray(records.vectors[list(rows.values())], dtype=np.float64)
+    model = str(getattr(store.embedder, "model_name", "") or type(store.embedder).__name__)
+    record_vectors(
+        path,
+        embed_documents=lambda _texts: matrix,
+        embed_query=lambda _queries: store.embed_query(query)[None, :],
+        documents=texts,
+        queries=[query],
+        model=model,
+        dtype="float64",
+        overwrite=True,
+        provenance={"saved by": "placeborag --placeborag-save-failures"},
+    )
+    return ""
 
 
 def _quoted(path: str) -> str:
