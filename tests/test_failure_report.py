@@ -325,3 +325,53 @@ def test_a_saved_failing_store_reopens_with_the_ranking_the_test_saw(tmp_path):
     )
     page = html.unescape((tmp_path / "r.html").read_text())
     assert f"assert [m.id for m in matches] == {json.dumps(seen)}" in page
+
+
+OWN_VECTORS = """
+import json
+
+import numpy as np
+from placeborag.explore import store_from_vectors
+
+
+def test_over_my_own_vectors():
+    vectors = np.array([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.0, 1.0, 0.0], [0.6, 0.0, 0.8]])
+    store = store_from_vectors(
+        vectors,
+        ["a", "b", "c", "d"],
+        ["alpha", "beta", "gamma", "delta"],
+        [{"lang": "en"}, {"lang": "hu"}, {"lang": "en"}, {"lang": "en"}],
+        queries={"my question": [0.9, 0.3, 0.1]},
+    )
+    ids = [m.id for m in store.query("my question", 2, {"lang": "en"})]
+    json.dump(ids, open("seen.json", "w"))
+    assert ids == ["b", "a"]
+"""
+
+
+def test_a_store_over_its_own_vectors_is_saved_with_their_recording(tmp_path, capsys):
+    pytest.importorskip("placeborag.explore")
+    output = run(tmp_path, "direct", "--placeborag-save-failures", "saved", module=OWN_VECTORS)
+    section = sections(output)["test_over_my_own_vectors"]
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert "'b' (asserted at place 1): fails the where filter at {'lang': 'en'}" in section
+    opening = section.split("open it with\n", 1)[1].splitlines()
+    assert opening[-1].strip() == (
+        "app(store=s.store(embedder=embedder), query=s.query, k=s.k, where=s.where)"
+    )
+    names: dict[str, object] = {}
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # the printed lines name the files as the run was given them
+    try:
+        exec("\n".join(line.strip() for line in opening[:-1]), names)
+        store = eval("s.store(embedder=embedder)", names)
+        scenario = names["s"]
+        app = names["app"](
+            store=store, query=scenario.query, k=scenario.k, where=scenario.where, mode="output"
+        )
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()  # the output-mode app prints its figures
+    assert [m.id for m in store.query(scenario.query, scenario.k, scenario.where)] == seen
+    assert [app.explain(i)["rank"] for i in seen] == [1, 2]
+    assert app.explain("b")["why"] in section
