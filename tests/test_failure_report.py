@@ -178,12 +178,17 @@ def sections(output: str) -> dict[str, str]:
 
 
 def run(
-    tmp_path: Path, front: str, *args: str, module: str = REASONS_MODULE, seed: str = "0"
+    tmp_path: Path,
+    front: str,
+    *args: str,
+    module: str = REASONS_MODULE,
+    seed: str = "0",
+    name: str = "test_reasons.py",
 ) -> str:
     """Run the inner project in a subprocess (adapters imported afresh), with ``FRONT``."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "fronts.py").write_text(FRONTS)
-    (tmp_path / "test_reasons.py").write_text(textwrap.dedent(module))
+    (tmp_path / name).write_text(textwrap.dedent(module))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
@@ -375,3 +380,18 @@ def test_a_store_over_its_own_vectors_is_saved_with_their_recording(tmp_path, ca
     assert [m.id for m in store.query(scenario.query, scenario.k, scenario.where)] == seen
     assert [app.explain(i)["rank"] for i in seen] == [1, 2]
     assert app.explain("b")["why"] in section
+
+
+def test_the_docs_page_shows_the_section_the_plugin_prints(tmp_path):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "failures.md").read_text()
+    test = re.search(r"```py\n# test_refunds.py.*?\n(.*?)```", page, re.S).group(1)
+    shown = re.search(r"```text\n-+ placeborag -+\n(.*?)```", page, re.S).group(1)
+    output = run(
+        tmp_path,
+        "direct",
+        "--placeborag-save-failures",
+        "failures",
+        module=test,
+        name="test_refunds.py",
+    )
+    assert sections(output) == {"test_the_hungarian_refund_policy_is_found": shown.rstrip("\n")}
