@@ -18,6 +18,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from placeborag import FakeVectorStore, Match, _touched
+from placeborag._failure_report import asserted_ids, section
 
 # The inner project's helpers: one corpus, written and queried through one front end.
 FRONTS = '''
@@ -395,3 +400,70 @@ def test_the_docs_page_shows_the_section_the_plugin_prints(tmp_path):
         name="test_refunds.py",
     )
     assert sections(output) == {"test_the_hungarian_refund_policy_is_found": shown.rstrip("\n")}
+
+
+# -- the section, built in process --------------------------------------------------------------
+
+
+def watched_section(store_setup, comparison) -> str:
+    """The section of a test that ran ``store_setup`` under a watch and then compared."""
+    watch = _touched.start()
+    try:
+        store_setup()
+        watch.comparison = comparison
+    finally:
+        _touched.stop(watch)
+    return section(watch, "test_x.py::test_x")
+
+
+class Node:
+    node_id = "b"
+
+
+@pytest.mark.parametrize(
+    ("operand", "ids", "ordered"),
+    [
+        ("a", ["a"], False),
+        (["b", "a"], ["b", "a"], True),
+        ({"b", "a"}, ["a", "b"], False),
+        ({"b": 1, "a": 2}, ["a", "b"], False),
+        ([Match("a", "t", {}, 0.1), Node()], ["a", "b"], True),
+        ([(Match("a", "t", {}, 0.1), 0.1)], ["a"], True),
+        ([1, 2.0, None], None, None),
+    ],
+)
+def test_the_ids_of_an_operand_are_read_from_ids_matches_and_documents(operand, ids, ordered):
+    op, sides = asserted_ids(("==", operand, 7))
+    assert op == "=="
+    if ids is None:
+        assert sides == []
+    else:
+        assert [(s.ids, s.ordered) for s in sides] == [(ids, ordered)]
+
+
+def hostile_store(ids, text):
+    store = FakeVectorStore()
+    store.upsert_many(list(ids), [f"doc {i}" for i in range(len(ids))])
+
+    def setup():
+        store.query(text, k=1)
+
+    return setup
+
+
+@given(
+    ids=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=5, unique=True),
+    text=st.text(max_size=20),
+    operand=st.recursive(
+        st.none() | st.integers() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=4) | st.frozensets(st.text(max_size=4), max_size=3),
+        max_leaves=8,
+    ),
+)
+def test_any_assertion_gives_one_escaped_deterministic_section(ids, text, operand):
+    comparison = ("==", list(ids) + [operand], operand)
+    first = watched_section(hostile_store(ids, text), comparison)
+    again = watched_section(hostile_store(ids, text), comparison)
+    assert first == again
+    assert first.startswith("this test queried 1 store") and first.endswith("\n")
+    assert all(line.isprintable() for line in first.splitlines())
