@@ -157,7 +157,11 @@ def _store_lines(
         ordinal = entry.count - place
         label = "newest query" if place == 0 else "query"
         lines.append(f"  {label} {ordinal} of {entry.count}: {_query_line(item.record)}")
-        lines.extend("    " + line for line in _query_lines(store, item, op, sides, known))
+        try:
+            explained = _query_lines(store, item, op, sides, known)
+        except Exception as exc:  # one query that cannot be traced again keeps the others
+            explained = [f"could not trace this query again: {type(exc).__name__}: {shown(exc)}"]
+        lines.extend("    " + line for line in explained)
     if entry.count > len(asked):
         lines.append(f"  ({entry.count - len(asked)} earlier queries not shown)")
     return lines
