@@ -74,6 +74,26 @@ def figures():
         RankingDisplay.from_store(tie_store, ties.query, ties.k, color_by="lang").plot().figure_,
         tie_filters.to_html(),
     )
+    # docs/failures.md: the store of the failing test there, as its saved scenario opens it.
+    failing = Scenario(
+        documents=(
+            Document("en-1", "refund policy", {"lang": "en"}),
+            Document("en-2", "refund policy for gift cards", {"lang": "en"}),
+            Document("hu-1", "visszatérítési szabályzat", {"lang": "hu"}),
+        ),
+        query="refund policy",
+        k=2,
+        where={"lang": "hu"},
+        filter_mode="post",
+        name="failing test",
+    )
+    yield (
+        "ranking-failure",
+        RankingDisplay.from_store(failing.store(), failing.query, failing.k, failing.where)
+        .plot()
+        .figure_,
+        "",
+    )
 
 
 def page(figure, extra: str) -> str:

@@ -18,11 +18,16 @@ uses no placeborag fixture, or overrides the one its options are for) gives a
 ``--placeborag-audit`` (and ``--placeborag-audit-json/-html/-strict``, which imply it) registers
 the retrieval mutation audit of ``placeborag._audit``; only then is the core imported at
 configure time.
+
+A failing test that queried a placeborag store gets a "placeborag" report section saying why the
+ids its assertion names did not come back (``placeborag._failure_report``);
+``--placeborag-save-failures DIR`` also saves each failing store as a scenario file.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -78,6 +83,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--placeborag-audit-strict",
         action="store_true",
         help="fail the session when the audit finds a decorative test (implies --placeborag-audit)",
+    )
+    group.addoption(
+        "--placeborag-save-failures",
+        metavar="DIR",
+        help="save the store of every failing test that queried one as a scenario file in DIR "
+        "(opened by 'placeborag report --scenario' and placeborag.explore.app)",
     )
 
 
@@ -153,10 +164,53 @@ def _mark_used(request: pytest.FixtureRequest, part: str) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Warn when a marker put on this test had no effect: checked after the test body ran, so
     a fixture the test requests itself (``request.getfixturevalue``) counts as used."""
+    _watch(item)
     try:
         return (yield)
     finally:
         _warn_if_unused(item)
+
+
+# -- the failure report: watch the stores a test queries, explain them when it fails ----------
+
+_WATCH = pytest.StashKey[Any]()
+
+
+def _watch(item: pytest.Item) -> None:
+    """Start watching ``item``'s queries once placeborag is imported (nothing to watch before)."""
+    touched = sys.modules.get("placeborag._touched")
+    if touched is not None and _WATCH not in item.stash:
+        item.stash[_WATCH] = touched.start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _watch(item)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    watch = item.stash.get(_WATCH, None)
+    if watch is not None:
+        sys.modules["placeborag._touched"].stop(watch)
+
+
+def pytest_assertrepr_compare(op: str, left: object, right: object) -> None:
+    touched = sys.modules.get("placeborag._touched")
+    if touched is not None:
+        touched.compared(op, left, right)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    watch = item.stash.get(_WATCH, None)
+    if report.when == "call" and report.failed and watch is not None and watch.stores:
+        from placeborag._failure_report import section
+
+        save = item.config.getoption("placeborag_save_failures", None)
+        report.sections.append(("placeborag", section(watch, item.nodeid, save)))
+    return report
 
 
 def _warn_if_unused(item: pytest.Item) -> None:
@@ -198,6 +252,7 @@ def fake_embedder(request: pytest.FixtureRequest) -> Any:
 
     options = _options(request.node)
     _mark_used(request, "embedder")
+    _watch(request.node)
     return FakeEmbedder(**{k: v for k, v in options.items() if k in EMBEDDER_OPTIONS})
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import _mutations
+from placeborag import _mutations, _touched
 from placeborag._mutations import Call, Facts
 
 __all__ = ["Change", "Run", "begin", "end", "install"]
@@ -301,10 +301,11 @@ class inside:
 
     def __enter__(self) -> None:
         self.before = getattr(_local, "inside", False)
-        _local.inside = True
+        self.quiet = getattr(_touched.local, "quiet", False)
+        _local.inside = _touched.local.quiet = True
 
     def __exit__(self, *exc: object) -> None:
-        _local.inside = self.before
+        _local.inside, _touched.local.quiet = self.before, self.quiet
 
 
 # -- the instrumented doubles ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from placeborag import _touched  # the failure report's hook
 from placeborag._embedding import VectorsOnlyEmbedder, vectors_for
 from placeborag._errors import (
     PlaceboragTypeError,
@@ -678,17 +679,17 @@ class FakeVectorStore:
         with self._lock:
             # Checked first (nothing is logged for a call that raises on its arguments).
             plan = self._plan(text, vector, k, where, ids, context)
-            self._queries.add(
-                QueryRecord(
-                    plan.text,
-                    plan.k,
-                    plan.where,  # the plan's own copy, made once
-                    copy_filter(context),
-                    ids=plan.ids,
-                    vector=plan.given,
-                )
+            record = QueryRecord(
+                plan.text,
+                plan.k,
+                plan.where,  # the plan's own copy, made once
+                copy_filter(context),
+                ids=plan.ids,
+                vector=plan.given,
             )
+            self._queries.add(record)
             failure = self._failures.take()
+            _touched.asked(self, record, self._storage.table.version, failure)  # failure report
             if failure is not None:
                 raise failure
             self._storage.flush()

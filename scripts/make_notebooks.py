@@ -1014,14 +1014,16 @@ for path in (test_file, mutant):
     md("""
 ## Is it decorative?
 
-That mutant was one setting, for one test. `pytest --placeborag-audit` makes eight of them for
-every test of a suite: it runs each test that touches a placeborag double once as usual, then
-once per retrieval mutation switched on inside the doubles (ranking reversed, filter ignored or
-moved across the top-k cut, `k` ignored, ties flipped, recall lost, stale reads, and
-shape-only vectors with no semantic structure). A test that fails under none of them is
-*decorative*: it would pass with the retrieval broken. Mutations that cannot change any answer
-of the test are skipped, with the reason. See "Are your retrieval tests decorative?" in the
-documentation.
+That mutant was one setting, for one test. `pytest --placeborag-audit` makes a dozen of them
+for every test of a suite: it runs each test that touches a placeborag double once as usual,
+once more with nothing changed, then once per retrieval mutation that can reach what the test
+receives: in the answers (ranking reversed, the filter moved across the top-k cut, ties
+flipped, recall lost, stale reads, shape-only vectors with no semantic structure), in the
+request the store receives (another question, the filter or `k` never passed on) and in the
+writes (a record, a delete or a metadata key lost at ingestion). A test that misses every
+mutation that reached it is *decorative*: it would pass with the retrieval broken. Mutations
+that cannot reach the test are listed with the reason. See "Are your retrieval tests
+decorative?" in the documentation.
 """),
     code("""
 import json
@@ -1033,6 +1035,65 @@ print("verdict:", audited["verdict"], "| caught", "/".join(map(str, audited["sco
 print("caught:", ", ".join(audited["caught"]))
 for mutation, why in audited["skipped"].items():
     print(f"skipped {mutation}: {why}")
+"""),
+    md("""
+## Break the code, read why, open it again
+
+The exported store is a fixture for the application's own tests. Here is a piece of application
+code that asks the store for exactly the answers it needs, and a test of it over that store.
+The code has the bug the fixture was designed for: it asks a post-filtering store for its top 2,
+which hold only one Hungarian answer. Run with `--placeborag-save-failures`, the failure's
+report has a **placeborag** section saying why the id the assertion expects did not come back,
+in the words of the stage that stopped it, and the lines that open the failing store again.
+"""),
+    code("""
+(workdir / "answers.py").write_text('''
+def hungarian_refunds(store, k):
+    # The k best Hungarian refund answers. Broken: it asks for exactly k.
+    return [m.id for m in store.query("refund policy", k=k, where={"lang": "hu"})]
+''', encoding="utf-8")
+(workdir / "test_answers.py").write_text('''
+from answers import hungarian_refunds
+from test_post_filter_starvation import build_store
+
+
+def test_the_two_best_hungarian_refunds_are_answered():
+    assert hungarian_refunds(build_store(), 2) == ["hu-refund-1", "hu-refund-4"]
+''', encoding="utf-8")
+result = run_pytest(workdir / "test_answers.py", "--placeborag-save-failures", "failures")
+print("test_answers.py exit code:", result.returncode)
+print(result.stdout.split("- placeborag -")[1].split("=====")[0].strip("-").strip())
+"""),
+    md("""
+`hu-refund-4` passes the filter, but the index took the two best candidates before filtering.
+The saved scenario opens in the explorer on the store and the query the test saw: the same
+ranking, and the same sentence for `hu-refund-4` as the section's.
+"""),
+    code("""
+(saved_failure,) = (workdir / "failures").glob("*.json")
+again = app(Scenario.load(saved_failure))
+print(again.explain("hu-refund-4")["why"])
+again
+"""),
+    md("""
+Fix the code (ask for more candidates until `k` Hungarian answers come back, as notebook 02
+does) and the test passes, with no section: designed in the explorer, exported, broken, read,
+opened again, fixed. The loop is closed.
+"""),
+    code("""
+(workdir / "answers.py").write_text('''
+def hungarian_refunds(store, k):
+    # The k best Hungarian refund answers: over-fetch until k come back, or every record did.
+    fetch = k
+    while True:
+        found = store.query("refund policy", k=fetch, where={"lang": "hu"})
+        if len(found) >= k or fetch >= len(store):
+            return [m.id for m in found[:k]]
+        fetch *= 2
+''', encoding="utf-8")
+result = run_pytest(workdir / "test_answers.py")
+print("fixed test_answers.py exit code:", result.returncode, "| placeborag section:",
+      "- placeborag -" in result.stdout)
 """),
 ]
 

@@ -206,6 +206,11 @@ EXPECTED = {
             "caught: shape-only, reversed, query-changed, filter-dropped, filter-after-cut,"
             " k-dropped, recall-lost, stale-reads, write-lost, metadata-key-lost",
             "skipped ties-flipped: no tie reached an answer",
+            "test_answers.py exit code: 1",
+            "'hu-refund-4' (asserted at place 2): scores",
+            "not good enough for the top-2 cut, taken before the post-filter",
+            "placeborag report --scenario failures/",
+            "fixed test_answers.py exit code: 0 | placeborag section: False",
         ],
         0,
     ),
