@@ -742,14 +742,19 @@ def _application(under_test: Any) -> _Application | None:
                 "function itself)"
             )
     elif callable(under_test):
-        module = getattr(under_test, "__module__", None)
-        function = getattr(under_test, "__qualname__", None)
-        if not isinstance(module, str) or not isinstance(function, str) or module == "__main__":
+        module_name = getattr(under_test, "__module__", None)
+        qualname = getattr(under_test, "__qualname__", None)
+        if (
+            not isinstance(module_name, str)
+            or not isinstance(qualname, str)
+            or (module_name == "__main__")
+        ):
             raise PlaceboragValueError(
                 f"under_test={shown(under_test)} must be a function the exported module can "
                 "import (defined at the top of a module other than __main__), or "
                 "'package.module:function'"
             )
+        module, function = module_name, qualname
     else:
         raise PlaceboragTypeError(
             f"under_test={shown(under_test)} must be None, 'package.module:function' or a "
