@@ -1085,12 +1085,21 @@ def _tests(
     return tests
 
 
+#: What each behaviour does, for the comment above the application's test.
+_IN_WORDS = {
+    STARVATION: "the filter runs after the top-k cut, so fewer matches come back than asked for",
+    TIE: "documents that score exactly the same are ordered by the profile's tie rule",
+    RECALL: "the index loses documents a perfect index returns",
+}
+
+
 def _application_test(spec: _Spec, behaviours: Sequence[Behaviour]) -> list[str]:
     """The application's function called with the designed store, its answer asserted."""
     app = spec.application
     assert app is not None
-    shows = ", ".join(b.name for b in behaviours) or "its ranking"
-    said = f"The application's own code, run on the designed store, which shows {shows}:"
+    shows = [_IN_WORDS[b.name] for b in behaviours]
+    said = "The application's own code, on the designed store"
+    said += (": " + "; ".join(shows) + ".") if shows else " (its ranking, no quirk)."
     body = [f"    # {line}" for line in textwrap.wrap(said, LINE_LENGTH - 6)]
     body += layout(f"assert {app.alias}({spec.fixture}, QUERY) == ", spec.answer, "", 4)
     return _test(app.test, spec.fixture, body)
