@@ -28,9 +28,11 @@ the embedder's options: a native store, and a store an adapter filled over a ``F
 (its embedder a wrapper naming the ``FakeEmbedder`` as ``.embedder``), checked row by row and
 by the ranking. Its documents carry their own text (a LlamaIndex node's, not what LlamaIndex
 embedded: :func:`placeborag.integrations.document_text`); what was embedded, where it differs,
-is kept in ``EMBEDDED``. Any other store (your vectors, a replay recording) exports its vectors
-beside the module as a recording (:func:`~placeborag.record_vectors`, pinned by the recording's
-full hash, :attr:`~placeborag.Recording.sha256`) that the module replays with
+is kept in ``HEADERS`` (what came before the text: a LlamaIndex node's metadata header) or,
+where it is not a header and the text, in ``EMBEDDED``. Any other store (your vectors, a replay
+recording) exports its vectors beside the module as a recording
+(:func:`~placeborag.record_vectors`, pinned by the recording's full hash,
+:attr:`~placeborag.Recording.sha256`) that the module replays with
 :class:`~placeborag.ReplayEmbedder`. ``ids=`` names the exported documents (a mapping, or a
 metadata key), so a re-export of the same documents gives the same bytes whatever ids the
 application gave them.
@@ -126,6 +128,7 @@ _MODULE_NAMES = frozenset(
         "Recording",
         "DOCUMENTS",
         "EMBEDDED",
+        "HEADERS",
         "QUERY",
         "K",
         "WHERE",
@@ -805,6 +808,16 @@ class _Spec:
     application: _Application | None = None
     answer: Any = None
 
+    def headers(self) -> dict[str, str] | None:
+        """What was embedded before each document's text, by id (sorted), where every
+        embedded text is a header and the text (LlamaIndex's); else None (``EMBEDDED``)."""
+        if not self.embedded:
+            return None
+        texts = {doc_id: text for doc_id, text, _ in self.documents}
+        if not all(e.endswith(texts[i]) and e != texts[i] for i, e in self.embedded.items()):
+            return None
+        return {i: e[: len(e) - len(texts[i])] for i, e in sorted(self.embedded.items())}
+
     def store(self, recording: Path, **changes: Any) -> FakeVectorStore:
         """The store the module's ``build_store()`` makes (from the values read back)."""
         options = {**self.options, **changes}
@@ -887,7 +900,11 @@ def _docstring(spec: _Spec, said: str, *, conftest: bool = False) -> str:
                 "never a score's value."
             )
     if spec.embedded:
-        about += " EMBEDDED holds what the framework embedded where it is not the text."
+        about += (
+            " HEADERS holds what the framework embedded before a document's text."
+            if spec.headers() is not None
+            else " EMBEDDED holds what the framework embedded where it is not the text."
+        )
     if spec.embedder is None:
         about += (
             " The vectors are replayed from the recording beside this file, pinned by the "
@@ -933,7 +950,11 @@ def _render(
         "]",
         "# fmt: on",
     ]
-    if spec.embedded:
+    headers = spec.headers()
+    if headers is not None:
+        lines += ["# What was embedded before each document's text (its metadata header), by id."]
+        lines += layout("HEADERS = ", headers)
+    elif spec.embedded:
         lines += ["# What was embedded, by id, where it is not the document's text."]
         lines += layout("EMBEDDED = ", dict(sorted(spec.embedded.items())))
     lines += layout("QUERY = ", spec.query)
@@ -987,6 +1008,11 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
             "        [metadata for _, _, metadata in DOCUMENTS],",
             "    )",
         ]
+    elif spec.headers() is not None:
+        lines += [
+            "    for doc_id, text, metadata in DOCUMENTS:",
+            '        store.upsert(doc_id, HEADERS.get(doc_id, "") + text, metadata)',
+        ]
     elif spec.embedded:
         lines += [
             "    for doc_id, text, metadata in DOCUMENTS:",
@@ -1012,7 +1038,9 @@ def _verified(source: str, spec: _Spec) -> str:
 
     wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query, "K": spec.k}
     wanted["WHERE"] = spec.where
-    if spec.embedded:
+    if spec.headers() is not None:
+        wanted["HEADERS"] = spec.headers()
+    elif spec.embedded:
         wanted["EMBEDDED"] = dict(sorted(spec.embedded.items()))
     found = {}
     for node in ast.parse(source).body:

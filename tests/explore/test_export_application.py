@@ -252,14 +252,42 @@ def test_a_llamaindex_store_over_a_fake_embedder_exports_node_texts_and_named_id
     module = parse(export.source)
     texts = {doc_id: text for doc_id, text, _ in module["DOCUMENTS"]}
     assert texts == {name: text for name, (text, _) in _SHIPPING.items() if name in texts}
-    assert module["EMBEDDED"]["shipping.txt"] == (
-        "file_name: shipping.txt\nteam: logistics\n\n" + _SHIPPING["shipping.txt"][0]
-    )
+    # What LlamaIndex embedded is the node's metadata header and its text: the header is kept.
+    assert module["HEADERS"]["shipping.txt"] == "file_name: shipping.txt\nteam: logistics\n\n"
+    assert "EMBEDDED" not in module
     assert all(set(meta) == {"team"} for _, _, meta in module["DOCUMENTS"])
     assert all(set(ids) <= set(_SHIPPING) for ids in module["expected"].values())
     assert export.proof.ok, export.verdict
     (tmp_path / "test_llama.py").write_text(export.source, encoding="utf-8")
     assert ruff_check(tmp_path).returncode == 0
+
+
+def test_what_was_embedded_is_kept_whole_where_it_is_not_a_header_and_the_text():
+    llama = pytest.importorskip("llama_index.core")
+    from placeborag.integrations.llama_index import PlaceboEmbedding, PlaceboLlamaVectorStore
+
+    vector_store = PlaceboLlamaVectorStore(embedder=FakeEmbedder())
+    documents = [
+        llama.Document(
+            text=text,
+            metadata={"file_name": name},
+            text_template="{content}\n\n{metadata_str}",  # the text first, then the metadata
+        )
+        for name, (text, _) in _SHIPPING.items()
+    ]
+    llama.VectorStoreIndex.from_documents(
+        documents,
+        storage_context=llama.StorageContext.from_defaults(vector_store=vector_store),
+        embed_model=PlaceboEmbedding(vector_store.store.embedder),
+    )
+    export = build_export(vector_store.store, "parcel", 2, ids="file_name")
+    module = parse(export.source)
+    assert "HEADERS" not in module and export.vectors is None
+    assert module["EMBEDDED"]["shipping.txt"] == (
+        _SHIPPING["shipping.txt"][0] + "\n\nfile_name: shipping.txt"
+    )
+    assert "EMBEDDED.get(doc_id, text)" in export.source
+    assert export.proof.outcomes["as exported"] == "passed", export.verdict
 
 
 def test_the_explorers_tables_show_a_nodes_own_text_and_what_was_embedded():
@@ -309,7 +337,8 @@ def test_a_langchain_store_exports_page_content_under_names_from_its_metadata():
         ("hu.md#1", "visszatérítés harminc nap"),
         ("hu.md#2", "refund policy, in Hungarian"),
     ]
-    assert "EMBEDDED" not in module and export.proof.ok, export.verdict
+    assert "EMBEDDED" not in module and "HEADERS" not in module
+    assert export.proof.ok, export.verdict
 
 
 # -- ids= ---------------------------------------------------------------------------------------
