@@ -155,17 +155,19 @@ _SMALL.upsert_many(
 @given(name=st.text(max_size=40) | st.sampled_from(["build", "Build!", "test_x", "store", "K"]))
 def test_no_scenario_name_makes_a_name_that_collides_with_the_modules_own(name):
     for under_test in (None, "ragdemo.search:sources"):
-        if under_test is not None and str(EXAMPLES) not in sys.path:
-            sys.path.insert(0, str(EXAMPLES))
-        export = build_export(
-            _SMALL,
-            "refund policy",
-            2,
-            {"lang": "hu"},
-            name=name,
-            under_test=under_test,
-            prove=False,
-        )
+        sys.path.insert(0, str(EXAMPLES))
+        try:
+            export = build_export(
+                _SMALL,
+                "refund policy",
+                2,
+                {"lang": "hu"},
+                name=name,
+                under_test=under_test,
+                prove=False,
+            )
+        finally:
+            sys.path.remove(str(EXAMPLES))
         names = _top_level_names(export.source)
         assert len(names) == len(set(names)), names
         fixture = parse(export.source)["fixtures"][0]
@@ -453,3 +455,18 @@ def test_an_application_function_must_return_what_a_test_can_compare(tmp_path, m
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(PlaceboragTypeError, match="must return a plain value"):
         build_export(_SMALL, "refund policy", 2, under_test="matches_app:search", prove=False)
+
+
+def test_the_explorer_over_a_llamaindex_store_shows_node_texts_and_exports_named_ids():
+    vector_store = _llama_store(filter_mode="post")
+    explorer = app(store=vector_store.store, query="when does my parcel ship", k=3)
+    explorer.select(list(vector_store.store.ids[:2]))
+    frame = explorer.selected_frame
+    assert list(frame.columns) == ["id", "text", "embedded", "metadata", "stage", "rank", "score"]
+    row = frame.iloc[0].to_dict()
+    assert row["text"] == _SHIPPING["shipping.txt"][0]
+    assert row["embedded"] == "file_name: shipping.txt\nteam: logistics\n\n" + row["text"]
+    assert row["metadata"] == {"file_name": "shipping.txt", "team": "logistics"}
+    source = explorer.export(ids="file_name", prove=False)
+    assert '"shipping.txt"' in source and "HEADERS = {" in source
+    assert not any(node_id in source for node_id in vector_store.store.ids)
