@@ -958,8 +958,9 @@ def _render(
         lines += ["# What was embedded, by id, where it is not the document's text."]
         lines += layout("EMBEDDED = ", dict(sorted(spec.embedded.items())))
     lines += layout("QUERY = ", spec.query)
-    lines += [f"K = {literal(spec.k)}"]
-    lines += layout("WHERE = ", spec.where)
+    if app is None or conftest:  # the application's function picks its own k and filter
+        lines += [f"K = {literal(spec.k)}"]
+        lines += layout("WHERE = ", spec.where)
     if spec.embedder is None:
         lines += [
             "# The vectors of DOCUMENTS (row by row) and QUERY, recorded beside this file,",
@@ -1036,8 +1037,9 @@ def _verified(source: str, spec: _Spec) -> str:
 
     from placeborag.explore._literals import same
 
-    wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query, "K": spec.k}
-    wanted["WHERE"] = spec.where
+    wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query}
+    if spec.application is None:
+        wanted.update(K=spec.k, WHERE=spec.where)
     if spec.headers() is not None:
         wanted["HEADERS"] = spec.headers()
     elif spec.embedded:
