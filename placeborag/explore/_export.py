@@ -41,7 +41,6 @@ application gave them.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import tempfile
 import textwrap
@@ -63,9 +62,15 @@ from placeborag import (
     get_profile,
     record_vectors,
 )
+from placeborag.explore._application import Application
+from placeborag.explore._application import application as resolve_application
+from placeborag.explore._export_names import (
+    document_names,
+    document_rows,
+    fixture_name,
+)
 from placeborag.explore._literals import (
     LINE_LENGTH,
-    dotted_name,
     has_dates,
     identifier,
     layout,
@@ -85,7 +90,6 @@ from placeborag.explore._verdict import (
     mutant_key,
     verdict,
 )
-from placeborag.integrations import document_metadata, document_text
 from placeborag.toolkit import check_int, check_path, replace_directory, shown, write_text
 
 __all__ = [
@@ -117,28 +121,6 @@ _EMBEDDER_DEFAULTS: dict[str, Any] = {
 _VECTORS_SUFFIX = ".vectors"
 #: Tie rules tried, in order, for a mutant that decides a tie differently.
 _OTHER_TIE_RULES = ("reverse", "id", "insertion", "shuffle")
-#: The names an exported module defines or imports itself (besides its tests and fixture).
-_MODULE_NAMES = frozenset(
-    {
-        "datetime",
-        "Path",
-        "pytest",
-        "FakeEmbedder",
-        "FakeVectorStore",
-        "Recording",
-        "DOCUMENTS",
-        "EMBEDDED",
-        "HEADERS",
-        "QUERY",
-        "K",
-        "WHERE",
-        "VECTORS",
-        "RECORDING_SHA256",
-        "build_store",
-    }
-)
-#: The longest stem a fixture name takes from the scenario's name (cut between words).
-_FIXTURE_STEM = 24
 
 
 @dataclass(frozen=True)
@@ -250,7 +232,7 @@ def build_export(
     under pytest (:attr:`Export.proof`).
     """
     _check_arguments(store, query, name, keep_metadata, max_documents)
-    application = _application(under_test)
+    application = resolve_application(under_test)
     records = store.records()
     trace = store.trace(query, k, where)  # checks k and where as a query does
     k = int(trace.k)
@@ -270,8 +252,8 @@ def build_export(
     keep_ids = set(chosen)
     # By position, not by id: under on_existing_id="duplicate" two records share an id.
     positions = [p for p, i in enumerate(records.ids) if i in keep_ids]
-    names = _names(records, positions, ids)
-    documents, embedded = _documents(records, positions, names, _kept_keys(where, keep_metadata))
+    names = document_names(records, positions, ids)
+    documents, embedded = document_rows(records, positions, names, _kept_keys(where, keep_metadata))
     spec = _Spec(
         documents=documents,
         query=plain(query, "query"),
@@ -281,7 +263,7 @@ def build_export(
         fixture=fixture_name(name),
     )
     if application is not None:
-        spec.application = application.named(spec)
+        spec.application = application.named(spec.fixture)
     with tempfile.TemporaryDirectory(prefix="placeborag-export-") as folder:
         vectors, built = _rebuilt(spec, store, positions, embedded, Path(folder))
         preview = tuple(built.query(spec.query, k=k, where=spec.where))
@@ -456,120 +438,6 @@ def _where_keys(where: Any) -> set[str]:
     return keys
 
 
-# -- names -----------------------------------------------------------------------------------
-
-
-def fixture_name(name: str) -> str:
-    """The fixture's name for a scenario called ``name``: its words as ``[a-z0-9_]`` (cut
-    between words, at most 24 characters) and ``_store``; never a name the module defines
-    itself (``build_store``) nor one pytest would collect as a test (``test...``)."""
-    stem = _whole_words(identifier(name, 10_000), _FIXTURE_STEM) or "designed"
-    fixture = f"{stem}_store"
-    if fixture in _MODULE_NAMES or fixture.startswith("test"):
-        fixture = f"designed_{fixture}"
-    return fixture
-
-
-def _whole_words(name: str, limit: int) -> str:
-    """``name`` cut to at most ``limit`` characters between two words (a first word longer
-    than that is cut itself)."""
-    if len(name) <= limit:
-        return name
-    cut = name[: limit + 1].rfind("_")
-    return name[:cut] if cut > 0 else name[:limit]
-
-
-def _names(records: Any, positions: Sequence[int], ids: Any) -> list[str]:
-    """The id each exported record has in the module (``ids=``; see :func:`build_export`)."""
-    if ids is None:
-        return [records.ids[p] for p in positions]
-    if isinstance(ids, str):
-        named = _names_from_key(records, positions, ids)
-    elif isinstance(ids, Mapping):
-        named = {}
-        for key, value in ids.items():
-            if not isinstance(key, str) or not isinstance(value, str) or not value:
-                raise PlaceboragTypeError(
-                    f"ids={shown(ids)} must map the store's ids to non-empty str names; "
-                    f"{shown(key)}: {shown(value)} does not"
-                )
-            records.position(key)  # an unknown id raises, naming the nearest ones
-            named[key] = value
-    else:
-        raise PlaceboragTypeError(
-            f"ids={shown(ids)} must be None (the store's ids), a mapping of the store's ids to "
-            "names, or a metadata key whose value names each document"
-        )
-    names = [named.get(records.ids[p], records.ids[p]) for p in positions]
-    owner: dict[str, str] = {}
-    for p, doc_name in zip(positions, names):
-        first = owner.setdefault(doc_name, records.ids[p])
-        if first != records.ids[p]:
-            raise PlaceboragValueError(
-                f"ids={shown(ids)} names both {shown(first)} and {shown(records.ids[p])} "
-                f"{shown(doc_name)}; every exported document needs a name of its own"
-            )
-    return names
-
-
-def _names_from_key(records: Any, positions: Sequence[int], key: str) -> dict[str, str]:
-    """Each exported id named by its metadata ``key``, numbered ``#1``, ``#2``... in the
-    store's order where records share a value."""
-    exported = {records.ids[p] for p in positions}
-    values: dict[str, str] = {}
-    for doc_id, metadata in zip(records.ids, records.metadata):
-        if doc_id in values:
-            continue
-        value = document_metadata(metadata).get(key)
-        if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
-            if doc_id in exported:
-                raise PlaceboragValueError(
-                    f"ids={key!r} names documents by their metadata {key!r}, and document "
-                    f"{shown(doc_id)} has {key}={shown(value)}; give every document a str "
-                    "value there, or pass ids= a mapping"
-                )
-            continue
-        values[doc_id] = str(value)
-    counts: dict[str, int] = {}
-    for value in values.values():
-        counts[value] = counts.get(value, 0) + 1
-    seen: dict[str, int] = {}
-    named = {}
-    for doc_id, value in values.items():
-        if counts[value] == 1:
-            named[doc_id] = value
-        else:
-            seen[value] = seen.get(value, 0) + 1
-            named[doc_id] = f"{value}#{seen[value]}"
-    return {doc_id: named[doc_id] for doc_id in exported}
-
-
-def _documents(
-    records: Any, positions: Sequence[int], names: Sequence[str], keys: set[str] | None
-) -> tuple[list[tuple[str, str, dict[str, Any]]], dict[str, str] | None]:
-    """The exported rows (name, the document's own text, the metadata kept) and, by name,
-    what was embedded where it is not the document's text (a LlamaIndex node's header)."""
-    documents = []
-    embedded: dict[str, str] | None = {}
-    for p, doc_name in zip(positions, names):
-        doc_id, stored, metadata = records.ids[p], records.texts[p], records.metadata[p]
-        meta = document_metadata(metadata)
-        kept = meta if keys is None else {key: meta[key] for key in meta if key in keys}
-        own = document_text(stored, metadata)
-        documents.append(
-            (
-                plain(doc_name, "id"),
-                plain(own, f"the text of id {doc_id!r}"),
-                plain(kept, f"the metadata of id {doc_id!r}"),
-            )
-        )
-        if own != stored:
-            text = plain(stored, f"the embedded text of id {doc_id!r}")
-            if embedded is not None and embedded.setdefault(doc_name, text) != text:
-                embedded = None  # one id, two embedded texts: only a recording holds both
-    return documents, embedded
-
-
 # -- the store -------------------------------------------------------------------------------
 
 
@@ -625,8 +493,7 @@ def _rebuilt(
     if type(store.embedder) is FakeEmbedder and embedded is not None:
         spec.embedder, spec.embedded = _embedder_options(store.embedder), embedded
         return None, spec.store(folder / "r")
-    vectors = _recording(store, positions, spec.query, folder / "r")
-    spec.sha256 = vectors.pop("")  # type: ignore[assignment]
+    vectors, spec.sha256 = _recording(store, positions, spec.query, folder / "r")
     recorded = spec.store(folder / "r")
     fake = _wrapped_fake(store)
     if fake is not None and embedded is not None:
@@ -661,9 +528,9 @@ def _same_ranking(a: FakeVectorStore, b: FakeVectorStore, spec: _Spec) -> bool:
 
 def _recording(
     store: FakeVectorStore, positions: Sequence[int], query: str, folder: Path
-) -> dict[str, bytes]:
+) -> tuple[dict[str, bytes], str]:
     """The exported records' vectors and the query's as a recording: its files' bytes, and
-    under ``""`` the recording's hash (of everything replay answers from).
+    the recording's hash (of everything replay answers from).
 
     The rows are named ``DOCUMENTS[i]`` (the module's row ``i`` holds the id and text: two
     records may share a text, never a row) and recorded as float64, so the store's float32
@@ -688,108 +555,7 @@ def _recording(
         raise PlaceboragValueError(
             f"the vectors cannot be recorded beside the module (a recording is UTF-8 JSON): {exc}"
         ) from None
-    files: dict[str, Any] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-    files[""] = recording.sha256
-    return files
-
-
-@dataclass
-class _Application:
-    """The application's function an export calls: where it is imported from, under which
-    name the module calls it, and the folder its package is imported from (for the proof)."""
-
-    module: str
-    function: str
-    call: Callable[..., Any]
-    root: str
-    alias: str = ""
-    test: str = ""
-
-    def named(self, spec: _Spec) -> _Application:
-        """Its name in the module (``app_<name>`` where it would take one of the module's
-        own, or be collected as a test) and the test's."""
-        taken = _MODULE_NAMES | {spec.fixture}
-        alias = self.function
-        if alias in taken or alias.startswith("test"):
-            alias = f"app_{alias}"
-        test = f"test_{identifier(self.function, 40) or 'the_application'}_on_the_designed_store"
-        return dataclasses.replace(self, alias=alias, test=test)
-
-    def answer(self, store: FakeVectorStore, query: str) -> Any:
-        """What the function returns for the designed store, as a plain value."""
-        given = f"{self.module}:{self.function}"
-        try:
-            returned = self.call(store, query)
-        except Exception as exc:
-            raise PlaceboragValueError(
-                f"under_test={given!r} raised {type(exc).__name__} on the designed store: {exc}"
-            ) from exc
-        try:
-            return plain(returned, f"what {given} returned")
-        except (PlaceboragTypeError, PlaceboragValueError) as exc:
-            raise PlaceboragTypeError(
-                f"{exc}; under_test must return a plain value a test can compare (the ids, "
-                "a text, a list or dict of them)"
-            ) from None
-
-
-def _application(under_test: Any) -> _Application | None:
-    """``under_test`` resolved to the function it names, importable from where it says."""
-    if under_test is None:
-        return None
-    if isinstance(under_test, str):
-        module, sep, function = under_test.partition(":")
-        if not (sep and module and function):
-            raise PlaceboragValueError(
-                f"under_test={shown(under_test)} must be 'package.module:function' (or the "
-                "function itself)"
-            )
-    elif callable(under_test):
-        module_name = getattr(under_test, "__module__", None)
-        qualname = getattr(under_test, "__qualname__", None)
-        if (
-            not isinstance(module_name, str)
-            or not isinstance(qualname, str)
-            or (module_name == "__main__")
-        ):
-            raise PlaceboragValueError(
-                f"under_test={shown(under_test)} must be a function the exported module can "
-                "import (defined at the top of a module other than __main__), or "
-                "'package.module:function'"
-            )
-        module, function = module_name, qualname
-    else:
-        raise PlaceboragTypeError(
-            f"under_test={shown(under_test)} must be None, 'package.module:function' or a "
-            f"function, not {type(under_test).__name__}"
-        )
-    module = dotted_name(module, "under_test's module")
-    if "." in function or not function.isidentifier():
-        raise PlaceboragValueError(
-            f"under_test={shown(under_test)}: {shown(function)} is not a function at the top of "
-            f"{module}, so the exported module cannot import it"
-        )
-    function = dotted_name(function, "under_test's function")
-    try:
-        imported = importlib.import_module(module)
-    except ImportError as exc:
-        raise PlaceboragValueError(
-            f"under_test={shown(under_test)}: {module} cannot be imported ({exc})"
-        ) from None
-    call = getattr(imported, function, None)
-    if not callable(call) or (callable(under_test) and call is not under_test):
-        raise PlaceboragValueError(
-            f"under_test={shown(under_test)}: {module} has no function {function!r} "
-            "(the exported module imports it from there)"
-        )
-    return _Application(module, function, call, _import_root(imported, module))
-
-
-def _import_root(imported: Any, module: str) -> str:
-    """The folder on ``sys.path`` that ``module`` was imported from."""
-    path = Path(getattr(imported, "__file__", None) or ".").resolve()
-    depth = module.count(".") + (1 if path.name == "__init__.py" else 0)
-    return str(path.parents[depth])
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}, recording.sha256
 
 
 @dataclass
@@ -805,7 +571,7 @@ class _Spec:
     embedder: dict[str, Any] | None = None
     embedded: dict[str, str] = field(default_factory=dict)
     sha256: str = ""
-    application: _Application | None = None
+    application: Application | None = None
     answer: Any = None
 
     def headers(self) -> dict[str, str] | None:
@@ -1037,7 +803,7 @@ def _verified(source: str, spec: _Spec) -> str:
 
     from placeborag.explore._literals import same
 
-    wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query}
+    wanted: dict[str, Any] = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query}
     if spec.application is None:
         wanted.update(K=spec.k, WHERE=spec.where)
     if spec.headers() is not None:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
 from placeborag.explore import app, build_export, demo_scenario, filter_mode_table, store_rows
-from placeborag.explore._export import fixture_name
+from placeborag.explore._export_names import fixture_name
 from placeborag.explore._vectors import store_from_vectors
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
