@@ -179,7 +179,7 @@ PUBLIC = {
         "trace_query",
         "write_report",
     },
-    "placeborag.integrations": set(),
+    "placeborag.integrations": {"document_metadata", "document_text"},
     "placeborag.integrations.langchain": {
         "PlaceboChatModel",
         "PlaceboEmbeddings",

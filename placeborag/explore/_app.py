@@ -16,7 +16,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
+from placeborag.integrations import document_metadata, document_text
 from placeborag.toolkit import (
     check_choice,
     check_int,
@@ -1068,7 +1069,9 @@ class Explorer:
     @property
     def selected_frame(self) -> Any:
         """The selected documents as a pandas DataFrame: id, text, metadata, and where the
-        current query left each (stage, rank, score)."""
+        current query left each (stage, rank, score). The text is the document's own (a
+        LlamaIndex node's); where a framework embedded another (the node's metadata header
+        with it), an ``embedded`` column holds that."""
         pd = optional("pandas")
         trace = self._views.trace
         position = {doc_id: i for i, doc_id in enumerate(trace.ids)}
@@ -1076,17 +1079,22 @@ class Explorer:
         records = self._views.rows
         for doc_id in self.selection:
             i = position[doc_id]
+            stored, metadata = records.texts[i], records.metadatas[i]
+            text = document_text(stored, metadata)
             rows.append(
                 {
                     "id": doc_id,
-                    "text": records.texts[i],
-                    "metadata": dict(records.metadatas[i]),
+                    "text": text,
+                    "embedded": stored if stored != text else "",
+                    "metadata": document_metadata(metadata),
                     "stage": str(trace.stage[i]),
                     "rank": int(trace.rank[i]) or None,
                     "score": float(trace.score[i]),
                 }
             )
         columns = ["id", "text", "metadata", "stage", "rank", "score"]
+        if any(row["embedded"] for row in rows):  # a framework embedded another text
+            columns.insert(2, "embedded")
         return pd.DataFrame(rows, columns=columns)
 
     def export(
@@ -1095,20 +1103,25 @@ class Explorer:
         smallest: bool = False,
         keep_metadata: bool | Sequence[str] | None = None,
         max_documents: int | None = MAX_DOCUMENTS,
+        ids: Mapping[str, str] | str | None = None,
+        under_test: str | Callable[..., Any] | None = None,
         prove: bool = True,
     ) -> str:
         """Export the screen as a pytest module, prove it and show it in the export panel.
 
         The corpus is the selection (``smallest=True``, or no selection: the smallest corpus
         that shows the behaviour on screen; see :func:`build_export`, which takes the other
-        arguments). Returns the module's source; :attr:`last_export` is the whole
-        :class:`Export` (preview, behaviours, proof, conftest, vectors) and
-        :meth:`save_export` writes it.
+        arguments: ``ids=`` names the exported documents, ``under_test=`` makes the test call
+        the application's function with the designed store). Returns the module's source;
+        :attr:`last_export` is the whole :class:`Export` (preview, behaviours, proof,
+        conftest, vectors) and :meth:`save_export` writes it.
         """
         result = self._export_from_screen(
             smallest=smallest,
             keep_metadata=keep_metadata,
             max_documents=max_documents,
+            ids=ids,
+            under_test=under_test,
             prove=prove,
         )
         self.export_panel.show(result)
@@ -1120,6 +1133,8 @@ class Explorer:
         smallest: bool = False,
         keep_metadata: bool | Sequence[str] | None = None,
         max_documents: int | None = MAX_DOCUMENTS,
+        ids: Mapping[str, str] | str | None = None,
+        under_test: str | Callable[..., Any] | None = None,
         prove: bool = True,
     ) -> Export:
         s = self.scenario
@@ -1134,6 +1149,8 @@ class Explorer:
             name=s.name,
             keep_metadata=keep_metadata,
             max_documents=max_documents,
+            ids=ids,
+            under_test=under_test,
             prove=prove,
         )
 

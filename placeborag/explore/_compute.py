@@ -36,6 +36,7 @@ from placeborag.explore._access import (
 from placeborag.explore._deps import optional
 from placeborag.explore._scenario import checked_clusters
 from placeborag.explore._umap import check_projection, place, umap_coords
+from placeborag.integrations import document_metadata, document_text
 from placeborag.toolkit import (
     check_int,
     check_real,
@@ -420,6 +421,9 @@ class LazyHover:
 
 
 def _hover_one(i: str, t: str, m: Mapping[str, Any]) -> str:
+    # The document as the application wrote it (a LlamaIndex node's text and metadata, not
+    # what LlamaIndex embedded and the node the adapter keeps beside it).
+    t, m = document_text(t, m), document_metadata(m)
     text = t if len(t) <= _HOVER_TEXT_CHARS else t[: _HOVER_TEXT_CHARS - 1] + "…"
     meta = ", ".join(f"{k}={v}" for k, v in m.items())
     return f"<b>{plotly_text(i)}</b><br>{plotly_text(text)}<br>{plotly_text(meta)}"
@@ -771,6 +775,8 @@ def _pick_members(
 # -- pre- versus post-filter -----------------------------------------------------------------
 
 TABLE_COLUMNS = ("rank", "id", "occurrence", "text", "metadata", "score", "stage", "tie")
+#: The column after "text" when a framework embedded another text than the document's own.
+EMBEDDED_COLUMN = "embedded"
 BELOW_ROWS = 3  # rows shown just below the cut: what nearly made it
 
 
@@ -782,7 +788,9 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
     below the cut. ``score`` is in the profile's convention; ``stage`` is the trace's (one of
     :data:`placeborag.STAGES`); ``tie`` names the exact tie a document is in and the rule that
     decided it; ``occurrence`` tells apart the records of an id stored more than once (0 for
-    its first record, as ``store.records().occurrence`` numbers them).
+    its first record, as ``store.records().occurrence`` numbers them). ``text`` and
+    ``metadata`` are the document's own (a LlamaIndex node's text and metadata); where a
+    framework embedded another text, an ``embedded`` column after ``text`` holds it.
     """
     check_instance(trace, "trace", QueryTrace, "a QueryTrace (trace_query())")
     check_instance(rows, "rows", StoreRows, "StoreRows (store_rows(store))")
@@ -815,20 +823,23 @@ def filter_mode_table(trace: QueryTrace, rows: StoreRows) -> Any:
             verdict = "kept" if doc_id in group.kept else "left out"
             ties[doc_id] = f"{len(group.ids)} tied, {group.rule} order: {verdict}"
     at = idx.tolist()
-    frame = pd.DataFrame(
-        {
-            "rank": pd.array([int(trace.rank[i]) or None for i in at], dtype="Int64"),
-            "id": [rows.ids[i] for i in at],
-            "occurrence": [int(rows.occurrence[i]) for i in at],
-            "text": [rows.texts[i] for i in at],
-            "metadata": [json_text(dict(rows.metadatas[i])) for i in at],
-            "score": trace.score[idx],
-            "stage": [str(trace.stage[i]) for i in at],
-            "tie": [ties.get(rows.ids[i], "") for i in at],
-        },
-        columns=list(TABLE_COLUMNS),
-    )
-    return frame
+    texts = [document_text(rows.texts[i], rows.metadatas[i]) for i in at]
+    columns = {
+        "rank": pd.array([int(trace.rank[i]) or None for i in at], dtype="Int64"),
+        "id": [rows.ids[i] for i in at],
+        "occurrence": [int(rows.occurrence[i]) for i in at],
+        "text": texts,
+        "metadata": [json_text(document_metadata(rows.metadatas[i])) for i in at],
+        "score": trace.score[idx],
+        "stage": [str(trace.stage[i]) for i in at],
+        "tie": [ties.get(rows.ids[i], "") for i in at],
+    }
+    names = list(TABLE_COLUMNS)
+    embedded = [rows.texts[i] if rows.texts[i] != t else "" for i, t in zip(at, texts)]
+    if any(embedded):  # what a framework embedded, beside the text, where they differ
+        columns[EMBEDDED_COLUMN] = embedded
+        names.insert(names.index("text") + 1, EMBEDDED_COLUMN)
+    return pd.DataFrame(columns, columns=names)
 
 
 def _first_sorted(values: np.ndarray, m: int) -> np.ndarray:

@@ -8,27 +8,43 @@ query, ``k`` and ``where`` as literals; a ``build_store()`` and a pytest fixture
 one test per behaviour the ranking shows (post-filter starvation, a tie the profile's rule
 decided, documents recall lost), each asserting the ordered ids as a list literal and the
 behaviour in words, never a score's exact value. With no such behaviour the test pins the
-ranking and says so.
+ranking and says so. The docstring says what the test pins in the proof's words
+(:func:`placeborag.explore._verdict.verdict`). Given ``under_test`` (a function of the
+application), the module calls it with the designed store and asserts what it returns instead:
+a test of the application, proved by the same mutants.
 
 Every user value reaches the module through :mod:`placeborag.explore._literals` (``repr`` of
 plain values and ``datetime`` constructor calls, read back with its ``read_literal``: what
-``ast.literal_eval`` reads, and those calls); nothing the user typed lands in a docstring, a
-comment or a name except as ``[a-z0-9_]`` (the fixture's name). The preview (the
-ranking the module asserts) is computed by building the store exactly as the module does, from
-the values read back. :mod:`placeborag.explore._proof` then runs the module, and its mutants
-(the behaviour's setting switched off), under pytest in a temporary folder.
+``ast.literal_eval`` reads, and those calls); nothing the user typed lands in a docstring or a
+comment, and a name only as ``[a-z0-9_]`` (the fixture's, :func:`identifier`) or as a checked
+dotted name (the application's function, :func:`dotted_name`). Generated names never collide
+with the module's own (:func:`fixture_name`). The preview (the ranking the module asserts) is
+computed by building the store exactly as the module does, from the values read back.
+:mod:`placeborag.explore._proof` then runs the module, and its mutants (the behaviour's setting
+switched off), under pytest in a temporary folder.
 
-A store over a :class:`~placeborag.FakeEmbedder` is rebuilt from the embedder's options; a store
-over any other embedder (your vectors, a replay recording) exports its vectors beside the module
-as a recording (:func:`~placeborag.record_vectors`, pinned by its sha256) that the module
-replays with :class:`~placeborag.ReplayEmbedder`.
+A store whose vectors a :class:`~placeborag.FakeEmbedder` reproduces is rebuilt from texts and
+the embedder's options: a native store, and a store an adapter filled over a ``FakeEmbedder``
+(its embedder a wrapper naming the ``FakeEmbedder`` as ``.embedder``), checked row by row and
+by the ranking. Its documents carry their own text (a LlamaIndex node's, not what LlamaIndex
+embedded: :func:`placeborag.integrations.document_text`); what was embedded, where it differs,
+is kept in ``HEADERS`` (what came before the text: a LlamaIndex node's metadata header) or,
+where it is not a header and the text, in ``EMBEDDED``. Any other store (your vectors, a replay
+recording) exports its vectors beside the module as a recording
+(:func:`~placeborag.record_vectors`, pinned by the recording's full hash,
+:attr:`~placeborag.Recording.sha256`) that the module replays with
+:class:`~placeborag.ReplayEmbedder`. ``ids=`` names the exported documents (a mapping, or a
+metadata key), so a re-export of the same documents gives the same bytes whatever ids the
+application gave them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,10 +59,37 @@ from placeborag import (
     PlaceboragValueError,
     Recording,
     StoreOptions,
+    get_profile,
     record_vectors,
 )
-from placeborag.explore._literals import has_dates, identifier, layout, literal, plain, read_node
+from placeborag.explore._application import Application
+from placeborag.explore._application import application as resolve_application
+from placeborag.explore._export_names import (
+    document_names,
+    document_rows,
+    fixture_name,
+)
+from placeborag.explore._literals import (
+    LINE_LENGTH,
+    has_dates,
+    identifier,
+    layout,
+    literal,
+    plain,
+    read_node,
+)
 from placeborag.explore._scenario import Scenario
+from placeborag.explore._verdict import (
+    AS_EXPORTED,
+    RECALL,
+    STARVATION,
+    TIE,
+    Behaviour,
+    Proof,
+    claim,
+    mutant_key,
+    verdict,
+)
 from placeborag.toolkit import check_int, check_path, replace_directory, shown, write_text
 
 __all__ = [
@@ -56,6 +99,7 @@ __all__ = [
     "Proof",
     "build_export",
     "export_pytest",
+    "fixture_name",
     "smallest_corpus",
 ]
 
@@ -65,6 +109,8 @@ MAX_DOCUMENTS = 200
 _STORE_DEFAULTS: dict[str, Any] = {
     key: value for key, value in StoreOptions().items() if key not in ("profile", "filter_mode")
 }
+#: Options whose None means "the profile's own": one equal to the profile's is not written.
+_PROFILE_OWN = ("metric", "tie_order", "on_existing_id", "pad_missing")
 _EMBEDDER_DEFAULTS: dict[str, Any] = {
     "model_name": "placebo-embed-v1",
     "dimensions": 256,
@@ -78,44 +124,16 @@ _OTHER_TIE_RULES = ("reverse", "id", "insertion", "shuffle")
 
 
 @dataclass(frozen=True)
-class Behaviour:
-    """A behaviour the exported ranking shows, and the setting that causes it.
-
-    ``setting`` is the store option, ``flipped`` the value that switches the behaviour off
-    (the mutant's), ``ids`` the documents it is about (the ones starved out, tied, lost).
-    """
-
-    name: str
-    setting: str
-    value: Any
-    flipped: Any
-    ids: tuple[str, ...] = ()
-    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
-
-
-@dataclass(frozen=True)
-class Proof:
-    """What running the exported module under pytest gave: as exported, and per mutant.
-
-    ``outcomes`` maps ``"as exported"`` and ``"<setting>=<value>"`` to ``"passed"`` or
-    ``"failed"``; ``messages`` holds the first line of each failure; ``verdict`` is the sentence
-    the app shows.
-    """
-
-    outcomes: Mapping[str, str]
-    messages: Mapping[str, str]
-    verdict: str
-    ok: bool
-
-
-@dataclass(frozen=True)
 class Export:
     """An exported test: the module's source, the conftest-ready fixture, the corpus and the
     ranking the module asserts, the behaviours it pins and, once run, the proof.
 
-    ``vectors`` holds the side files of a store over its own vectors (the recording's
-    ``manifest.json`` and ``vectors.bin``), written to ``<module>.vectors/`` by :meth:`save`;
-    ``None`` for a store over a :class:`~placeborag.FakeEmbedder`.
+    ``ids`` are the exported documents' ids in the store, ``names`` the ids the module gives
+    them (the same unless ``ids=`` named them). ``vectors`` holds the side files of a store
+    whose vectors no ``FakeEmbedder`` reproduces (the recording's ``manifest.json`` and
+    ``vectors.bin``), written to ``<module>.vectors/`` by :meth:`save`; ``None`` when the
+    module rebuilds the store from texts. ``answer`` is what the application's function
+    (``under_test``) returned on the designed store, the value the module asserts.
     """
 
     source: str
@@ -126,13 +144,16 @@ class Export:
     mutants: Mapping[str, str] = field(repr=False)
     vectors: Mapping[str, bytes] | None = field(default=None, repr=False)
     proof: Proof | None = None
+    names: tuple[str, ...] = ()
+    answer: Any = field(default=None, repr=False)
+    import_roots: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def verdict(self) -> str:
         """What the test pins, from the proof (or, unproved, from the behaviours found)."""
         if self.proof is not None:
             return self.proof.verdict
-        return "not run yet: " + _claim(self.behaviours)
+        return "not run yet: " + claim(self.behaviours)
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
         """Write the module to ``path`` (and its vectors to ``<path>.vectors/``), atomically.
@@ -189,6 +210,8 @@ def build_export(
     name: str = "scenario",
     keep_metadata: bool | Sequence[str] | None = None,
     max_documents: int | None = MAX_DOCUMENTS,
+    ids: Mapping[str, str] | str | None = None,
+    under_test: str | Callable[..., Any] | None = None,
     prove: bool = True,
 ) -> Export:
     """A pytest module asserting the ranking of ``store``'s records for ``query``.
@@ -196,10 +219,20 @@ def build_export(
     ``selection`` (ids of ``store``) is the corpus; without it, :func:`smallest_corpus`. A
     selection of more than ``max_documents`` raises, naming the size of the smallest corpus
     that shows the same behaviour (``max_documents=None`` exports any size). Metadata keeps the
-    keys ``where`` reads (``keep_metadata=True``: every key; a list: those keys too). With
-    ``prove=True`` the module and its mutants are run under pytest (:attr:`Export.proof`).
+    keys ``where`` reads (``keep_metadata=True``: every key; a list: those keys too).
+
+    ``ids`` names the exported documents: a mapping from the store's ids to the names the
+    module uses (an id left out keeps its own), or a metadata key, whose value names each
+    document (``ids="file_name"``: ``"shipping.txt"``, and ``"shipping.txt#1"``,
+    ``"shipping.txt#2"`` where documents share one). ``under_test`` is the application's
+    function, ``"package.module:function"`` or the function itself (defined at the top of an
+    importable module): the module imports it, calls ``function(store, QUERY)`` with the
+    designed store and asserts that it returns what it returned here (a plain value: ids, a
+    text, a list or dict of them). With ``prove=True`` the module and its mutants are run
+    under pytest (:attr:`Export.proof`).
     """
     _check_arguments(store, query, name, keep_metadata, max_documents)
+    application = resolve_application(under_test)
     records = store.records()
     trace = store.trace(query, k, where)  # checks k and where as a query does
     k = int(trace.k)
@@ -216,61 +249,67 @@ def build_export(
                 "filter mode returns, the tie groups, the ids recall lost and the next k): "
                 "export it with selection=None, or pass max_documents=None to export them all"
             )
-    keys = _kept_keys(where, keep_metadata)
-    documents = []
-    # By position, not by id: under on_existing_id="duplicate" two records share an id.
     keep_ids = set(chosen)
+    # By position, not by id: under on_existing_id="duplicate" two records share an id.
     positions = [p for p, i in enumerate(records.ids) if i in keep_ids]
-    for p in positions:
-        doc_id = records.ids[p]
-        meta = dict(records.metadata[p])
-        kept = meta if keys is None else {key: meta[key] for key in meta if key in keys}
-        documents.append(
-            (
-                plain(doc_id, "id"),
-                plain(records.texts[p], f"the text of id {doc_id!r}"),
-                plain(kept, f"the metadata of id {doc_id!r}"),
-            )
-        )
-    options = _store_options(store)
+    names = document_names(records, positions, ids)
+    documents, embedded = document_rows(records, positions, names, _kept_keys(where, keep_metadata))
     spec = _Spec(
         documents=documents,
         query=plain(query, "query"),
         k=k,
         where=None if where is None else plain(dict(where), "where"),
-        options=options,
-        embedder=_embedder_options(store.embedder) if _fake(store) else None,
-        fixture=f"{identifier(name, 14) or 'designed'}_store",
+        options=_store_options(store),
+        fixture=fixture_name(name),
     )
+    if application is not None:
+        spec.application = application.named(spec.fixture)
     with tempfile.TemporaryDirectory(prefix="placeborag-export-") as folder:
-        vectors = None
-        if spec.embedder is None:
-            vectors = _recording(store, positions, query, Path(folder) / "r")
-            spec.sha256 = _sha256(vectors)
-        built = spec.store(Path(folder) / "r")
+        vectors, built = _rebuilt(spec, store, positions, embedded, Path(folder))
         preview = tuple(built.query(spec.query, k=k, where=spec.where))
         behaviours = _behaviours(built, spec)
-        mutants = {
-            f"{b.setting}={b.flipped!r}": _render(
-                spec, preview, behaviours, {**options, b.setting: b.flipped}
-            )
-            for b in behaviours
-        }
-    source = _verified(_render(spec, preview, behaviours, options), spec)
+        if application is not None:
+            spec.answer = application.answer(spec.store(Path(folder) / "r"), spec.query)
+    mutants = {
+        mutant_key(b): _render(spec, preview, behaviours, {b.setting: b.flipped})
+        for b in behaviours
+    }
+    source = _verified(_render(spec, preview, behaviours), spec)
     export = Export(
         source=source,
-        conftest=_render(spec, preview, behaviours, options, conftest=True),
+        conftest=_render(spec, preview, behaviours, conftest=True),
         ids=tuple(records.ids[p] for p in positions),
         preview=preview,
         behaviours=behaviours,
         mutants=mutants,
         vectors=vectors,
+        names=tuple(names),
+        answer=spec.answer,
+        import_roots=() if application is None else (application.root,),
     )
     if prove:
-        from placeborag.explore._proof import prove_export
-
-        export = prove_export(export)
+        export = _proved(export, spec)
     return export
+
+
+def _proved(export: Export, spec: _Spec) -> Export:
+    """``export`` with its proof; a docstring the proof contradicts (a mutant that still
+    passes) says what the proof found instead."""
+    from placeborag.explore._proof import prove
+
+    proof = prove(
+        export.source,
+        export.mutants,
+        export.behaviours,
+        vectors=export.vectors,
+        import_roots=export.import_roots,
+    )
+    source = export.source
+    if proof.outcomes.get(AS_EXPORTED) == "passed" and proof.verdict != verdict(export.behaviours):
+        source = _verified(
+            _render(spec, export.preview, export.behaviours, said=proof.verdict), spec
+        )
+    return dataclasses.replace(export, source=source, proof=proof)
 
 
 def export_pytest(
@@ -318,11 +357,6 @@ def _check_arguments(
             "rebuilds the store from a profile name: build it with profile='<name>' and the "
             "options that change the profile (metric=, tie_order=, ...)"
         )
-
-
-def _fake(store: FakeVectorStore) -> bool:
-    # Exactly a FakeEmbedder: a subclass may embed differently, so its vectors are exported.
-    return type(store.embedder) is FakeEmbedder
 
 
 # -- the corpus ------------------------------------------------------------------------------
@@ -409,13 +443,18 @@ def _where_keys(where: Any) -> set[str]:
 
 def _store_options(store: FakeVectorStore) -> dict[str, Any]:
     """The options written out: the profile and filter mode always (the ranking rests on
-    them), every other one that differs from the constructor's default."""
+    them), every other one that changes the store: not its constructor's default, and not
+    the profile's own value given again (``metric="cosine"`` under ``"chroma"``)."""
     given = store.options
+    profile = get_profile(given["profile"])
     options = {"profile": given["profile"], "filter_mode": store.filter_mode}
     for key, default in _STORE_DEFAULTS.items():
         value = plain(given[key], f"the store option {key}")
-        if value != default or type(value) is not type(default):
-            options[key] = value
+        if value == default and type(value) is type(default):
+            continue
+        if key in _PROFILE_OWN and value == getattr(profile, key):
+            continue
+        options[key] = value
     return options
 
 
@@ -434,10 +473,64 @@ def _embedder_options(embedder: FakeEmbedder) -> dict[str, Any]:
     }
 
 
+def _wrapped_fake(store: FakeVectorStore) -> FakeEmbedder | None:
+    """The ``FakeEmbedder`` behind an adapter's wrapper (``.embedder``), if there is one."""
+    inner = getattr(store.embedder, "embedder", None)
+    return inner if type(inner) is FakeEmbedder else None
+
+
+def _rebuilt(
+    spec: _Spec,
+    store: FakeVectorStore,
+    positions: Sequence[int],
+    embedded: dict[str, str] | None,
+    folder: Path,
+) -> tuple[dict[str, bytes] | None, FakeVectorStore]:
+    """Decide how the module makes its store, set ``spec`` so, and build it: from texts and
+    the embedder's options where a ``FakeEmbedder`` reproduces the vectors, else from a
+    recording (whose files are returned). Exactly a ``FakeEmbedder``: a subclass may embed
+    differently, so its vectors are recorded."""
+    if type(store.embedder) is FakeEmbedder and embedded is not None:
+        spec.embedder, spec.embedded = _embedder_options(store.embedder), embedded
+        return None, spec.store(folder / "r")
+    vectors, spec.sha256 = _recording(store, positions, spec.query, folder / "r")
+    recorded = spec.store(folder / "r")
+    fake = _wrapped_fake(store)
+    if fake is not None and embedded is not None:
+        texts = dataclasses.replace(spec, embedder=_embedder_options(fake), embedded=embedded)
+        twin = texts.store(folder / "r")
+        if _same_vectors(twin, recorded, spec.query) and _same_ranking(twin, recorded, spec):
+            spec.embedder, spec.embedded, spec.sha256 = texts.embedder, embedded, ""
+            return None, twin
+    return vectors, recorded
+
+
+def _same_vectors(a: FakeVectorStore, b: FakeVectorStore, query: str) -> bool:
+    """The same rows bit for bit, and the same query vector."""
+    return bool(
+        np.array_equal(a.records().vectors, b.records().vectors)
+        and np.array_equal(a.embed_query(query), b.embed_query(query))
+    )
+
+
+def _same_ranking(a: FakeVectorStore, b: FakeVectorStore, spec: _Spec) -> bool:
+    """The same ids, in the same order, for the query and for every what-if a test tries."""
+    whatifs: list[dict[str, Any]] = [{}, {"filter_mode": "pre"}, {"recall": 1.0}]
+    whatifs += [{"tie_order": rule} for rule in _OTHER_TIE_RULES]
+    for changes in whatifs:
+        x, y = a.with_options(**changes), b.with_options(**changes)
+        if [m.id for m in x.query(spec.query, k=spec.k, where=spec.where)] != [
+            m.id for m in y.query(spec.query, k=spec.k, where=spec.where)
+        ]:
+            return False
+    return True
+
+
 def _recording(
     store: FakeVectorStore, positions: Sequence[int], query: str, folder: Path
-) -> dict[str, bytes]:
-    """The exported records' vectors and the query's as a recording: its files' bytes.
+) -> tuple[dict[str, bytes], str]:
+    """The exported records' vectors and the query's as a recording: its files' bytes, and
+    the recording's hash (of everything replay answers from).
 
     The rows are named ``DOCUMENTS[i]`` (the module's row ``i`` holds the id and text: two
     records may share a text, never a row) and recorded as float64, so the store's float32
@@ -448,33 +541,21 @@ def _recording(
     query_vector = np.asarray(store.embed_query(query), dtype=np.float64)
     model = getattr(store.embedder, "model_name", None)
     try:
-        _record(folder, rows, query_vector, query, model, len(positions))
+        recording = record_vectors(
+            folder,
+            embed_documents=lambda _: rows,
+            embed_query=lambda _: query_vector[None, :],
+            documents=[f"DOCUMENTS[{i}]" for i in range(len(positions))],
+            queries=[query],
+            model=model if isinstance(model, str) else "exported vectors",
+            provenance={"exported by": "placeborag.explore.build_export"},
+            dtype="float64",
+        )
     except PlaceboragValueError as exc:
         raise PlaceboragValueError(
             f"the vectors cannot be recorded beside the module (a recording is UTF-8 JSON): {exc}"
         ) from None
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-
-
-def _record(
-    folder: Path, rows: np.ndarray, query_vector: np.ndarray, query: str, model: Any, n: int
-) -> None:
-    record_vectors(
-        folder,
-        embed_documents=lambda _: rows,
-        embed_query=lambda _: query_vector[None, :],
-        documents=[f"DOCUMENTS[{i}]" for i in range(n)],
-        queries=[query],
-        model=model if isinstance(model, str) else "exported vectors",
-        provenance={"exported by": "placeborag.explore.build_export"},
-        dtype="float64",
-    )
-
-
-def _sha256(files: Mapping[str, bytes]) -> str:
-    import hashlib
-
-    return hashlib.sha256(files["vectors.bin"]).hexdigest()
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}, recording.sha256
 
 
 @dataclass
@@ -486,9 +567,22 @@ class _Spec:
     k: int
     where: dict[str, Any] | None
     options: dict[str, Any]
-    embedder: dict[str, Any] | None
     fixture: str
+    embedder: dict[str, Any] | None = None
+    embedded: dict[str, str] = field(default_factory=dict)
     sha256: str = ""
+    application: Application | None = None
+    answer: Any = None
+
+    def headers(self) -> dict[str, str] | None:
+        """What was embedded before each document's text, by id (sorted), where every
+        embedded text is a header and the text (LlamaIndex's); else None (``EMBEDDED``)."""
+        if not self.embedded:
+            return None
+        texts = {doc_id: text for doc_id, text, _ in self.documents}
+        if not all(e.endswith(texts[i]) and e != texts[i] for i, e in self.embedded.items()):
+            return None
+        return {i: e[: len(e) - len(texts[i])] for i, e in sorted(self.embedded.items())}
 
     def store(self, recording: Path, **changes: Any) -> FakeVectorStore:
         """The store the module's ``build_store()`` makes (from the values read back)."""
@@ -496,7 +590,7 @@ class _Spec:
         if self.embedder is not None:
             store = FakeVectorStore(embedder=FakeEmbedder(**self.embedder), **options)
             for doc_id, text, metadata in self.documents:
-                store.upsert(doc_id, text, metadata)
+                store.upsert(doc_id, self.embedded.get(doc_id, text), metadata)
         else:
             loaded = Recording.load(recording, expected_sha256=self.sha256)
             store = FakeVectorStore(embedder=loaded.embedder(), **options)
@@ -512,10 +606,6 @@ class _Spec:
 
 
 # -- behaviours ------------------------------------------------------------------------------
-
-STARVATION = "post-filter starvation"
-TIE = "a tie decided by the profile's rule"
-RECALL = "documents lost to recall"
 
 
 def _behaviours(store: FakeVectorStore, spec: _Spec) -> tuple[Behaviour, ...]:
@@ -549,36 +639,59 @@ def _behaviours(store: FakeVectorStore, spec: _Spec) -> tuple[Behaviour, ...]:
     return tuple(found)
 
 
-def _claim(behaviours: Sequence[Behaviour]) -> str:
-    if not behaviours:
-        return "the test pins a ranking (ids and order) but no quirk"
-    return "the test pins " + ", ".join(b.name for b in behaviours)
-
-
 # -- the module ------------------------------------------------------------------------------
 
-_DOCSTRING = '''"""A retrieval test designed in placeborag's explorer and exported with its fixture.
 
-DOCUMENTS holds only the records the behaviour needs (id, text, the metadata the filter
-reads); build_store() makes the store with every option the test depends on. The tests
-assert which ids come back, in order, and the behaviour by name, never a score's value.
-"""'''
-
-_CONFTEST_DOCSTRING = '''"""The store of a test designed in placeborag's explorer, as a fixture.
-
-Copy it into a conftest.py and any test can take the same small corpus.
-"""'''
+def _docstring(spec: _Spec, said: str, *, conftest: bool = False) -> str:
+    """The module's docstring: what the test pins, in the verdict's words, then how the module
+    is made. Only fixed phrases and setting values (never a user's string) are written."""
+    if conftest:
+        lines = ["The store of a test designed in placeborag's explorer, as a fixture."]
+        about = "Copy it into a conftest.py and any test can take the same small corpus."
+    else:
+        lines = textwrap.wrap(said[0].upper() + said[1:] + ".", LINE_LENGTH - 3)
+        about = (
+            "Exported from placeborag's explorer. DOCUMENTS holds only the records the "
+            "behaviour needs (id, text, the metadata the filter reads); build_store() makes "
+            "the store with every option the test depends on."
+        )
+        if spec.application is not None:
+            about += (
+                " The test calls the application's function imported above with that store "
+                "and asserts what it returns."
+            )
+        else:
+            about += (
+                " The tests assert which ids come back, in order, and the behaviour by name, "
+                "never a score's value."
+            )
+    if spec.embedded:
+        about += (
+            " HEADERS holds what the framework embedded before a document's text."
+            if spec.headers() is not None
+            else " EMBEDDED holds what the framework embedded where it is not the text."
+        )
+    if spec.embedder is None:
+        about += (
+            " The vectors are replayed from the recording beside this file, pinned by the "
+            "hash of all of it (RECORDING_SHA256)."
+        )
+    lines[0] = '"""' + lines[0]
+    return "\n".join([*lines, "", *textwrap.wrap(about, LINE_LENGTH), '"""'])
 
 
 def _render(
     spec: _Spec,
     preview: Sequence[Match],
     behaviours: Sequence[Behaviour],
-    options: Mapping[str, Any],
+    changes: Mapping[str, Any] | None = None,
     *,
     conftest: bool = False,
+    said: str | None = None,
 ) -> str:
-    lines = [_CONFTEST_DOCSTRING if conftest else _DOCSTRING, ""]
+    options = {**spec.options, **(changes or {})}
+    said = verdict(behaviours) if said is None else said
+    lines = [_docstring(spec, said, conftest=conftest), ""]
     standard = ["import datetime"] if has_dates([spec.documents, spec.where]) else []
     if spec.embedder is None:
         standard.append("from pathlib import Path")
@@ -588,9 +701,13 @@ def _render(
     names = (
         "FakeEmbedder, FakeVectorStore"
         if spec.embedder is not None
-        else ("FakeVectorStore, Recording")
+        else "FakeVectorStore, Recording"
     )
     lines += [f"from placeborag import {names}", ""]
+    app = spec.application
+    if app is not None and not conftest:
+        alias = "" if app.alias == app.function else f" as {app.alias}"
+        lines += [f"from {app.module} import {app.function}{alias}", ""]
     lines += [
         "# One document per line: id, text, metadata.",
         "# fmt: off",
@@ -599,14 +716,23 @@ def _render(
         "]",
         "# fmt: on",
     ]
+    headers = spec.headers()
+    if headers is not None:
+        lines += ["# What was embedded before each document's text (its metadata header), by id."]
+        lines += layout("HEADERS = ", headers)
+    elif spec.embedded:
+        lines += ["# What was embedded, by id, where it is not the document's text."]
+        lines += layout("EMBEDDED = ", dict(sorted(spec.embedded.items())))
     lines += layout("QUERY = ", spec.query)
-    lines += [f"K = {literal(spec.k)}"]
-    lines += layout("WHERE = ", spec.where)
+    if app is None or conftest:  # the application's function picks its own k and filter
+        lines += [f"K = {literal(spec.k)}"]
+        lines += layout("WHERE = ", spec.where)
     if spec.embedder is None:
         lines += [
-            "# The vectors of DOCUMENTS (row by row) and QUERY, recorded beside this file.",
+            "# The vectors of DOCUMENTS (row by row) and QUERY, recorded beside this file,",
+            "# and the hash of the whole recording: vectors, dtype, shape, model, ids, texts.",
             f'VECTORS = Path(__file__).with_suffix("{_VECTORS_SUFFIX}")',
-            f"VECTORS_SHA256 = {literal(spec.sha256)}",
+            f"RECORDING_SHA256 = {literal(spec.sha256)}",
         ]
     lines += ["", "", *_build_store(spec, options), "", ""]
     lines += [
@@ -628,7 +754,7 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
         "    store = FakeVectorStore(",
     ]
     if spec.embedder is None:
-        lines.insert(2, "    recording = Recording.load(VECTORS, expected_sha256=VECTORS_SHA256)")
+        lines.insert(2, "    recording = Recording.load(VECTORS, expected_sha256=RECORDING_SHA256)")
         lines.append("        embedder=recording.embedder(),")
     elif spec.embedder:
         lines.append("        embedder=FakeEmbedder(")
@@ -649,6 +775,16 @@ def _build_store(spec: _Spec, options: Mapping[str, Any]) -> list[str]:
             "        [metadata for _, _, metadata in DOCUMENTS],",
             "    )",
         ]
+    elif spec.headers() is not None:
+        lines += [
+            "    for doc_id, text, metadata in DOCUMENTS:",
+            '        store.upsert(doc_id, HEADERS.get(doc_id, "") + text, metadata)',
+        ]
+    elif spec.embedded:
+        lines += [
+            "    for doc_id, text, metadata in DOCUMENTS:",
+            "        store.upsert(doc_id, EMBEDDED.get(doc_id, text), metadata)",
+        ]
     else:
         lines += [
             "    for doc_id, text, metadata in DOCUMENTS:",
@@ -667,8 +803,13 @@ def _verified(source: str, spec: _Spec) -> str:
 
     from placeborag.explore._literals import same
 
-    wanted = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query, "K": spec.k}
-    wanted["WHERE"] = spec.where
+    wanted: dict[str, Any] = {"DOCUMENTS": [list(d) for d in spec.documents], "QUERY": spec.query}
+    if spec.application is None:
+        wanted.update(K=spec.k, WHERE=spec.where)
+    if spec.headers() is not None:
+        wanted["HEADERS"] = spec.headers()
+    elif spec.embedded:
+        wanted["EMBEDDED"] = dict(sorted(spec.embedded.items()))
     found = {}
     for node in ast.parse(source).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else None
@@ -687,6 +828,8 @@ def _tests(
 ) -> list[list[str]]:
     store = spec.fixture
     ids = [m.id for m in preview]
+    if spec.application is not None:
+        return [_application_test(spec, behaviours)]
     head = [
         f"    matches = {store}.query(QUERY, k=K, where=WHERE)",
         "",
@@ -696,9 +839,8 @@ def _tests(
     for b in behaviours:
         if b.name == STARVATION:
             body = [
-                "    # The filter runs after the top-k cut, so fewer than K come back,",
-                "    assert len(matches) < K",
-                "    # while pre-filtering returns the filter's best matches, up to K:",
+                "    # The filter runs after the top-k cut, so fewer than K come back, while",
+                "    # pre-filtering returns the filter's best matches, up to K:",
                 f'    pre = {store}.with_options(filter_mode="pre")',
                 *layout(
                     "assert [m.id for m in pre.query(QUERY, k=K, where=WHERE)] == ",
@@ -737,6 +879,26 @@ def _tests(
         name = f"test_ranking_for_{identifier(spec.query, 40) or 'the_query'}"
         tests.append(_test(name, store, head))
     return tests
+
+
+#: What each behaviour does, for the comment above the application's test.
+_IN_WORDS = {
+    STARVATION: "the filter runs after the top-k cut, so fewer matches come back than asked for",
+    TIE: "documents that score exactly the same are ordered by the profile's tie rule",
+    RECALL: "the index loses documents a perfect index returns",
+}
+
+
+def _application_test(spec: _Spec, behaviours: Sequence[Behaviour]) -> list[str]:
+    """The application's function called with the designed store, its answer asserted."""
+    app = spec.application
+    assert app is not None
+    shows = [_IN_WORDS[b.name] for b in behaviours]
+    said = "The application's own code, on the designed store"
+    said += (": " + "; ".join(shows) + ".") if shows else " (its ranking, no quirk)."
+    body = [f"    # {line}" for line in textwrap.wrap(said, LINE_LENGTH - 6)]
+    body += layout(f"assert {app.alias}({spec.fixture}, QUERY) == ", spec.answer, "", 4)
+    return _test(app.test, spec.fixture, body)
 
 
 def _test(name: str, store: str, body: list[str]) -> list[str]:

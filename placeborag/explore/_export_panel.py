@@ -16,7 +16,8 @@ from pathlib import Path
 
 from placeborag import PlaceboragError
 from placeborag.explore._deps import optional
-from placeborag.explore._export import MAX_DOCUMENTS, RECALL, STARVATION, TIE, Export
+from placeborag.explore._export import MAX_DOCUMENTS, Export
+from placeborag.explore._verdict import RECALL, STARVATION, TIE
 
 __all__ = ["PANEL_CLASSES", "ExportPanel"]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import datetime as _dt
+import keyword
 import math
 import unicodedata
 from collections.abc import Mapping
@@ -33,6 +34,7 @@ from placeborag.toolkit import shown
 
 __all__ = [
     "LINE_LENGTH",
+    "dotted_name",
     "has_dates",
     "identifier",
     "layout",
@@ -383,3 +385,18 @@ def identifier(text: str, limit: int = 24) -> str:
     if name and name[0].isdigit():
         name = "n" + name
     return name
+
+
+def dotted_name(text: str, what: str) -> str:
+    """``text`` when it is a dotted Python name of ASCII identifiers (``ragdemo.search``), no
+    part a keyword: the one way a user's name reaches generated code as it is (an import);
+    anything else raises, naming ``what``."""
+    parts = text.split(".") if isinstance(text, str) else []
+    if not parts or not all(
+        part.isascii() and part.isidentifier() and not keyword.iskeyword(part) for part in parts
+    ):
+        raise PlaceboragValueError(
+            f"{what}={shown(text)} must be a dotted name of Python identifiers "
+            "(letters, digits and underscores, such as myapp.search)"
+        )
+    return str.__str__(text)

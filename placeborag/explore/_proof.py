@@ -10,72 +10,62 @@ report, never assumed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from placeborag.explore._export import Export
+from placeborag.explore._verdict import AS_EXPORTED, Behaviour, Proof, mutant_key, verdict
 
-__all__ = ["prove_export"]
+__all__ = ["prove"]
 
-_AS_EXPORTED = "as exported"
 _TIMEOUT = 300  # seconds: a subprocess that hangs is reported, not waited for forever
 
 
-def prove_export(export: Export) -> Export:
-    """``export`` with its :attr:`~Export.proof`: the module and every mutant run under pytest."""
-    from placeborag.explore._export import Proof, _claim
-
-    files = {_AS_EXPORTED: "test_exported.py"}
-    files.update({key: f"test_mutant_{n}.py" for n, key in enumerate(export.mutants, 1)})
+def prove(
+    source: str,
+    mutants: Mapping[str, str],
+    behaviours: Sequence[Behaviour],
+    *,
+    vectors: Mapping[str, bytes] | None = None,
+    import_roots: Sequence[str] = (),
+) -> Proof:
+    """Run ``source`` and every mutant under pytest (``vectors`` beside each, ``import_roots``
+    on the path, for the application code a module calls) and say what the test pins."""
+    files = {AS_EXPORTED: "test_exported.py"}
+    files.update({key: f"test_mutant_{n}.py" for n, key in enumerate(mutants, 1)})
     with tempfile.TemporaryDirectory(prefix="placeborag-proof-") as folder:
         root = Path(folder)
-        sources = {_AS_EXPORTED: export.source, **export.mutants}
+        sources = {AS_EXPORTED: source, **mutants}
         for key, name in files.items():
             (root / name).write_text(sources[key], encoding="utf-8")
-            if export.vectors is not None:
+            if vectors is not None:
                 side = (root / name).with_suffix(".vectors")
                 side.mkdir()
-                for file_name, data in export.vectors.items():
+                for file_name, data in vectors.items():
                     (side / file_name).write_bytes(data)
-        outcomes, messages, error = _run(root, files)
+        outcomes, messages, error = _run(root, files, import_roots)
     if error:
-        verdict = f"not proved: {error}"
+        said = f"not proved: {error}"
         ok = False
-    elif outcomes[_AS_EXPORTED] != "passed":
-        verdict = (
+    elif outcomes[AS_EXPORTED] != "passed":
+        said = (
             "the exported test FAILS as exported (a bug in the export; please report it): "
-            + messages.get(_AS_EXPORTED, "")
+            + messages.get(AS_EXPORTED, "")
         )
         ok = False
     else:
-        parts = []
-        for b in export.behaviours:
-            key = f"{b.setting}={b.flipped!r}"
-            if outcomes[key] == "failed":
-                parts.append(f"this test fails if {b.setting} is {b.flipped!r} ({b.name})")
-            else:
-                parts.append(
-                    f"the test still passes if {b.setting} is {b.flipped!r}: it does not pin "
-                    f"{b.name}"
-                )
-        if not parts:
-            parts.append(
-                _claim(()) + ": it passes, and no setting on screen causes what it asserts"
-            )
-        verdict = "; ".join(parts)
-        ok = all(outcomes[k] == "failed" for k in export.mutants)
-    proof = Proof(outcomes=outcomes, messages=messages, verdict=verdict, ok=ok)
-    return dataclasses.replace(export, proof=proof)
+        said = verdict(behaviours, outcomes)
+        ok = all(outcomes[mutant_key(b)] == "failed" for b in behaviours)
+    return Proof(outcomes=outcomes, messages=messages, verdict=said, ok=ok)
 
 
-def _run(root: Path, files: dict[str, str]) -> tuple[dict[str, str], dict[str, str], str]:
+def _run(
+    root: Path, files: dict[str, str], import_roots: Sequence[str] = ()
+) -> tuple[dict[str, str], dict[str, str], str]:
     """pytest over ``files`` in ``root``: each file's outcome and first failure line."""
     import placeborag
 
@@ -85,7 +75,7 @@ def _run(root: Path, files: dict[str, str]) -> tuple[dict[str, str], dict[str, s
         **os.environ,
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONPATH": os.pathsep.join(
-            [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+            [package_root, *import_roots, *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
         "PYTHONDONTWRITEBYTECODE": "1",
     }

@@ -12,7 +12,13 @@ framework and says which extra to install when the framework is missing:
 * ``placeborag.integrations.haystack`` (``pip install 'placeborag[haystack]'``):
   ``PlaceboDocumentStore``, ``PlaceboEmbeddingRetriever``, ``PlaceboTextEmbedder``,
   ``PlaceboDocumentEmbedder``.
+
+The package itself imports no framework. It offers two functions that read a record's document
+back as the application wrote it, from a store filled through any adapter:
+``document_text(text, metadata)`` (a LlamaIndex node's own text, where the record holds what
+LlamaIndex embedded) and ``document_metadata(metadata)`` (without the adapter's own keys).
 """
 
-# The adapters are the submodules above; the package itself exports no name.
-__all__: list[str] = []
+from placeborag.integrations._documents import document_metadata, document_text
+
+__all__ = ["document_metadata", "document_text"]

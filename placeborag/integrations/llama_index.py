@@ -30,7 +30,7 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
 )
-from placeborag.integrations import _shared
+from placeborag.integrations import _documents, _shared
 from placeborag.toolkit import FilterRules, compile_filter, filter_rules
 
 try:
@@ -82,13 +82,11 @@ _OPERATORS = {
     FilterOperator.NIN: "$nin",
 }
 _CONDITIONS = {FilterCondition.AND: "$and", FilterCondition.OR: "$or"}
-# Keys the adapter adds to each record's metadata, beside the node's own.
-_NODE_CONTENT = "_node_content"
-_NODE_TYPE = "_node_type"
-# The source document of a node, under a key of the adapter's own: a user's "ref_doc_id"
-# metadata stays as the user wrote it.
-_REF_DOC_ID = "_ref_doc_id"
-_RESERVED = (_NODE_CONTENT, _NODE_TYPE, _REF_DOC_ID)
+# Keys the adapter adds to each record's metadata, beside the node's own (see _documents).
+_NODE_CONTENT = _documents.NODE_CONTENT
+_NODE_TYPE = _documents.NODE_TYPE
+_REF_DOC_ID = _documents.REF_DOC_ID
+_RESERVED = _documents.RESERVED
 
 
 class PlaceboEmbedding(BaseEmbedding):

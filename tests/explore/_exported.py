@@ -13,7 +13,7 @@ import placeborag
 from placeborag.explore._literals import read_node
 
 #: Module-level names whose values are the user's data (floats in them are the user's too).
-DATA_NAMES = ("DOCUMENTS", "QUERY", "K", "WHERE", "VECTORS_SHA256")
+DATA_NAMES = ("DOCUMENTS", "EMBEDDED", "HEADERS", "QUERY", "K", "WHERE", "RECORDING_SHA256")
 
 
 def parse(source: str) -> dict[str, Any]:

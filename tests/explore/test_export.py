@@ -376,7 +376,7 @@ def test_an_export_over_own_vectors_keeps_them_beside_the_module(profile, tmp_pa
     module = _reviewable(export, store, tmp_path)
     assert len(export.source.splitlines()) < 150  # 20 documents of 384 dimensions
     assert set(export.vectors) == {"manifest.json", "vectors.bin"}
-    assert module["VECTORS_SHA256"] in export.vectors["manifest.json"].decode()
+    assert module["RECORDING_SHA256"] in export.vectors["manifest.json"].decode()
     # No upload path or run id: only the key the filter reads.
     assert "/tmp/upload" not in export.source and '"run"' not in export.source
     assert [m.id for m in export.preview] == [
