@@ -46,9 +46,9 @@ _LAZY = {
     "Profile": "placeborag._profiles",
     "get_profile": "placeborag._profiles",
     "FakeVectorStore": "placeborag._store",
-    "Match": "placeborag._store",
+    "Match": "placeborag._results",
     "QueryExplanation": "placeborag._store",
-    "QueryRecord": "placeborag._store",
+    "QueryRecord": "placeborag._results",
     "QueryTrace": "placeborag._store",
     "StoreRecords": "placeborag._store",
     "TieInfo": "placeborag._store",
@@ -120,15 +120,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._replay import ReplayEmbedder as ReplayEmbedder
     from placeborag._replay import load_demo_recording as load_demo_recording
     from placeborag._replay import record_vectors as record_vectors
+    from placeborag._results import Match as Match
+    from placeborag._results import QueryRecord as QueryRecord
     from placeborag._scoring import GeometryScorer as GeometryScorer
     from placeborag._scoring import ScoringListener as ScoringListener
     from placeborag._scoring import ScoringRequest as ScoringRequest
     from placeborag._scoring import ScoringResponse as ScoringResponse
     from placeborag._scoring import ScriptedScorer as ScriptedScorer
     from placeborag._store import FakeVectorStore as FakeVectorStore
-    from placeborag._store import Match as Match
     from placeborag._store import QueryExplanation as QueryExplanation
-    from placeborag._store import QueryRecord as QueryRecord
     from placeborag._store import QueryTrace as QueryTrace
     from placeborag._store import StoreRecords as StoreRecords
     from placeborag._store import TieInfo as TieInfo
