@@ -1,5 +1,5 @@
 """The faster paths of large builds give what the plain ones give: the garbage-collector pause
-(placeborag.toolkit.gc_paused), the distinct hashing plan of a corpus hashed again, member rows
+(placeborag._threads.gc_paused), the distinct hashing plan of a corpus hashed again, member rows
 spread on bit patterns, and a store's first large batch embedded straight into its matrix."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError, _hashing
-from placeborag._threads import BULK_ROWS
-from placeborag.toolkit import gc_paused
+from placeborag._threads import BULK_ROWS, gc_paused
 
 
 @pytest.fixture
