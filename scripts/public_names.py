@@ -1,6 +1,6 @@
 """Print the public names of every public namespace (its ``__all__``), one namespace a line.
 
-    python scripts/public_names.py
+Run it from the repository's root: ``python scripts/public_names.py``.
 """
 
 from __future__ import annotations
