@@ -223,6 +223,7 @@ class EmbedderEngine:
         return cast("list[float]", counts.tolist())
 
     def clusters_of(self, texts: Sequence[str]) -> list[str | None]:
+        """Each text's cluster under the match rule (None for a text outside the clusters)."""
         if not self._clusters:
             return [None] * len(texts)
         if self._match == "exact":
