@@ -5,8 +5,8 @@ heavier. Beside the retrieval doubles here, the public namespaces are:
 
 * ``placeborag.query_engine``: doubles for the seams of a query engine (a scripted chat model, a
   stub knowledge store, a candidate cache, conversations and window budgets);
-* ``placeborag.toolkit``: the checks, file writes and names the explorer and the adapters build
-  on, for anyone writing a layer of their own;
+* ``placeborag.toolkit``: the checks (with placeborag's messages), atomic file writes, filter
+  compiler and stage names a layer of your own builds on;
 * ``placeborag.explore``: the geometry explorer;
 * ``placeborag.integrations.langchain`` and ``placeborag.integrations.llama_index``: the
   framework adapters.
@@ -46,12 +46,11 @@ _LAZY = {
     "Profile": "placeborag._profiles",
     "get_profile": "placeborag._profiles",
     "FakeVectorStore": "placeborag._store",
-    "Match": "placeborag._store",
+    "Match": "placeborag._results",
     "QueryExplanation": "placeborag._store",
-    "QueryRecord": "placeborag._store",
+    "QueryRecord": "placeborag._results",
     "QueryTrace": "placeborag._store",
     "StoreRecords": "placeborag._store",
-    "TieInfo": "placeborag._store",
     "STAGES": "placeborag._trace",
     "ScriptedScorer": "placeborag._scoring",
     "GeometryScorer": "placeborag._scoring",
@@ -62,11 +61,8 @@ _LAZY = {
     "ScriptError": "placeborag._errors",
     "reciprocal_rank_fusion": "placeborag._fusion",
     "KeywordIndex": "placeborag._fusion",
-    "keyword_scores": "placeborag._fusion",
     "HybridRetriever": "placeborag._fusion",
-    "FusedMatch": "placeborag._fusion",
     "HybridExplanation": "placeborag._fusion",
-    "MetricScore": "placeborag._profiles",
     "ReplayEmbedder": "placeborag._replay",
     "Recording": "placeborag._replay",
     "record_vectors": "placeborag._replay",
@@ -78,9 +74,34 @@ _LAZY = {
 __all__ = ["__version__", *sorted(_LAZY)]
 
 
+# Names that left the top level: each still resolves, with a DeprecationWarning saying what to
+# use instead. The types are those of the entries of a public result, reached from it.
+_DEPRECATED = {
+    "keyword_scores": (
+        "placeborag._fusion",
+        "use KeywordIndex(k1=k1, b=b), its add_many(ids, texts) and then scores(query)",
+    ),
+    "FusedMatch": (
+        "placeborag._fusion",
+        "it is private now: the type of the entries reciprocal_rank_fusion returns and "
+        "HybridExplanation.fused holds; read their attributes",
+    ),
+    "MetricScore": (
+        "placeborag._profiles",
+        "it is private now: the type of the entries of Profile.metrics; read their attributes",
+    ),
+    "TieInfo": (
+        "placeborag._trace",
+        "it is private now: the type of the entries of QueryTrace.ties and of what "
+        "QueryTrace.tie_of returns; read their attributes",
+    ),
+}
+
 # A name read from here that lives in another namespace (the query-engine doubles moved out of
 # the top level) gets an error naming that namespace.
-__getattr__, __dir__ = lazy_namespace(globals(), _LAZY, ("placeborag.query_engine",))
+__getattr__, __dir__ = lazy_namespace(
+    globals(), _LAZY, ("placeborag.query_engine",), deprecated=_DEPRECATED
+)
 
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,33 +124,37 @@ if TYPE_CHECKING:  # pragma: no cover
     from placeborag._errors import ScriptExhausted as ScriptExhausted
     from placeborag._errors import UnrecordedText as UnrecordedText
     from placeborag._errors import WriteError as WriteError
-    from placeborag._fusion import FusedMatch as FusedMatch
     from placeborag._fusion import HybridExplanation as HybridExplanation
     from placeborag._fusion import HybridRetriever as HybridRetriever
     from placeborag._fusion import KeywordIndex as KeywordIndex
-    from placeborag._fusion import keyword_scores as keyword_scores
     from placeborag._fusion import reciprocal_rank_fusion as reciprocal_rank_fusion
     from placeborag._limits import MAX_DIMENSIONS as MAX_DIMENSIONS
     from placeborag._limits import MAX_K as MAX_K
     from placeborag._options import StoreOptions as StoreOptions
     from placeborag._profiles import PROFILES as PROFILES
-    from placeborag._profiles import MetricScore as MetricScore
     from placeborag._profiles import Profile as Profile
     from placeborag._profiles import get_profile as get_profile
     from placeborag._replay import Recording as Recording
     from placeborag._replay import ReplayEmbedder as ReplayEmbedder
     from placeborag._replay import load_demo_recording as load_demo_recording
     from placeborag._replay import record_vectors as record_vectors
+    from placeborag._results import Match as Match
+    from placeborag._results import QueryRecord as QueryRecord
     from placeborag._scoring import GeometryScorer as GeometryScorer
     from placeborag._scoring import ScoringListener as ScoringListener
     from placeborag._scoring import ScoringRequest as ScoringRequest
     from placeborag._scoring import ScoringResponse as ScoringResponse
     from placeborag._scoring import ScriptedScorer as ScriptedScorer
     from placeborag._store import FakeVectorStore as FakeVectorStore
-    from placeborag._store import Match as Match
     from placeborag._store import QueryExplanation as QueryExplanation
-    from placeborag._store import QueryRecord as QueryRecord
     from placeborag._store import QueryTrace as QueryTrace
     from placeborag._store import StoreRecords as StoreRecords
-    from placeborag._store import TieInfo as TieInfo
     from placeborag._trace import STAGES as STAGES
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    # The names that left (_DEPRECATED), visible to type checkers until they are removed.
+    from placeborag._fusion import FusedMatch as FusedMatch
+    from placeborag._fusion import keyword_scores as keyword_scores
+    from placeborag._profiles import MetricScore as MetricScore
+    from placeborag._trace import TieInfo as TieInfo

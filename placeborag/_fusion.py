@@ -32,6 +32,7 @@ import numpy as np
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
 from placeborag._filters import compile_filter, copy_filter, filter_rules
 from placeborag._querylog import DEFAULT_QUERY_LOG, QueryLog, check_query_log
+from placeborag._results import Match, QueryRecord
 from placeborag._threads import FreshLocks
 from placeborag._validation import check_k, shown
 
@@ -241,8 +242,6 @@ class KeywordIndex(FreshLocks):
         return self._search(query, check_k(k), compile_filter(where))
 
     def _search(self, query: str, k: int, predicate: Any) -> list[Any]:
-        from placeborag._store import Match
-
         with self._lock:
             terms = self._terms(query)
             if not terms:
@@ -636,8 +635,6 @@ class HybridRetriever(FreshLocks):
         where: Mapping[str, Any] | None,
         context: Mapping[str, Any] | None = None,
     ) -> HybridExplanation:
-        from placeborag._store import Match, QueryRecord
-
         if k is None:
             k = self._store.profile.default_k
         k = check_k(k)

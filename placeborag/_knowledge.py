@@ -33,6 +33,7 @@ from placeborag._errors import (
 from placeborag._failures import FailureQueue
 from placeborag._filters import compile_filter
 from placeborag._metadata import check_metadata
+from placeborag._results import Match
 from placeborag._threads import FreshLocks
 from placeborag._validation import check_k, check_real, nearest, shown
 
@@ -161,8 +162,6 @@ class KnowledgeResult:
 
 
 def _as_match(item: object, position: int, query: str) -> Any:
-    from placeborag._store import Match
-
     where = f"results[{shown(query)}][{position}]"
     if isinstance(item, Match):
         # A Match made by hand has not been through a store's checks: the filter will read it.
@@ -189,8 +188,6 @@ def _as_match(item: object, position: int, query: str) -> Any:
 
 
 def _checked_match(fields: tuple[object, object, object, object], where: str, part: str) -> Any:
-    from placeborag._store import Match
-
     id, text, metadata, score = fields
     if not isinstance(id, str):
         raise PlaceboragTypeError(f"{where}{part.format('id')}={shown(id)} must be a str")

@@ -31,7 +31,7 @@ from placeborag._profiles import Profile, get_profile
 from placeborag._querylog import check_query_log
 from placeborag._ranking import ExactScores, Ranking, TieRule, float_to_exact, rank
 from placeborag._records import RecordTable, text_hash
-from placeborag._trace import Match
+from placeborag._results import Match
 from placeborag._validation import check_choice, check_k, check_share, check_vector, shown
 
 __all__ = ["Pipeline", "QueryPlan", "QueryResult", "Settings", "plan_query"]

@@ -13,7 +13,7 @@ import numbers
 from collections import deque
 
 from placeborag._errors import PlaceboragTypeError, PlaceboragValueError
-from placeborag._trace import QueryRecord
+from placeborag._results import QueryRecord
 from placeborag._validation import shown
 
 __all__ = ["DEFAULT_QUERY_LOG", "QueryLog", "check_query_log"]

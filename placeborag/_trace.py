@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from placeborag._filters import copy_filter
+from placeborag._results import Match, QueryRecord  # below the pipeline; named here too
 from placeborag._validation import shown
 
 if TYPE_CHECKING:
@@ -54,32 +55,6 @@ UNREACHABLE = "unreachable"
 STAGES = (RETURNED, DROPPED, TIED, BELOW, LOST, FILTERED, UNREACHABLE)
 _STAGE_NAMES = np.array(STAGES, dtype=object)
 _CODE = {name: i for i, name in enumerate(STAGES)}
-
-
-@dataclass(frozen=True)
-class Match:
-    """One result of a query: the record and the score in the profile's convention."""
-
-    id: str
-    text: str
-    metadata: dict[str, Any]
-    score: float
-
-
-@dataclass(frozen=True)
-class QueryRecord:
-    """What a store was asked: kept for every query, including ones that failed.
-
-    ``ids`` is the candidate restriction a query was given; ``vector`` the query vector of
-    :meth:`~placeborag.FakeVectorStore.query_by_vector` (unit length; ``text`` is then ``""``).
-    """
-
-    text: str
-    k: int
-    where: dict[str, Any] | None
-    context: dict[str, Any] | None = None
-    ids: tuple[str, ...] | None = None
-    vector: tuple[float, ...] | None = field(default=None, repr=False)
 
 
 _NO_META: Mapping[str, Any] = MappingProxyType({})

@@ -571,8 +571,8 @@ print("chroma:", best_match_fixed(c, chroma.profile).id)
 With real models, exact ties are rare; with short texts, repeated chunks and hashing embedders
 they are common. To show some, search short two-word texts for groups whose cosine to the query
 is equal *in exact arithmetic*. The embedder's vectors are integer counts before normalisation,
-so the comparison can be done in integers; this cell reads that integer form through a private
-method, exactly as placeborag's own test suite does, only to find the groups.
+so the comparison can be done in integers; this cell reads that integer form through the
+embedder's exact extension (`exact_query`, `exact_vectors`), which is what a store ranks with.
 """),
     code("""
 from collections import defaultdict
@@ -588,9 +588,9 @@ embedder = FakeEmbedder(dimensions=32)
 query = "refund policy"
 texts = [f"{a} {b}{n}" for a in WORDS for b in WORDS for n in range(12)]
 
-_, q_int = embedder._embed_exact([query])  # private: integer counts before normalisation
-_, d_int = embedder._embed_exact(texts)
-q_int = [int(x) for x in q_int[0]]
+q_int = embedder.exact_query(query)[1]  # the integer counts before normalisation
+d_int = embedder.exact_vectors(texts)[0]
+q_int = [int(x) for x in q_int]
 groups = defaultdict(list)
 for text, row in zip(texts, d_int):
     row = [int(x) for x in row]

@@ -1,5 +1,5 @@
 """The faster paths of large builds give what the plain ones give: the garbage-collector pause
-(placeborag.toolkit.gc_paused), the distinct hashing plan of a corpus hashed again, member rows
+(placeborag._threads.gc_paused), the distinct hashing plan of a corpus hashed again, member rows
 spread on bit patterns, and a store's first large batch embedded straight into its matrix."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragValueError, _hashing
-from placeborag._threads import BULK_ROWS
-from placeborag.toolkit import gc_paused
+from placeborag._embedder_engine import EmbedderEngine
+from placeborag._threads import BULK_ROWS, gc_paused
 
 
 @pytest.fixture
@@ -206,11 +206,11 @@ def test_member_rows_spread_on_bit_patterns_are_the_gathered_ones(dimensions, sp
     except PlaceboragValueError:  # a declaration that cannot hold at this size
         assume(False)
     keys = _members(embedder, n)
-    fast = embedder._compute_members(keys, exact=False, dtype=dtype)[1]
+    fast = embedder._engine.compute_members(keys, exact=False, dtype=dtype)[1]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(FakeEmbedder, "_spread_bits", lambda self, values, a_bits: None)
-        gathered = embedder._compute_members(keys, exact=False, dtype=dtype)[1]
-    exact = embedder._compute_members(keys, exact=True)[1]  # float64, the gather
+        patch.setattr(EmbedderEngine, "_spread_bits", lambda self, values, a_bits: None)
+        gathered = embedder._engine.compute_members(keys, exact=False, dtype=dtype)[1]
+    exact = embedder._engine.compute_members(keys, exact=True)[1]  # float64, the gather
     assert fast.dtype == gathered.dtype == np.dtype(dtype)
     assert fast.tobytes() == gathered.tobytes()
     assert fast.tobytes() == exact.astype(dtype).tobytes()
@@ -221,8 +221,8 @@ def test_a_zero_value_sends_member_rows_to_the_gather():
     embedder = FakeEmbedder(dimensions=8, clusters={"a": ["alpha"]})
     a_bits = np.zeros((1, 8), dtype=np.uint8)
     with_zero = np.array([[0.5, 0.0, -0.5, 0.0]], dtype=np.float32)
-    assert embedder._spread_bits(with_zero, a_bits) is None
-    assert embedder._spread_bits(np.array([[0.5, 0.25, -0.5, -0.25]]), a_bits) is not None
+    assert embedder._engine._spread_bits(with_zero, a_bits) is None
+    assert embedder._engine._spread_bits(np.array([[0.5, 0.25, -0.5, -0.25]]), a_bits) is not None
 
 
 # -- a store's first large batch ------------------------------------------------------------

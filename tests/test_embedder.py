@@ -278,7 +278,7 @@ def test_words_shared_make_texts_near_and_case_does_not_matter_to_the_hashing_la
 
 def test_the_exact_integer_form_normalises_to_the_float_vector():
     embedder = FakeEmbedder(dimensions=64, clusters={"r": ["refund policy"]})
-    floats, exact = embedder._embed_exact(["refund policy", "parcel"])
+    floats, exact = embedder._engine.embed_exact(["refund policy", "parcel"])
     for f, row in zip(floats, exact):
         norm = math.sqrt(sum(int(v) * int(v) for v in row))
         assert np.array_equal(f, row.astype(np.float64) / norm)
@@ -334,12 +334,12 @@ def test_cosine_similarity_values():
 def test_repeated_cluster_members_in_one_batch_get_one_vector(batch):
     clusters = {"refund": ["refund policy", "money back"], "parcel": ["parcel"]}
     fresh = FakeEmbedder(clusters=clusters)
-    fresh._member_cache.clear()  # nothing cached: the batch computes every member itself
-    floats, exact = fresh._embed_exact(batch)
+    fresh._engine._member_cache.clear()  # nothing cached: the batch computes every member itself
+    floats, exact = fresh._engine.embed_exact(batch)
     alone = FakeEmbedder(clusters=clusters)
     for i, text in enumerate(batch):
         np.testing.assert_array_equal(floats[i], alone.embed_batch([text])[0])
-        np.testing.assert_array_equal(exact[i], alone._embed_exact([text])[1][0])
+        np.testing.assert_array_equal(exact[i], alone._engine.embed_exact([text])[1][0])
 
 
 @pytest.mark.parametrize("dimensions", [2, 3, 5, 17])
@@ -398,7 +398,7 @@ def test_the_kept_hashing_plans_stay_within_their_memory_budget():
 def test_a_new_spread_reuses_the_draws_of_a_large_batch_and_gives_fresh_vectors():
     """Sign rows and jitter draws do not depend on the spread, and a large batch keeps them:
     an embedder at another spread must still give exactly what a cold one gives."""
-    from placeborag import _embedder
+    from placeborag import _embedder_engine
 
     members = [f"refund case {i}" for i in range(300)]
     texts = members + ["unrelated text"]
@@ -406,7 +406,7 @@ def test_a_new_spread_reuses_the_draws_of_a_large_batch_and_gives_fresh_vectors(
     options = {"dimensions": 64, "clusters": clusters, "cluster_match": "substring"}
     before = FakeEmbedder(cluster_spread=0.3, **options).embed_batch(texts)
     warm = FakeEmbedder(cluster_spread=0.9, **options).embed_batch(texts)
-    _embedder._MEMBER_DRAWS._items.clear()
+    _embedder_engine._MEMBER_DRAWS._items.clear()
     cold = FakeEmbedder(cluster_spread=0.9, **options).embed_batch(texts)
     assert np.array_equal(warm, cold)
     assert not np.array_equal(before[:300], warm[:300])
@@ -491,15 +491,15 @@ def test_a_long_text_embeds_in_memory_linear_in_its_length():
 
 
 def test_the_member_vector_cache_is_bounded_in_bytes():
-    from placeborag import _embedder
+    from placeborag import _embedder_engine
 
     d = 4096
     members = [f"member {i}" for i in range(700)]
     embedder = FakeEmbedder(dimensions=d, clusters={"c": members}, cluster_spread=0.1)
     for text in members:
         embedder.embed(text)
-    kept = len(embedder._member_cache)
-    assert 0 < kept <= _embedder._MEMBER_CACHE_BYTES // (16 * d) < len(members)
+    kept = len(embedder._engine._member_cache)
+    assert 0 < kept <= _embedder_engine._MEMBER_CACHE_BYTES // (16 * d) < len(members)
 
 
 def test_checking_many_cluster_members_does_not_build_the_whole_cosine_matrix():
@@ -517,31 +517,35 @@ def test_checking_many_cluster_members_does_not_build_the_whole_cosine_matrix():
 
 
 def test_kept_rows_are_bounded_and_give_the_same_bits_as_fresh_ones():
-    from placeborag import _embedder
+    from placeborag import _embedder_engine
 
     d = 512
     embedder = FakeEmbedder(dimensions=d)
     texts = [f"refund note {i}" for i in range(1500)]
     fresh = FakeEmbedder(dimensions=d).embed_array(texts)
     for text in texts:  # one at a time, as single upserts are
-        embedder._embed_floats([text], dtype=np.float32)
-    assert len(embedder._text_cache) <= _embedder._TEXT_CACHE_BYTES // (16 * d) < len(texts)
-    floats, exact = embedder._embed_exact(texts[-5:])
+        embedder._engine.embed_floats([text], dtype=np.float32)
+    assert (
+        len(embedder._engine._text_cache)
+        <= _embedder_engine._TEXT_CACHE_BYTES // (16 * d)
+        < len(texts)
+    )
+    floats, exact = embedder._engine.embed_exact(texts[-5:])
     assert np.array_equal(floats, fresh[-5:])
-    assert np.array_equal(exact, FakeEmbedder(dimensions=d)._embed_exact(texts[-5:])[1])
+    assert np.array_equal(exact, FakeEmbedder(dimensions=d)._engine.embed_exact(texts[-5:])[1])
     assert embedder.embed(texts[-1]) == fresh[-1].tolist()
     floats[0, 0] = 99.0  # what a caller does to its copy does not reach the kept row
     assert embedder.embed(texts[-5]) == fresh[-5].tolist()
 
 
 def test_a_batch_embedded_in_blocks_of_rows_gives_the_same_bits(monkeypatch):
-    import placeborag._embedder as embedder_module
+    import placeborag._embedder_engine as engine_module
 
     clusters = {"refund": [f"refund request {i}" for i in range(40)], "ship": ["parcel"]}
     texts = [f"refund request {i}" for i in range(40)] + [f"other text {i}" for i in range(60)]
-    whole = FakeEmbedder(clusters=clusters)._embed_floats(texts, np.float32)
-    monkeypatch.setattr(embedder_module, "_ROW_BLOCK", 7)
-    blocked = FakeEmbedder(clusters=clusters)._embed_floats(texts, np.float32)
+    whole = FakeEmbedder(clusters=clusters)._engine.embed_floats(texts, np.float32)
+    monkeypatch.setattr(engine_module, "_ROW_BLOCK", 7)
+    blocked = FakeEmbedder(clusters=clusters)._engine.embed_floats(texts, np.float32)
     assert blocked.dtype == np.float32
     assert blocked.tobytes() == whole.tobytes()
 
@@ -550,9 +554,9 @@ def test_a_large_mixed_batch_written_into_a_matrix_is_the_batch_itself():
     """Past a block of members and a block of other texts, the hashing runs in a second thread
     beside the member draws and both write straight into the destination rows: the same bits
     as the batch, at any destination order (a store's matrix with rows out of order)."""
-    from placeborag import _embedder
+    from placeborag import _embedder_engine
 
-    n = _embedder._ROW_BLOCK + 40
+    n = _embedder_engine._ROW_BLOCK + 40
     texts = [f"refund case {i}" if i % 2 else f"parcel {i} is late" for i in range(2 * n)]
     embedder = FakeEmbedder(
         dimensions=16, clusters={"refund": ["refund case"]}, cluster_match="substring"
@@ -560,7 +564,7 @@ def test_a_large_mixed_batch_written_into_a_matrix_is_the_batch_itself():
     batch = embedder.embed_array(texts).astype(np.float32)
     at = np.arange(2 * n)[::-1].copy()  # reversed rows
     out = np.full((2 * n, 16), np.nan, dtype=np.float32)
-    embedder._embed_into(texts, out, at)
+    embedder._engine.embed_into(texts, out, at)
     np.testing.assert_array_equal(out[at], batch)
     one = np.array([embedder.embed(t) for t in texts[:3] + texts[-3:]], dtype=np.float32)
     np.testing.assert_array_equal(out[at][[0, 1, 2, -3, -2, -1]], one)
@@ -597,25 +601,25 @@ def test_the_batch_memos_count_the_texts_their_keys_hold():
     """A memo's key holds its batch's texts (kept alive with it), so they count against its
     byte budget: long texts are not kept past it, and the substring matches remembered per
     declaration stay within their bounds too."""
-    from placeborag import _embedder, _hashing
+    from placeborag import _embedder_engine, _hashing
 
     # texts long enough that a batch of them weighs more than half of either memo's budget
-    budget = max(_embedder._MEMBERSHIP.max_bytes, _embedder._MEMBER_DRAWS.max_bytes)
+    budget = max(_embedder_engine._MEMBERSHIP.max_bytes, _embedder_engine._MEMBER_DRAWS.max_bytes)
     long_texts = [f"refund case {i} " + "x" * (budget // 2000 + 100) for i in range(1100)]
     embedder = FakeEmbedder(
         dimensions=8, clusters={"refund": ["refund case"]}, cluster_match="substring"
     )
     assert embedder.clusters_of(long_texts) == ["refund"] * 1100
-    memo = _embedder._MEMBERSHIP
+    memo = _embedder_engine._MEMBERSHIP
     assert memo.nbytes <= memo.max_bytes
     assert all(len(key[1]) != 1100 for key in memo._items)  # not kept: over half the budget
     embedder.embed_array(long_texts[:1000])  # 1,000 members' draws: over half the budget
-    draws = _embedder._MEMBER_DRAWS
+    draws = _embedder_engine._MEMBER_DRAWS
     assert draws.nbytes <= draws.max_bytes
     assert all(len(key[1]) != 1000 for key in draws._items)
-    for seen, chars in _embedder._SEEN.values():
-        assert all(len(text) <= _embedder._SEEN_TEXT_CHARS for text in seen)
-        assert chars[0] == sum(map(len, seen)) <= _embedder._SEEN_CHARS
+    for seen, chars in _embedder_engine._SEEN.values():
+        assert all(len(text) <= _embedder_engine._SEEN_TEXT_CHARS for text in seen)
+        assert chars[0] == sum(map(len, seen)) <= _embedder_engine._SEEN_CHARS
     assert _hashing._text_bytes(("a", ("bc", ("d", "ef")))) == 6
 
 
@@ -627,7 +631,7 @@ def test_every_large_batch_path_gives_the_bits_of_one_text_at_a_time():
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from placeborag import _embedder
+    from placeborag import _embedder_engine
 
     pool = ["refund case", "refund case two", "parcel", "late parcel", "hours", "", "x y z"]
     texts = st.lists(
@@ -648,11 +652,11 @@ def test_every_large_batch_path_gives_the_bits_of_one_text_at_a_time():
         def fresh():  # each path from a cold embedder: no member cached by another path
             return FakeEmbedder(dimensions=8, clusters=declared, cluster_match=match)
 
-        _embedder._MEMBER_DRAWS.clear()
+        _embedder_engine._MEMBER_DRAWS.clear()
         at = np.arange(len(batch))
         order.shuffle(at)
         out = np.full((len(batch), 8), np.nan, dtype=np.float32)
-        fresh()._embed_into(batch, out, at)
+        fresh()._engine.embed_into(batch, out, at)
         whole = fresh().embed_array(batch)
         alone = fresh()
         one_by_one = np.array([alone.embed(t) for t in batch])
@@ -661,24 +665,24 @@ def test_every_large_batch_path_gives_the_bits_of_one_text_at_a_time():
         assert alone.clusters_of(batch) == [alone.cluster_of(t) for t in batch]
 
     saved = (
-        _embedder._ROW_BLOCK,
-        _embedder._CACHED_BATCH,
-        _embedder._MEMBERSHIP.min_batch,
-        _embedder._MEMBER_DRAWS.min_batch,
+        _embedder_engine._ROW_BLOCK,
+        _embedder_engine._CACHED_BATCH,
+        _embedder_engine._MEMBERSHIP.min_batch,
+        _embedder_engine._MEMBER_DRAWS.min_batch,
     )
     try:
-        _embedder._ROW_BLOCK, _embedder._CACHED_BATCH = 3, 2
-        _embedder._MEMBERSHIP.min_batch = _embedder._MEMBER_DRAWS.min_batch = 4
+        _embedder_engine._ROW_BLOCK, _embedder_engine._CACHED_BATCH = 3, 2
+        _embedder_engine._MEMBERSHIP.min_batch = _embedder_engine._MEMBER_DRAWS.min_batch = 4
         check()
     finally:
         (
-            _embedder._ROW_BLOCK,
-            _embedder._CACHED_BATCH,
-            _embedder._MEMBERSHIP.min_batch,
-            _embedder._MEMBER_DRAWS.min_batch,
+            _embedder_engine._ROW_BLOCK,
+            _embedder_engine._CACHED_BATCH,
+            _embedder_engine._MEMBERSHIP.min_batch,
+            _embedder_engine._MEMBER_DRAWS.min_batch,
         ) = saved
-        _embedder._MEMBERSHIP.clear()
-        _embedder._MEMBER_DRAWS.clear()
+        _embedder_engine._MEMBERSHIP.clear()
+        _embedder_engine._MEMBER_DRAWS.clear()
 
 
 @pytest.mark.parametrize("match", ["exact", "substring"])

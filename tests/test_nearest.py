@@ -1,4 +1,4 @@
-"""The one "did you mean" rule (placeborag.toolkit.nearest), and that every message uses it."""
+"""The one "did you mean" rule (placeborag._validation.nearest), and that every message uses it."""
 
 import ast
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from placeborag.toolkit import did_you_mean, nearest
+from placeborag._validation import did_you_mean, nearest
 
 PACKAGE = Path(__file__).parent.parent / "placeborag"
 

@@ -163,8 +163,8 @@ def test_every_record_of_a_duplicated_id_is_in_records_and_the_trace():
 
 
 def test_a_record_is_found_by_id_and_occurrence_the_same_way_everywhere():
+    from placeborag._trace import record_index
     from placeborag.explore import store_rows
-    from placeborag.toolkit import record_index
 
     store = _duplicated()
     records, trace, rows = store.records(), store.trace("refund policy", k=3), store_rows(store)
@@ -206,7 +206,7 @@ def test_a_record_is_found_by_id_and_occurrence_the_same_way_everywhere():
 )
 def test_record_index_finds_the_record_or_refuses_by_name(ids, wanted, occurrence):
     from placeborag import PlaceboragError
-    from placeborag.toolkit import record_index
+    from placeborag._trace import record_index
 
     places = [i for i, value in enumerate(ids) if value == wanted]
     try:

@@ -202,7 +202,7 @@ def test_member_norms_are_the_exact_integers_rounded_once(dimensions, pairs, mar
     """A member's squared norm ``d * 4**52 + t**2 * |J|**2`` is computed in float64 with
     error-free transformations: it must be the float Python makes of the exact integer, for any
     ``t`` and ``|J|**2`` in range (``margin=1.0`` sends every row to the integer fallback)."""
-    from placeborag._embedder import _rounded_norms2
+    from placeborag._embedder_engine import _rounded_norms2
 
     # t is the integer of a float (np.rint): below 2**53 any integer, above it a float's value
     t = np.array([float(a) for a, _ in pairs]).astype(np.int64)

@@ -33,20 +33,16 @@ PUBLIC = {
         "QueryExplanation",
         "QueryTrace",
         "StoreRecords",
-        "TieInfo",
         "STAGES",
         # hybrid retrieval
         "HybridRetriever",
         "KeywordIndex",
-        "keyword_scores",
         "reciprocal_rank_fusion",
-        "FusedMatch",
         "HybridExplanation",
         # profiles and limits
         "Profile",
         "PROFILES",
         "get_profile",
-        "MetricScore",
         "MAX_K",
         "MAX_DIMENSIONS",
         # scoring doubles
@@ -105,7 +101,6 @@ PUBLIC = {
         "BudgetExceeded",
     },
     "placeborag.toolkit": {
-        "record_index",
         "check_bool",
         "check_choice",
         "check_int",
@@ -121,15 +116,9 @@ PUBLIC = {
         "check_id",
         "check_metadatas",
         "replace_directory",
-        "load_json",
-        "json_text",
-        "read_regular",
         "check_metadata",
         "checked_model",
         "shown",
-        "nearest",
-        "did_you_mean",
-        "dump_json",
         "write_text",
         "compile_filter",
         "FilterRules",
@@ -142,10 +131,6 @@ PUBLIC = {
         "LOST",
         "FILTERED",
         "UNREACHABLE",
-        "splitmix64",
-        "beside",
-        "FreshLocks",
-        "gc_paused",
     },
     "placeborag.explore": {
         "CSS_CLASSES",
@@ -389,65 +374,114 @@ def test_max_dimensions_is_the_most_an_embedder_takes():
     )
 
 
-# -- what the layers import ---------------------------------------------------------------------
+# -- names that left ---------------------------------------------------------------------------
 
-LAYERS = sorted((ROOT / "placeborag" / "explore").glob("*.py")) + sorted(
-    (ROOT / "placeborag" / "integrations").glob("*.py")
-)
+# Each name that left a namespace, and the module that defines it.
+DEPRECATED = {
+    "placeborag": {
+        "keyword_scores": "placeborag._fusion",
+        "FusedMatch": "placeborag._fusion",
+        "MetricScore": "placeborag._profiles",
+        "TieInfo": "placeborag._trace",
+    },
+    "placeborag.toolkit": {
+        "record_index": "placeborag._trace",
+        "splitmix64": "placeborag._hashing",
+        "beside": "placeborag._threads",
+        "FreshLocks": "placeborag._threads",
+        "gc_paused": "placeborag._threads",
+        "nearest": "placeborag._validation",
+        "did_you_mean": "placeborag._validation",
+        "dump_json": "placeborag._validation",
+        "load_json": "placeborag._validation",
+        "json_text": "placeborag._validation",
+        "read_regular": "placeborag._files",
+    },
+}
+GONE = [(ns, name) for ns, names in DEPRECATED.items() for name in sorted(names)]
 
 
-PRIVATE_PATH = r"placeborag\._\w+(\.\w+)*"
+@pytest.mark.parametrize(("ns", "name"), GONE)
+def test_a_name_that_left_still_resolves_with_a_deprecation_warning(ns, name):
+    module = importlib.import_module(ns)
+    with pytest.warns(DeprecationWarning) as caught:
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(DEPRECATED[ns][name]), name)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert message.startswith(
+        f"{ns}.{name} is deprecated and will be removed in a future release: "
+    )
+    assert caught[0].filename == __file__  # it points at the line that read the name
+    assert name not in module.__all__
+    assert name not in dir(module)
 
 
-def private_core_names(source):
-    """(line, name) of every private name of the core a module reads: ``from placeborag._x``,
-    ``import placeborag._x``, ``from placeborag import _x``, ``placeborag._x`` and a string naming
-    ``placeborag._x`` (for importlib). The layers' own private modules are theirs to use."""
+@pytest.mark.parametrize(("ns", "name"), GONE)
+def test_a_name_that_left_is_on_the_migration_page(ns, name):
+    page = (ROOT / "docs" / "migrating.md").read_text(encoding="utf-8")
+    assert f"| `{ns}.{name}" in page
 
-    def private(dotted):
-        return dotted.startswith("placeborag._")
 
+def test_a_name_that_left_says_what_to_use_instead():
+    with pytest.warns(DeprecationWarning) as caught:
+        from placeborag.toolkit import record_index  # noqa: F401
+    assert [str(w.message) for w in caught] == [
+        "placeborag.toolkit.record_index is deprecated and will be removed in a future release: "
+        "use records.position(id, occurrence=n) or trace.position(id, occurrence=n) "
+        "(placeborag.StoreRecords, placeborag.QueryTrace)"
+    ]
+    assert caught[0].filename == __file__
+
+
+def test_every_read_of_a_name_that_left_warns():
+    for _ in range(2):
+        with pytest.warns(DeprecationWarning):
+            placeborag.TieInfo
+
+
+def deprecated_reads(source):
+    """(line, name) of every name that left a namespace which ``source`` reads from it:
+    ``from placeborag import TieInfo``, ``from placeborag.toolkit import gc_paused``,
+    ``placeborag.TieInfo`` and ``placeborag.toolkit.gc_paused``."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if private(node.module):
-                found.append((node.lineno, node.module))
-            elif node.module == "placeborag":
-                found += [(node.lineno, a.name) for a in node.names if a.name.startswith("_")]
-        elif isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names if private(a.name)]
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            if node.attr.startswith("__"):  # placeborag.__file__, __version__: public
-                continue
-            if isinstance(node.value, ast.Name) and node.value.id == "placeborag":
-                found.append((node.lineno, f"placeborag.{node.attr}"))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found += [(node.lineno, node.value)] if re.fullmatch(PRIVATE_PATH, node.value) else []
+        if isinstance(node, ast.ImportFrom) and node.module in DEPRECATED:
+            gone = DEPRECATED[node.module]
+            found += [(node.lineno, a.name) for a in node.names if a.name in gone]
+        elif isinstance(node, ast.Attribute):
+            owner = ast.unparse(node.value)
+            if node.attr in DEPRECATED.get(owner, ()):
+                found.append((node.lineno, f"{owner}.{node.attr}"))
     return found
 
 
-def test_the_check_finds_each_form_of_a_private_import():
+def test_the_check_finds_each_form_of_a_read_of_a_name_that_left():
     source = (
-        "from placeborag._store import _MAX_K\n"
-        "import placeborag._trace\n"
-        "from placeborag import _files, FakeEmbedder\n"
-        "x = placeborag._validation\n"
-        "importlib.import_module('placeborag._chat')\n"
-        "from placeborag.explore._access import trace_query\n"
-        "from placeborag import MAX_K\n"
+        "from placeborag import TieInfo, Match\n"
+        "from placeborag.toolkit import gc_paused, shown\n"
+        "x = placeborag.keyword_scores\n"
+        "y = placeborag.toolkit.splitmix64\n"
+        "from placeborag._threads import gc_paused\n"
+        "z = placeborag.toolkit.shown\n"
     )
-    assert private_core_names(source) == [
-        (1, "placeborag._store"),
-        (2, "placeborag._trace"),
-        (3, "_files"),
-        (4, "placeborag._validation"),
-        (5, "placeborag._chat"),
+    assert deprecated_reads(source) == [
+        (1, "TieInfo"),
+        (2, "gc_paused"),
+        (3, "placeborag.keyword_scores"),
+        (4, "placeborag.toolkit.splitmix64"),
     ]
 
 
-@pytest.mark.parametrize("path", LAYERS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_the_explorer_and_the_adapters_import_no_private_name_of_the_core(path):
-    assert private_core_names(path.read_text(encoding="utf-8")) == []
+PACKAGE_FILES = sorted((ROOT / "placeborag").rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    "path", PACKAGE_FILES, ids=lambda p: str(p.relative_to(ROOT / "placeborag"))
+)
+def test_no_module_of_the_package_reads_a_name_that_left(path):
+    # the package's own layers import such a name from its private module
+    assert deprecated_reads(path.read_text(encoding="utf-8")) == []
 
 
 # -- import cost --------------------------------------------------------------------------------

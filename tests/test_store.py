@@ -36,8 +36,8 @@ WORDS = [
 
 def exact_key(embedder, query, text):
     """sign(p) * p**2 / |d|**2: the cosine's order, in exact arithmetic."""
-    _, q = embedder._embed_exact([query])
-    _, d = embedder._embed_exact([text])
+    _, q = embedder._engine.embed_exact([query])
+    _, d = embedder._engine.embed_exact([text])
     p = sum(int(a) * int(b) for a, b in zip(q[0], d[0]))
     return Fraction(p * abs(p), sum(int(x) * int(x) for x in d[0]))
 

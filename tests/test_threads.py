@@ -88,10 +88,10 @@ def test_without_threads_both_run_one_after_the_other(monkeypatch):
 
 
 def test_a_large_mixed_batch_without_threads_gives_the_same_bits(monkeypatch):
-    from placeborag import _embedder
+    from placeborag import _embedder_engine
 
-    monkeypatch.setattr(_embedder, "_ROW_BLOCK", 4)
-    monkeypatch.setattr(_embedder, "_CACHED_BATCH", 2)  # members spread in blocks too
+    monkeypatch.setattr(_embedder_engine, "_ROW_BLOCK", 4)
+    monkeypatch.setattr(_embedder_engine, "_CACHED_BATCH", 2)  # members spread in blocks too
     texts = [f"refund case {i}" if i % 2 else f"parcel {i} is late" for i in range(40)]
 
     def fresh():
@@ -101,7 +101,7 @@ def test_a_large_mixed_batch_without_threads_gives_the_same_bits(monkeypatch):
 
     threaded = fresh().embed_array(texts)
     _no_threads(monkeypatch)
-    _embedder._MEMBER_DRAWS.clear()
+    _embedder_engine._MEMBER_DRAWS.clear()
     alone = fresh().embed_array(texts)
     np.testing.assert_array_equal(alone, threaded)
     one = fresh()

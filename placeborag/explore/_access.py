@@ -22,17 +22,8 @@ from placeborag import (
     PlaceboragTypeError,
     QueryTrace,
 )
-from placeborag.toolkit import (
-    BELOW,
-    DROPPED,
-    FILTERED,
-    LOST,
-    RETURNED,
-    TIED,
-    UNREACHABLE,
-    record_index,
-    shown,
-)
+from placeborag._trace import record_index
+from placeborag.toolkit import BELOW, DROPPED, FILTERED, LOST, RETURNED, TIED, UNREACHABLE, shown
 
 __all__ = [
     "BELOW",

@@ -30,6 +30,9 @@ from placeborag import (
     PlaceboragValueError,
     get_profile,
 )
+from placeborag._documents import document_metadata, document_text
+from placeborag._threads import gc_paused
+from placeborag._validation import did_you_mean, json_text, load_json
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
@@ -47,18 +50,7 @@ from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
-from placeborag.integrations import document_metadata, document_text
-from placeborag.toolkit import (
-    check_choice,
-    check_int,
-    check_k,
-    check_str,
-    did_you_mean,
-    gc_paused,
-    json_text,
-    load_json,
-    shown,
-)
+from placeborag.toolkit import check_choice, check_int, check_k, check_str, shown
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 

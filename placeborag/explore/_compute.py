@@ -20,6 +20,9 @@ import numpy as np
 
 from placeborag import MAX_DIMENSIONS as _MAX_DIMENSIONS
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
+from placeborag._documents import document_metadata, document_text
+from placeborag._hashing import splitmix64
+from placeborag._validation import json_text
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -36,16 +39,7 @@ from placeborag.explore._access import (
 from placeborag.explore._deps import optional
 from placeborag.explore._scenario import checked_clusters
 from placeborag.explore._umap import check_projection, place, umap_coords
-from placeborag.integrations import document_metadata, document_text
-from placeborag.toolkit import (
-    check_int,
-    check_real,
-    check_str,
-    check_texts,
-    json_text,
-    shown,
-    splitmix64,
-)
+from placeborag.toolkit import check_int, check_real, check_str, check_texts, shown
 
 __all__ = [
     "AnchorGeometry",

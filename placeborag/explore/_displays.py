@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeEmbedder, FakeVectorStore, PlaceboragTypeError
+from placeborag._validation import json_text
 from placeborag.explore._access import (
     BELOW,
     DROPPED,
@@ -47,7 +48,7 @@ from placeborag.explore._compute import (
 )
 from placeborag.explore._deps import optional
 from placeborag.explore._scenario import Scenario
-from placeborag.toolkit import check_mapping, check_str, json_text, shown
+from placeborag.toolkit import check_mapping, check_str, shown
 
 __all__ = [
     "AnchorsDisplay",

@@ -12,7 +12,7 @@ from typing import Any
 
 from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag.explore._literals import identifier, plain
-from placeborag.integrations import document_metadata, document_text
+from placeborag._documents import document_metadata, document_text
 from placeborag.toolkit import shown
 
 __all__ = ["MODULE_NAMES", "document_names", "document_rows", "fixture_name"]

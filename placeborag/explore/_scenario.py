@@ -26,6 +26,9 @@ from placeborag import (
     StoreRecords,
     get_profile,
 )
+from placeborag._files import read_regular
+from placeborag._threads import gc_paused
+from placeborag._validation import dump_json, load_json
 from placeborag.toolkit import (
     check_bool,
     check_int,
@@ -35,10 +38,6 @@ from placeborag.toolkit import (
     check_str,
     check_unicode,
     check_unicode_tree,
-    dump_json,
-    gc_paused,
-    load_json,
-    read_regular,
     shown,
     write_text,
 )

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeVectorStore
+from placeborag._threads import beside
+from placeborag._validation import json_text
 from placeborag.explore._access import (
     QueryTrace,
     StoreRows,
@@ -43,7 +45,6 @@ from placeborag.explore._compute import (
 from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
 from placeborag.explore._umap import check_projection, umap_coords
-from placeborag.toolkit import beside, json_text
 
 __all__ = ["ANCHOR_MEMBERS", "ExplorerState", "Views"]
 

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from placeborag import FakeVectorStore, PlaceboragTypeError, PlaceboragValueError
-from placeborag.toolkit import check_mapping, check_str, check_texts, nearest, shown
+from placeborag._validation import nearest
+from placeborag.toolkit import check_mapping, check_str, check_texts, shown
 
 __all__ = ["VectorTable", "store_from_vectors"]
 

@@ -19,6 +19,6 @@ back as the application wrote it, from a store filled through any adapter:
 LlamaIndex embedded) and ``document_metadata(metadata)`` (without the adapter's own keys).
 """
 
-from placeborag.integrations._documents import document_metadata, document_text
+from placeborag._documents import document_metadata, document_text
 
 __all__ = ["document_metadata", "document_text"]

@@ -54,17 +54,16 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise _shared.framework_missing("langchain", "langchain-core", "langchain") from exc
 
+from placeborag._files import read_regular
+from placeborag._threads import FreshLocks
+from placeborag._validation import dump_json, load_json
 from placeborag.integrations._langchain_chat import PlaceboChatModel, PlaceboKnowledgeRetriever
 from placeborag.toolkit import (
-    FreshLocks,
     check_int,
     check_path,
     check_real,
     check_unicode_tree,
     check_vector,
-    dump_json,
-    load_json,
-    read_regular,
     shown,
 )
 

@@ -30,7 +30,8 @@ from placeborag import (
     PlaceboragTypeError,
     PlaceboragValueError,
 )
-from placeborag.integrations import _documents, _shared
+from placeborag import _documents
+from placeborag.integrations import _shared
 from placeborag.toolkit import FilterRules, compile_filter, filter_rules
 
 try:
