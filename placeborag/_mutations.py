@@ -493,7 +493,7 @@ def _padded(store: Any, matches: list[Any], k: int) -> list[Any]:
     profile = store.profile
     if not profile.pad_missing or len(matches) >= k:
         return matches
-    from placeborag._trace import Match
+    from placeborag._results import Match
 
     return matches + [Match("-1", "", {}, profile.pad_score)] * (k - len(matches))
 
