@@ -31,7 +31,7 @@ import sys
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ from placeborag._mutations import Call, Facts
 
 __all__ = ["Change", "Run", "begin", "end", "install"]
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -115,13 +116,10 @@ class Canon:
             return ("Match", self.text(value.id), self.form(value.text), self.form(value.metadata))
         if fields is not None:
             return (type(value).__name__, tuple(self.form(getattr(value, f)) for f in fields))
-        if hasattr(value, "__len__") and hasattr(value, "__getitem__") and hasattr(value, "ids"):
-            # a StoreRecords view: what it holds, not its vectors' memory
-            return ("records", self.form(list(value.ids)), self.form(list(value.texts)))
-        return (type(value).__name__, repr(value))
-
-    def shown(self, ids: list[str]) -> list[str]:
-        return [self.text(i).replace("\x00", "") for i in ids]
+        if isinstance(value, Sequence):  # a read-only view (a record's metadata, say)
+            return ("seq", tuple(self.form(v) for v in value))
+        # Anything else by its repr, without the memory address a default repr shows.
+        return (type(value).__name__, self.text(_ADDRESS.sub("", repr(value))))
 
 
 def _digest(form: Any) -> str:
