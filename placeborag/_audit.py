@@ -62,7 +62,13 @@ REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED = (
 )
 VERDICTS = (REAL, WEAK, DECORATIVE, BLIND, INAPPLICABLE, FLAKY, NOT_AUDITED)
 REACHED_NOTHING = "changed nothing the test received"
-BLIND_WORDS = "its retrieval double answers the same to every {asked}: no ranking bug can fail it"
+BLIND_WORDS = (
+    "its retrieval double answers the same to every {asked}: no bug on the way to it (the "
+    "question, the filter, k, the index, the embedding) can fail it"
+)
+_SEAM_REQUESTS = {"seam-query": "query", "seam-filter": "filter", "seam-k": "k"}
+# Under a random embedding, the mutations whose effect is how many documents come back.
+_COUNTING = frozenset({"seam-k", "seam-emptied"})
 
 
 class _Parent:
@@ -236,20 +242,34 @@ class Audit:
                 "mutation can be credited to it"
             )
             return result
-        usual = control.final_received()
+        # Metadata values that change with nothing changed (a timestamp) are no evidence.
+        volatile = _recorder.volatile_between(baseline, control)
+        usual = control.final_received(volatile)
         # Ids the application draws afresh each run are shown by write order instead.
         inverse = {n: v for v, n in baseline.canon.ids.items()}
         stable = {
             control.canon.text(v): (v if inverse.get(n) == v else _random_id(control, v, n))
             for v, n in control.canon.ids.items()
         }
+        embedding = self._seams.embedding_kind(baseline, control) if seam else None
+        if seam and self._seams.answered_nothing(control):
+            result["verdict"] = INAPPLICABLE
+            result["note"] = "its retrieval double answered nothing to every call"
+            for mutation in candidates:
+                result["skipped"][mutation.name] = "the double answered nothing"
+            return result
+        if embedding == "random":
+            # Which documents come back is chance; how many is not.
+            for mutation in list(candidates):
+                if mutation.name not in _COUNTING:
+                    candidates.remove(mutation)
+                    result["skipped"][mutation.name] = "its embedding answers at random"
         blind: list[str] = []
-        self._question_lost = False
         for mutation in candidates:
             rerun, run = self._runs(item, parent, mutation.name, facts)
             caught = _outcome(rerun) in ("failed", "xfailed")
-            changes = _changes(control, run, stable)
-            reached = run.final_received() != usual or bool(changes)
+            changes = _changes(control, run, stable, volatile)
+            reached = run.final_received(volatile) != usual or bool(changes)
             if seam:
                 reached = reached or self._seams.request_reached(run)
             if caught:
@@ -263,34 +283,40 @@ class Audit:
                 result["missed"].append(_missed(mutation, changes, baseline, control, self.root))
             else:
                 result["skipped"][mutation.name] = REACHED_NOTHING
-            if seam and mutation.name in ("seam-query", "seam-filter", "seam-k"):
-                lost = mutation.name == "seam-query" and self._seams.question_lost(control, run)
-                if lost:
-                    self._question_lost = True
-                if lost or not self._seams.answer_changed(control, run):
-                    blind.append(mutation.name)
+            if (
+                seam
+                and mutation.name in _SEAM_REQUESTS
+                and not self._seams.answer_changed(control, run, volatile)
+            ):
+                blind.append(mutation.name)
         result["caught"] = [m.name for m in table if m.name in result["caught"]]
-        lost = seam and "seam-query" in blind and self._question_lost
-        if seam and "seam-query" in blind:
-            # Blind to the question: no ranking bug can reach the test through this double.
-            asked = {"seam-query": "query", "seam-filter": "filter", "seam-k": "k"}
-            words = [
-                asked[name] for name in ("seam-query", "seam-filter", "seam-k") if name in blind
-            ]
-            listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-            result["verdict"] = BLIND
-            result["note"] = BLIND_WORDS.format(asked=listed)
-            if lost:
-                result["note"] += " (its embedding gives every question the same vector)"
-        elif seam and self._seams.answer_changed(baseline, control):
-            result["verdict"] = BLIND
-            result["note"] = (
-                "its retrieval double answers at random: run again with nothing changed, it "
-                "returned other documents, so no ranking bug can fail the test reliably"
-            )
-            for name in result["caught"] + result["weak"] + result["survived"]:
-                result["skipped"][name] = "its double answers at random"
-            result["caught"], result["weak"], result["survived"], result["missed"] = [], [], [], []
+        ignored = [name for name in _SEAM_REQUESTS if name in blind]
+        if embedding == "constant" and "seam-query" not in ignored:
+            ignored.insert(0, "seam-query")
+        if seam and (embedding == "random" or "seam-query" in ignored):
+            if embedding == "random":
+                note = (
+                    "its retrieval double answers at random (its embedding gives one text "
+                    "different vectors): which documents come back is chance, so no bug that "
+                    "changes them can fail it reliably"
+                )
+            else:
+                words = [_SEAM_REQUESTS[name] for name in ignored]
+                listed = (
+                    words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+                )
+                note = BLIND_WORDS.format(asked=listed)
+                if embedding == "constant":
+                    note += " (its embedding gives every text the same vector)"
+            if "seam-reversed" in result["caught"]:
+                # It checks what the application does with the answer's order: real, said so.
+                result["verdict"] = REAL
+                note += "; it does check what your code does with the order of the answer"
+            else:
+                result["verdict"] = BLIND
+                if result["caught"]:
+                    note += "; it notices only " + ", ".join(result["caught"])
+            result["note"] = note
         elif result["caught"]:
             result["verdict"] = REAL
         elif result["weak"]:
@@ -369,11 +395,13 @@ def _random_id(run: Run, value: str, n: int) -> str:
     return f"<id #{n + 1}>"
 
 
-def _changes(control: Run, run: Run, stable: dict[str, str]) -> list[Change]:
+def _changes(
+    control: Run, run: Run, stable: dict[str, str], volatile: frozenset[str]
+) -> list[Change]:
     """The query answers that differ between the control run and a mutated one, in a
     deterministic order (by question, then by occurrence)."""
     out = []
-    ours, theirs = control.answer_lists(), run.answer_lists()
+    ours, theirs = control.answer_lists(volatile), run.answer_lists(volatile)
     for described in sorted(ours.keys() | theirs.keys()):
         before = ours.get(described, [])
         after = theirs.get(described, [])

@@ -42,7 +42,7 @@ from placeborag._mutations import Call, Facts
 
 __all__ = ["Change", "Run", "begin", "end", "install"]
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+| id='\d+'")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -122,8 +122,57 @@ class Canon:
         return (type(value).__name__, self.text(_ADDRESS.sub("", repr(value))))
 
 
+def strip(form: Any, volatile: frozenset[str]) -> Any:
+    """``form`` without the mapping entries whose key is in ``volatile``."""
+    if not volatile or not isinstance(form, tuple):
+        return form
+    if len(form) == 2 and form[0] == "map":
+        return ("map", tuple((k, strip(v, volatile)) for k, v in form[1] if k not in volatile))
+    return tuple(strip(part, volatile) for part in form)
+
+
+def volatile_keys(one: Any, other: Any, found: set[str] | None = None) -> set[str]:
+    """The mapping keys whose values differ between two forms of the same observation."""
+    found = set() if found is None else found
+    if not (isinstance(one, tuple) and isinstance(other, tuple)) or len(one) != len(other):
+        return found
+    if len(one) == 2 and one[0] == other[0] == "map":
+        theirs = dict(other[1])
+        for key, value in one[1]:
+            if key in theirs and isinstance(key, str):
+                if theirs[key] != value and not _nested(value):
+                    found.add(key)
+                else:
+                    volatile_keys(value, theirs[key], found)
+        return found
+    for a, b in zip(one, other):
+        volatile_keys(a, b, found)
+    return found
+
+
+def _nested(form: Any) -> bool:
+    return isinstance(form, tuple) and len(form) == 2 and form[0] in ("map", "seq")
+
+
+def volatile_between(one: Run, other: Run) -> frozenset[str]:
+    """Metadata keys whose values changed between two runs with nothing changed."""
+    found: set[str] = set()
+    for a, b in zip(one.observed, other.observed):
+        volatile_keys(a, b, found)
+    return frozenset(found)
+
+
 def _digest(form: Any) -> str:
     return hashlib.sha256(repr(form).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def shown_object(value: Any) -> str:
+    """An object's repr without the memory address or mock id a default repr shows."""
+    return _ADDRESS.sub("", repr(value))
+
+
+def vector_key(vector: Any) -> str | None:
+    return _vector_key(vector)
 
 
 def _vector_key(vector: Any) -> str | None:
@@ -152,7 +201,8 @@ class Run:
     test_file: str | None = None
     facts: Facts = field(default_factory=Facts)
     doubles: set[str] = field(default_factory=set)
-    received: Counter[tuple[int, str]] = field(default_factory=Counter)  # (thread, digest)
+    received: Counter[tuple[int, Any]] = field(default_factory=Counter)  # (thread, form)
+    observed: list[Any] = field(default_factory=list)  # the same forms, in order (volatility)
     answers: dict[str, list[Any]] = field(default_factory=dict)  # call -> (thread, answer)s
     lines: dict[str, str] = field(default_factory=dict)  # call -> where the test made it
     calls: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # call -> its parts
@@ -166,6 +216,7 @@ class Run:
     text_rows: dict[str, list[str]] = field(default_factory=dict)
     threads: set[int] = field(default_factory=set)  # ids of threads alive when it began
     seams: list[Any] = field(default_factory=list)  # the seam calls (placeborag._seams)
+    embedded_texts: list[tuple[str, str]] = field(default_factory=list)  # framework embeddings
 
     @property
     def mutation(self) -> str | None:
@@ -179,7 +230,15 @@ class Run:
 
     def receive(self, kind: str, value: Any) -> None:
         self.facts.reads += 1
-        self.received[(_thread(), _digest((kind, self.canon.form(value))))] += 1
+        form = (kind, self.canon.form(value))
+        self.received[(_thread(), form)] += 1
+        self.observed.append(form)
+
+    def receive_form(self, kind: str, form: Any) -> None:
+        """Like :meth:`receive`, for a value already in its canonical form."""
+        self.facts.reads += 1
+        self.received[(_thread(), (kind, form))] += 1
+        self.observed.append((kind, form))
 
     def forget(self, threads: set[int]) -> None:
         """Drop what threads still running at the end received: their count is chance."""
@@ -192,13 +251,18 @@ class Run:
             if (kept := [x for x in a if x[0] not in threads])
         }
 
-    def answer_lists(self) -> dict[str, list[list[tuple[str, str]]]]:
-        return {d: [x[1] for x in a] for d, a in self.answers.items()}
+    def answer_lists(self, volatile: frozenset[str] = frozenset()) -> dict[str, list[Any]]:
+        return {
+            d: [[(i, _digest(strip(meta, volatile))) for i, meta in x[1]] for x in a]
+            for d, a in self.answers.items()
+        }
 
-    def final_received(self) -> Counter[str]:
+    def final_received(self, volatile: frozenset[str] = frozenset()) -> Counter[str]:
+        """What the test received, each value by its digest, without the metadata keys
+        ``volatile`` (values that change from run to run with nothing changed: a timestamp)."""
         out: Counter[str] = Counter()
-        for (_, key), n in self.received.items():
-            out[key] += n
+        for (_, form), n in self.received.items():
+            out[_digest(strip(form, volatile))] += n
         for key, n in self.unforwarded.items():
             if n > 0:
                 out[_digest(("embedded", key))] += n
@@ -452,7 +516,7 @@ def _install_store(cls: Any) -> None:
             run.answers.setdefault(described, []).append(
                 (
                     _thread(),
-                    [(run.canon.text(m.id), _digest(run.canon.form(m.metadata))) for m in real],
+                    [(run.canon.text(m.id), run.canon.form(m.metadata)) for m in real],
                 )
             )
             run.calls.setdefault(

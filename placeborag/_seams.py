@@ -34,7 +34,14 @@ import numpy as np
 
 from placeborag import _mutations, _recorder
 
-__all__ = ["answer_changed", "install_available", "names", "request_reached"]
+__all__ = [
+    "answer_changed",
+    "answered_nothing",
+    "embedding_kind",
+    "install_available",
+    "names",
+    "request_reached",
+]
 
 _QUERY = (
     "query",
@@ -87,20 +94,39 @@ def request_reached(run: _recorder.Run) -> bool:
     return any(call.mutated_request for call in run.seams)
 
 
-def question_lost(control: _recorder.Run, run: _recorder.Run) -> bool:
-    """Under another question, a call behind the outermost one was asked exactly what it was
-    asked in the control run: the question was lost on the way (an embedding that gives every
-    text the same vector)."""
-    before = [c.request for c in control.seams if c.depth > 0]
-    after = [c.request for c in run.seams if c.depth > 0]
-    return bool(before) and len(before) == len(after) and before == after and None not in before
-
-
-def answer_changed(control: _recorder.Run, run: _recorder.Run) -> bool:
-    """Whether the outermost seams answered otherwise than in the control run."""
-    return [c.answer for c in control.seams if c.depth == 0] != [
-        c.answer for c in run.seams if c.depth == 0
+def answer_changed(
+    control: _recorder.Run, run: _recorder.Run, volatile: frozenset[str] = frozenset()
+) -> bool:
+    """Whether the outermost seams answered otherwise than in the control run (metadata
+    values that change run to run with nothing changed left out)."""
+    strip = _recorder.strip
+    return [strip(c.answer, volatile) for c in control.seams if c.depth == 0] != [
+        strip(c.answer, volatile) for c in run.seams if c.depth == 0
     ]
+
+
+def answered_nothing(control: _recorder.Run) -> bool:
+    """The double answered nothing to every retrieval call (an empty index, say)."""
+    outer = [c.answer for c in control.seams if c.depth == 0]
+    return bool(outer) and all(empty(a) for a in outer)
+
+
+# -- the embeddings behind a seam -------------------------------------------------------------
+
+
+def embedding_kind(baseline: _recorder.Run, control: _recorder.Run) -> str | None:
+    """``"constant"`` when a framework embedding gave different texts one vector, ``"random"``
+    when it gave one text different vectors (in a run, or from one run to the next), else
+    None. Decided from the vectors, never from a chance order of documents."""
+    seen: dict[str, set[str]] = {}
+    for run in (baseline, control):
+        for text, key in run.embedded_texts:
+            seen.setdefault(text, set()).add(key)
+    if any(len(keys) > 1 for keys in seen.values()):
+        return "random"
+    if len(seen) >= 2 and len({next(iter(k)) for k in seen.values()}) == 1:
+        return "constant"
+    return None
 
 
 # -- what a retrieval answer is ---------------------------------------------------------------
@@ -167,13 +193,17 @@ def _form(run: _recorder.Run, answer: Any) -> Any:
         out.append(
             run.canon.form(
                 (
-                    str(text) if text is not None else repr(item),
+                    text if isinstance(text, str) else _recorder.shown_object(item),
                     dict(meta) if isinstance(meta, dict) else {},
                     float(score) if isinstance(score, (int, float)) else None,
                 )
             )
         )
-    return tuple(out)
+    return ("seq", tuple(out))
+
+
+def empty(answer_form: Any) -> bool:
+    return bool(answer_form == ("seq", ()))
 
 
 # -- the mutations at a seam ------------------------------------------------------------------
@@ -371,7 +401,7 @@ class _Pending:
         _local.depth = self.depth
 
     def answered(self, answer: Any, must_answer: bool) -> Any:
-        if must_answer and not is_answer(answer):
+        if must_answer and not (is_answer(answer) or _retrieval_name(self.name, answer)):
             return answer
         if self.depth == 0:
             answer = _mutate_answer(self.mutation, answer)
@@ -387,8 +417,29 @@ class _Pending:
                 SeamCall(self.name, self.depth, form, self.mutated_request, self.request)
             )
             if self.depth == 0:
-                run.receive("seam", form)
+                run.receive_form("seam", form)
         return answer
+
+
+# A mock named like a retrieval method that answers a list (of mocks, say) is a seam too.
+_RETRIEVAL_NAMES = frozenset(
+    {
+        "retrieve",
+        "aretrieve",
+        "invoke",
+        "get_relevant_documents",
+        "search",
+        "query",
+        "retrieve_documents",
+        "search_documents",
+        *_LANGCHAIN_SEARCH,
+    }
+)
+
+
+def _retrieval_name(name: str, answer: Any) -> bool:
+    last = name.rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
+    return isinstance(answer, list) and last in _RETRIEVAL_NAMES
 
 
 def _known(run: _recorder.Run, name: str, must_answer: bool) -> bool:
@@ -442,6 +493,30 @@ def _wrap(cls: type, attr: str) -> None:
         setattr(cls, attr, wrapped)
 
 
+def _observe_embedding(cls: type, attr: str, *, batch: bool) -> None:
+    """Record which vector a framework embedding gives which text (nothing is changed)."""
+    original = cls.__dict__.get(attr)
+    if original is None or getattr(original, _MARK, False) or not callable(original):
+        return
+
+    @functools.wraps(original)
+    def method(self: Any, texts: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, texts, *args, **kwargs)
+        run = _recorder.active()
+        if run is not None:
+            pairs = zip(texts, out) if batch else [(texts, out)]
+            with _recorder._lock:
+                for text, vector in pairs:
+                    key = _recorder.vector_key(vector)
+                    if isinstance(text, str) and key is not None:
+                        run.embedded_texts.append((text, key))
+        return out
+
+    setattr(method, _MARK, True)
+    with contextlib.suppress(TypeError, AttributeError):
+        setattr(cls, attr, method)
+
+
 def _subclasses(cls: type) -> list[type]:
     out: list[type] = []
     todo = [cls]
@@ -489,6 +564,19 @@ def install_available() -> None:
             for sub in _subclasses(base):
                 if not _placebo(sub):
                     _wrap(sub, "query")
+    embeddings = modules.get("langchain_core.embeddings.embeddings")
+    if embeddings is not None:
+        for sub in _subclasses(embeddings.Embeddings):
+            if not _placebo(sub):
+                _observe_embedding(sub, "embed_query", batch=False)
+                _observe_embedding(sub, "embed_documents", batch=True)
+    llama_embeddings = modules.get("llama_index.core.base.embeddings.base")
+    if llama_embeddings is not None:
+        for sub in _subclasses(llama_embeddings.BaseEmbedding):
+            if not _placebo(sub):
+                _observe_embedding(sub, "_get_query_embedding", batch=False)
+                _observe_embedding(sub, "_get_text_embedding", batch=False)
+                _observe_embedding(sub, "_get_text_embeddings", batch=True)
     haystack = modules.get("haystack.core.component.component")
     if haystack is not None:
         registry = getattr(getattr(haystack, "component", None), "registry", {})
