@@ -33,7 +33,6 @@ from placeborag import (
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
-from placeborag.explore._displays import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
 from placeborag.explore._figure import (
@@ -43,6 +42,7 @@ from placeborag.explore._figure import (
     prepare_bundle,
     status_widget,
 )
+from placeborag.explore._figures import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg

@@ -40,7 +40,7 @@ from placeborag.explore._compute import (
     one_blas_thread,
     project,
 )
-from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
+from placeborag.explore._figures import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
 from placeborag.explore._umap import check_projection, umap_coords
 from placeborag.toolkit import beside, json_text

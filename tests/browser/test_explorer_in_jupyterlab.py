@@ -349,7 +349,8 @@ def test_the_density_grid_sent_as_a_typed_array_is_decoded_in_the_page(page):
     as a float32 typed-array spec with its shape: the page decodes it into 120 rows of 160
     cells whose counts add up to the documents (lowered here so the demo's 38 cross it)."""
     table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
-    kernel(page, "import placeborag.explore._displays as _d; _d.DENSITY_FROM = 10")
+    kernel(page, "from placeborag.explore._figures import base as _b, projection as _p")
+    kernel(page, "_b.DENSITY_FROM = _p.DENSITY_FROM = 10")
     try:
         kernel(page, "explorer.controls['k'].value = 4")
         settle(page, table, plots)
@@ -361,7 +362,7 @@ def test_the_density_grid_sent_as_a_typed_array_is_decoded_in_the_page(page):
         assert abs(grid["documents"] - documents) <= 0.01 * documents + 1  # log1p to 3 places
     finally:
         table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
-        kernel(page, "_d.DENSITY_FROM = 20_000; explorer.controls['k'].value = 5")
+        kernel(page, "_b.DENSITY_FROM = _p.DENSITY_FROM = 20_000; explorer.controls['k'].value = 5")
         settle(page, table, plots)
     assert page.evaluate(DENSITY) is None  # under the threshold again: no grid
 

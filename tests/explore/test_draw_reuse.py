@@ -20,7 +20,8 @@ from placeborag.explore._compute import (
     rows_by_label,
     split_rows,
 )
-from placeborag.explore._displays import density_trace, drawn_rows
+from placeborag.explore._figures.base import drawn_rows
+from placeborag.explore._figures.density import density_trace
 from placeborag.explore._state import ExplorerState
 
 
