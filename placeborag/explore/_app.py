@@ -4,7 +4,7 @@ A control change re-runs compute and redraw only for what it invalidates. Embedd
 cached per embedder configuration; store options (profile, filter mode, recall) reuse the
 embedded rows through :func:`with_options`; the PCA fit is cached per configuration. With
 ``mode="widget"`` the figures are long-lived figure widgets of the explorer's own
-(:mod:`placeborag.explore._figure`), each redrawn with the display's figure spec;
+(:mod:`placeborag.explore._figures.widgets`), each redrawn with the display's figure spec;
 ``mode="output"`` redraws plain ``go.Figure``s into ``ipywidgets.Output`` (for Voila, Colab
 and other front ends without anywidget).
 """
@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,14 +35,8 @@ from placeborag.explore._compute import checked_dimensions, one_blas_thread
 from placeborag.explore._deps import optional
 from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
-from placeborag.explore._figure import (
-    bundle_loader,
-    figure_view,
-    panel,
-    prepare_bundle,
-    status_widget,
-)
 from placeborag.explore._figures import ProjectionDisplay, RankingDisplay, state_line
+from placeborag.explore._figures.wire import prepare_bundle
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
@@ -58,6 +52,9 @@ from placeborag.toolkit import (
     load_json,
     shown,
 )
+
+if TYPE_CHECKING:
+    from placeborag.explore._figures.widgets import BusyStatus
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
@@ -414,13 +411,18 @@ class Explorer:
     def _make_panels(self, w: Any) -> None:
         """The messages, the selection, find and inspect, and the export panel."""
         side = w.Layout(width="100%")
-        self.status = status_widget() if self.mode == "widget" else None
+        self.status: BusyStatus | None = None
+        if self.mode == "widget":
+            # The widget classes import anywidget: only a widget-mode app needs it.
+            from placeborag.explore._figures.widgets import BusyStatus, HtmlPanel
+
+            self.status = BusyStatus()
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
         self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
         # The tables answer row clicks through their own widget's messages (widget mode).
-        self.results_html = (panel(self._on_row) if self.mode == "widget" else w.HTML()).add_class(
-            CSS_CLASSES["results"]
-        )
+        self.results_html = (
+            HtmlPanel(self._on_row) if self.mode == "widget" else w.HTML()
+        ).add_class(CSS_CLASSES["results"])
         self.selection_html = w.HTML(self._selection_hint(), layout=side)
         self.selection_html.add_class(CSS_CLASSES["selection"])
         self.select_box = w.Text(
@@ -566,6 +568,8 @@ class Explorer:
             ),
         ]
         if self.mode == "widget":
+            from placeborag.explore._figures.widgets import bundle_loader
+
             parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
         return w.VBox(parts, layout=w.Layout(width="100%"))
 
@@ -782,7 +786,9 @@ class Explorer:
         if self.mode == "widget":
             figure = self.figures[name]
             if figure is None:
-                figure = self.figures[name] = figure_view()
+                from placeborag.explore._figures.widgets import FigureView
+
+                figure = self.figures[name] = FigureView()
                 figure.on_select = lambda points, name=name: self._on_select(name, points)
                 figure.on_click = lambda point, name=name: self._on_click(name, point)
                 self.views[name].children = (figure,)

@@ -153,9 +153,9 @@ def test_the_kept_density_layer_is_the_one_binned_again():
 
 def _figure():
     pytest.importorskip("anywidget")
-    from placeborag.explore._figure import figure_view
+    from placeborag.explore._figures.widgets import FigureView
 
-    return figure_view()
+    return FigureView()
 
 
 def test_a_patch_carries_an_array_changed_in_one_value_and_not_an_equal_copy():

@@ -16,10 +16,10 @@ pytest.importorskip("anywidget")
 from plotly.serializers import _py_to_js
 
 from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, demo_scenario
-from placeborag.explore._figure import wire
 from placeborag.explore._figures import base, projection, ranking
 from placeborag.explore._figures.base import drawn_rows, point_opacity
 from placeborag.explore._figures.score_axis import ScoreAxis
+from placeborag.explore._figures.wire import wire
 
 
 def thresholds(monkeypatch, **values):
