@@ -12,8 +12,8 @@ and other front ends without anywidget).
 from __future__ import annotations
 
 import html
+import inspect
 import itertools
-import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -23,15 +23,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from placeborag import (
-    PROFILES,
     FakeEmbedder,
     FakeVectorStore,
     PlaceboragTypeError,
     PlaceboragValueError,
-    get_profile,
 )
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
+from placeborag.explore._controls import (
+    CONTROLS,
+    CSS_CLASSES,
+    SETTINGS,
+    Room,
+    checked_settings,
+    control,
+    grouped,
+    make_widget,
+    scenario_values,
+)
 from placeborag.explore._deps import optional
 from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
@@ -43,7 +52,6 @@ from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
 from placeborag.toolkit import (
     check_choice,
-    check_int,
     check_k,
     check_str,
     did_you_mean,
@@ -58,37 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
-# Stable hooks for browser tests: control name -> CSS class (and the other key widgets).
-CSS_CLASSES = {
-    "query": "placeborag-query",
-    "where": "placeborag-where",
-    "k": "placeborag-k",
-    "profile": "placeborag-profile",
-    "metric": "placeborag-metric",
-    "filter_mode": "placeborag-filter-mode",
-    "filter_semantics": "placeborag-filter-semantics",
-    "recall": "placeborag-recall",
-    "dimensions": "placeborag-dimensions",
-    "cluster_spread": "placeborag-cluster-spread",
-    "model_name": "placeborag-model-name",
-    "color_by": "placeborag-color-by",
-    "projection": "placeborag-projection-mode",
-    "method": "placeborag-projection-method",
-    "error": "placeborag-error",
-    "results": "placeborag-results",
-    "selection": "placeborag-selection",
-    "select_box": "placeborag-select-box",
-    "clear": "placeborag-clear-selection",
-    "apply": "placeborag-apply",
-    "stale": "placeborag-stale-note",
-    "export_button": "placeborag-export-button",
-    "export": "placeborag-export",
-    "app": "placeborag-app",
-    "find": "placeborag-find",
-    "inspect": "placeborag-inspect",
-}
 FIGURES = ("projection", "ranking", "funnel", "anchors")
-_EMBEDDER_CONTROLS = ("dimensions", "cluster_spread", "model_name")
 _APPS = itertools.count(1)
 _NOT_MATCHING = ("filtered out", "unreachable")
 # A failed redraw leaves the last valid views on screen: dimmed, so nobody reads them as current.
@@ -147,8 +125,6 @@ _CSS = (
     " width: auto !important; margin: 8px 0 !important;}"
     " .placeborag-plots > .placeborag-below-side {order: 3;}}"
 )
-_STYLE = {"description_width": "84px"}
-_CONTROL_WIDTH = "264px"
 NEIGHBOURS = 5  # nearest documents shown for an inspected one
 # The busy indicator's words for the phases of a redraw (ExplorerState.timed's names).
 _STEPS = {
@@ -194,34 +170,6 @@ def _check_scenario(s: Scenario) -> None:
     own error naming the field: an empty store of its options is cheap to make."""
     FakeVectorStore(embedder=FakeEmbedder(**s.embedder_options), **s.store_options)
     check_k(s.k, "k")
-
-
-def _decimals(value: float) -> int:
-    """The decimals ``value`` needs to be written exactly (up to 6)."""
-    text = f"{value:.6f}".rstrip("0")
-    return len(text.split(".")[1]) if "." in text else 0
-
-
-def _float_slider(w: Any, value: float, high: float, step: float, description: str) -> Any:
-    """A slider from 0 that holds ``value`` exactly: wider than ``high`` when it must be,
-    with a finer step and readout when ``value`` is not on the usual step."""
-    places = max(2, _decimals(value))
-    on_step = abs(round(value / step) * step - value) < 1e-12
-    return w.FloatSlider(
-        value=value,
-        min=0.0,
-        max=max(high, value),
-        step=step if on_step else 10.0**-places,
-        readout_format=f".{places}f",
-        description=description,
-        continuous_update=False,
-    )
-
-
-def _profile_label(name: str) -> str:
-    """``"faiss (L2 distance, ties by insertion)"``: the profile with its metric and tie rule."""
-    profile = get_profile(name)
-    return f"{name} ({profile.score_label}, ties by {profile.tie_order})"
 
 
 def _same_key(a: Any, b: Any) -> bool:
@@ -322,84 +270,17 @@ class Explorer:
     def _make_controls(
         self, w: Any, dimension_choices: Sequence[int], max_k: int, projection: str
     ) -> None:
-        """The controls, each showing the scenario's own value, observed for changes."""
+        """The controls (:data:`CONTROLS`), each showing the scenario's own value, observed
+        for changes; with a store of the user's own vectors the embedder's are disabled."""
         s = self.scenario
-        keys = metadata_keys(s.documents)
-        dims = sorted({*dimension_choices, s.dimensions})
-        self.controls: dict[str, Any] = {
-            "query": w.Text(value=s.query, description="query", continuous_update=False),
-            "where": w.Text(
-                value="" if s.where is None else json_text(s.where),
-                description="where",
-                placeholder='{"lang": "hu"}  (JSON; Enter applies; empty for no filter)',
-                continuous_update=False,
-            ),
-            "k": w.IntSlider(
-                value=s.k, min=1, max=max(max_k, s.k), description="k", continuous_update=False
-            ),
-            "profile": w.Dropdown(
-                options=[(_profile_label(name), name) for name in sorted(PROFILES)],
-                value=s.profile,
-                description="profile",
-            ),
-            "metric": w.Dropdown(
-                options=list(get_profile(s.profile).supported_metrics),
-                value=s.metric or get_profile(s.profile).metric,
-                description="metric",
-            ),
-            "filter_mode": w.ToggleButtons(
-                options=["pre", "post"], value=s.filter_mode, description="filter mode"
-            ),
-            "filter_semantics": w.ToggleButtons(
-                options=["strict", "engine"],
-                value=s.filter_semantics,
-                description="semantics",
-                tooltips=[
-                    "$ne/$nin never match a record without the key",
-                    "$ne/$nin match a record without the key where the profile's engine does",
-                ],
-            ),
-            "recall": _float_slider(w, s.recall, 1.0, 0.05, "recall"),
-            "dimensions": w.Dropdown(options=dims, value=s.dimensions, description="dimensions"),
-            "cluster_spread": _float_slider(w, s.cluster_spread, 2.0, 0.05, "spread"),
-            "model_name": w.Text(
-                value=s.model_name, description="model name", continuous_update=False
-            ),
-            "color_by": w.Dropdown(
-                options=[*(["cluster"] if s.clusters else []), "stage", *keys],
-                value="cluster" if s.clusters else "stage",
-                description="colour by",
-            ),
-            "projection": w.ToggleButtons(
-                options=["2-D", "3-D"], value="2-D", description="projection"
-            ),
-            "method": w.ToggleButtons(
-                options=[("PCA", "pca"), ("UMAP", "umap")],
-                value=projection,
-                description="method",
-                tooltips=[
-                    "deterministic everywhere",
-                    "seeded from the vectors; needs pip install 'placeborag[umap]'",
-                ],
-            ),
-        }
-        for name, control in self.controls.items():
-            control.style = (
-                {**_STYLE}
-                if not isinstance(control, w.ToggleButtons)
-                else {**_STYLE, "button_width": "72px"}
-            )
-            if not isinstance(control, w.ToggleButtons):
-                control.layout = w.Layout(width=_CONTROL_WIDTH)
-            control.add_class(CSS_CLASSES[name])
+        room = Room(dimension_choices, max_k, projection, metadata_keys(s.documents))
+        self._room = room
+        self.controls: dict[str, Any] = {}
+        for c in CONTROLS:
+            control = self.controls[c.name] = make_widget(w, c, s, room)
             control.observe(self._on_change, names="value")
-            if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
+            if self.state.fixed_embedder is not None and c.group == "embedder":
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="200px")
-        # The view choices share one row above the views, even in a notebook's column.
-        self.controls["color_by"].layout = w.Layout(width="230px")
-        for name in ("projection", "method"):
-            self.controls[name].style = {**_STYLE, "button_width": "60px"}
         self.apply_button = w.Button(
             description="apply", tooltip="apply the where filter", layout=w.Layout(width="60px")
         )
@@ -476,54 +357,48 @@ class Explorer:
         box = w.VBox([head, *items], layout=w.Layout(margin="0 12px 4px 0"))
         return box.add_class("placeborag-group").add_class(f"placeborag-group-{title}")
 
+    def _laid_out(self, group: str) -> list[Any]:
+        """The widgets of a group of controls, each followed by the app widget it names."""
+        beside = {"apply": self.apply_button, "semantics_note": self.semantics_note}
+        out: list[Any] = []
+        for c in grouped(group):
+            control = self.controls[c.name]
+            if c.after == "apply":  # the where filter's apply button on its own row
+                out.append(optional("ipywidgets").HBox([control, beside[c.after]]))
+            else:
+                out += [control, beside[c.after]] if c.after else [control]
+        return out
+
     def _embedder_group(self, w: Any) -> Any:
-        c = self.controls
         fixed = self.state.fixed_embedder
         if fixed is None:
-            return self._group(
-                w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]]
-            )
+            return self._group(w, "embedder", self._laid_out("embedder"))
         # A store of the user's own vectors: its controls would show values that are not the
         # store's, and change nothing; they stay (disabled) but hidden, and a note says why.
-        for name in _EMBEDDER_CONTROLS:
-            c[name].layout.display = "none"
+        for c in grouped("embedder"):
+            self.controls[c.name].layout.display = "none"
         name = getattr(fixed, "model_name", type(fixed).__name__)
         note = (
             f'<div class="placeborag-note">the store\'s own vectors ({html.escape(str(name))}):'
             " nothing to re-embed</div>"
         )
-        return self._group(
-            w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]], note
-        )
+        return self._group(w, "embedder", self._laid_out("embedder"), note)
 
     def _lay_out(self, w: Any) -> Any:
         """Four groups of controls above the views; beside the views, a side panel (the
         selection, find and inspect, the export) that grows without moving the plots."""
-        c, views = self.controls, self.views
+        views = self.views
         groups = w.HBox(
             [
-                self._group(
-                    w, "query", [c["query"], w.HBox([c["where"], self.apply_button]), c["k"]]
-                ),
-                self._group(
-                    w,
-                    "store",
-                    [
-                        c["profile"],
-                        c["metric"],
-                        c["filter_mode"],
-                        c["filter_semantics"],
-                        self.semantics_note,
-                        c["recall"],
-                    ],
-                ),
+                self._group(w, "query", self._laid_out("query")),
+                self._group(w, "store", self._laid_out("store")),
                 self._embedder_group(w),
             ],
             layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         ).add_class("placeborag-controls")
         # The view choices sit right above the views they change.
         toolbar = w.HBox(
-            [c["color_by"], c["projection"], c["method"]],
+            self._laid_out("view"),
             layout=w.Layout(flex_flow="row wrap", align_items="center"),
         ).add_class("placeborag-view-controls")
         below = [
@@ -602,37 +477,25 @@ class Explorer:
     # -- state -----------------------------------------------------------------------------
 
     def _scenario_from_controls(self) -> Scenario:
-        c = self.controls
-        raw = c["where"].value.strip()
-        try:
-            where = load_json(raw) if raw else None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"where is not valid JSON: {exc}") from None
-        return self.scenario.replace(
-            query=c["query"].value,
-            where=where,
-            k=c["k"].value,
-            profile=c["profile"].value,
-            metric=c["metric"].value,
-            filter_mode=c["filter_mode"].value,
-            filter_semantics=c["filter_semantics"].value,
-            recall=float(c["recall"].value),
-            dimensions=int(c["dimensions"].value),
-            cluster_spread=float(c["cluster_spread"].value),
-            model_name=c["model_name"].value,
-        )
+        return self.scenario.replace(**scenario_values(self.controls))
 
     def _on_change(self, change: dict[str, Any]) -> None:
         if self._syncing:
             return
-        if change["owner"] is self.controls["profile"]:
+        changed = next(c for c in CONTROLS if self.controls[c.name] is change["owner"])
+        if changed.resets:
             # A new profile brings its own metrics: offer them, starting from its default.
-            profile = get_profile(change["new"])
+            s = self.scenario.replace(
+                **{changed.name: changed.read(change["new"])},
+                **dict.fromkeys(changed.resets),
+            )
             self._syncing = True
             try:
-                metric = self.controls["metric"]
-                metric.options = list(profile.supported_metrics)
-                metric.value = profile.metric
+                for name in changed.resets:
+                    c, widget = control(name), self.controls[name]
+                    if c.options is not None:
+                        widget.options = c.options(s, self._room)
+                    widget.value = c.shown(s, self._room)
             finally:
                 self._syncing = False
         self.refresh(changed=change["owner"].description)
@@ -1169,63 +1032,11 @@ class Explorer:
         return self._views
 
 
-#: Marks a setting of :func:`app` left to the scenario (``where=None`` means "no filter").
-_SCENARIO: Any = type("_ScenarioDefault", (), {"__repr__": lambda self: "<the scenario's>"})()
-#: The settings :func:`app` takes, each a control of the app.
-SETTINGS = (
-    "k",
-    "where",
-    "profile",
-    "metric",
-    "filter_mode",
-    "filter_semantics",
-    "recall",
-    "dimensions",
-    "cluster_spread",
-    "model_name",
+_EXPLORER_OPTIONS = tuple(
+    name
+    for name, p in inspect.signature(Explorer.__init__).parameters.items()
+    if p.kind is p.KEYWORD_ONLY and name not in ("store", "query", "settings")
 )
-
-
-def checked_settings(settings: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
-    """``settings`` checked against what each control can show; a bad one raises, naming it."""
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise PlaceboragTypeError(
-            f"unknown setting(s) {', '.join(map(repr, unknown))}; expected some of "
-            f"{', '.join(SETTINGS)}"
-        )
-    out = dict(settings)
-    if "k" in out:
-        out["k"] = check_k(out["k"], "k")
-    if "where" in out and out["where"] is not None and not isinstance(out["where"], Mapping):
-        raise PlaceboragTypeError(f"where={shown(out['where'])} must be a mapping or None")
-    if "where" in out and out["where"] is not None:
-        out["where"] = dict(out["where"])
-    for name, choices in (
-        ("profile", tuple(sorted(PROFILES))),
-        ("filter_mode", ("pre", "post")),
-        ("filter_semantics", ("strict", "engine")),
-    ):
-        if name in out:
-            check_choice(out[name], name, choices)
-    profile = get_profile(out.get("profile", scenario.profile))
-    if "metric" in out:
-        check_choice(out["metric"], "metric", tuple(profile.supported_metrics))
-    elif "profile" in out:
-        out["metric"] = None  # the new profile's own
-    for name, top in (("recall", 1.0), ("cluster_spread", 2.0)):
-        if name in out:
-            value = out[name]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise PlaceboragTypeError(f"{name}={shown(value)} must be a number")
-            if not 0.0 <= float(value) <= top:
-                raise PlaceboragValueError(f"{name}={shown(value)} must be between 0 and {top}")
-            out[name] = float(value)
-    if "dimensions" in out:
-        check_int(out["dimensions"], "dimensions", minimum=2)
-    if "model_name" in out:
-        check_str(out["model_name"], "model_name")
-    return out
 
 
 def app(
@@ -1233,38 +1044,49 @@ def app(
     *,
     store: FakeVectorStore | None = None,
     query: str | None = None,
-    k: int = _SCENARIO,
-    where: Mapping[str, Any] | None = _SCENARIO,
-    profile: str = _SCENARIO,
-    metric: str = _SCENARIO,
-    filter_mode: str = _SCENARIO,
-    filter_semantics: str = _SCENARIO,
-    recall: float = _SCENARIO,
-    dimensions: int = _SCENARIO,
-    cluster_spread: float = _SCENARIO,
-    model_name: str = _SCENARIO,
     **options: Any,
 ) -> Explorer:
     """Build an :class:`Explorer` over ``scenario`` (or ``store`` and ``query``), starting from
     the settings given: ``app(k=3, where={"lang": "hu"}, filter_mode="post")`` opens with its
-    controls there. A setting left out is the scenario's (``where=None`` is no filter); a
-    bad one raises before the app is built. ``options`` are :class:`Explorer`'s (``mode``,
-    ``max_k``, ``coords``, ``projection``, ``dimension_choices``).
+    controls there. Every control that shows a scenario field is a keyword (:data:`SETTINGS`,
+    from the table of controls); a setting left out is the scenario's (``where=None`` is no
+    filter); a bad one raises before the app is built. The other ``options`` are
+    :class:`Explorer`'s (``mode``, ``max_k``, ``coords``, ``projection``,
+    ``dimension_choices``).
     """
-    given = {
-        "k": k,
-        "where": where,
-        "profile": profile,
-        "metric": metric,
-        "filter_mode": filter_mode,
-        "filter_semantics": filter_semantics,
-        "recall": recall,
-        "dimensions": dimensions,
-        "cluster_spread": cluster_spread,
-        "model_name": model_name,
-    }
-    settings = {name: value for name, value in given.items() if value is not _SCENARIO}
+    unknown = sorted(set(options) - {*SETTINGS, *_EXPLORER_OPTIONS})
+    if unknown:
+        known = (*SETTINGS, *_EXPLORER_OPTIONS)
+        raise PlaceboragTypeError(
+            f"app() got an unknown keyword argument {unknown[0]!r}"
+            f"{did_you_mean(unknown[0], known)}; expected some of {', '.join(known)}"
+        )
+    settings = {name: options.pop(name) for name in SETTINGS if name in options}
     # The build (a store and its views: at 100,000 documents, millions of objects that all
     # live on) runs with the garbage collector off: see placeborag.toolkit.gc_paused.
     with gc_paused():
         return Explorer(scenario, store=store, query=query, settings=settings, **options)
+
+
+def _signature() -> inspect.Signature:
+    """app()'s signature as help() and an IDE show it: the settings of the table of
+    controls as keywords (left out: the scenario's), then :class:`Explorer`'s options."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    explorer = inspect.signature(Explorer.__init__).parameters
+    head = [
+        inspect.Parameter("scenario", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        inspect.Parameter("store", keyword, default=None),
+        inspect.Parameter("query", keyword, default=None),
+    ]
+    settings = [
+        inspect.Parameter(c.name, keyword, default=_SCENARIO, annotation=c.annotation)
+        for c in CONTROLS
+        if c.check is not None
+    ]
+    rest = [explorer[name] for name in _EXPLORER_OPTIONS]
+    return inspect.Signature([*head, *settings, *rest], return_annotation="Explorer")
+
+
+#: Marks a setting of :func:`app` left to the scenario (``where=None`` means "no filter").
+_SCENARIO: Any = type("_ScenarioDefault", (), {"__repr__": lambda self: "<the scenario's>"})()
+app.__signature__ = _signature()  # type: ignore[attr-defined]
