@@ -17,6 +17,7 @@ import itertools
 import os
 import time
 from collections.abc import Mapping, Sequence
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
 from placeborag.explore._figures import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._figures.wire import prepare_bundle
+from placeborag.explore._inspect import explain_row, inspect_html
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
@@ -69,63 +71,8 @@ __all__ = ["CSS_CLASSES", "Explorer", "app"]
 FIGURES = ("projection", "ranking", "funnel", "anchors")
 _APPS = itertools.count(1)
 _NOT_MATCHING = ("filtered out", "unreachable")
-# A failed redraw leaves the last valid views on screen: dimmed, so nobody reads them as current.
-_CSS = (
-    ".placeborag-stale .placeborag-figure {opacity: 0.35; filter: grayscale(1);}"
-    " .placeborag-stale-note {color: #B00020; font-weight: bold;}"
-    # A figure takes the app's width (plotly sizes itself to its container when it draws).
-    " .placeborag-figure {width: 100%;} .placeborag-figure > * {flex: 1 1 auto; width: 100%;}"
-    # A table row of a selected document; rows answer clicks (select / unselect). As specific
-    # as the tables' own rules (and more), so the selection shows over a row's status colour.
-    " .placeborag-app .placeborag-results table.placeborag-table tr[data-selected]"
-    " {outline: 2px solid #0072B2; background: #e6f1fa;}"
-    " .placeborag-table tr[data-id] {cursor: pointer;}"
-    " .placeborag-inspect {font: 13px/1.4 sans-serif; max-height: 420px; overflow: auto;}"
-    " .placeborag-group-title {font: bold 12px sans-serif; color: #555; text-transform: uppercase;"
-    " letter-spacing: 0.04em; margin: 4px 0 2px;}"
-    " .placeborag-note {font: 12px/1.3 sans-serif; color: #666; max-width: 300px;}"
-    " .placeborag-side .widget-html-content {white-space: normal;}"
-    " .placeborag-side textarea {font: 11px/1.3 monospace;}"
-    " .placeborag-status {font: 12px sans-serif; color: #0072B2; margin-left: 12px;}"
-    " .placeborag-spinner {display: inline-block; width: 9px; height: 9px; border: 2px solid"
-    " #0072B2; border-right-color: transparent; border-radius: 50%;"
-    " animation: placeborag-spin 0.8s linear infinite;}"
-    " @keyframes placeborag-spin {to {transform: rotate(360deg);}}"
-    # While the kernel works (shown after half a second), the views say they are not current.
-    " .placeborag-busy .placeborag-figure {opacity: 0.55; transition: opacity 0.2s;}"
-    # The app's width decides its layout (a notebook's column, not the window).
-    " .placeborag-app {container-type: inline-size; container-name: placeborag;}"
-    # A toggle's label beside its buttons, as every other control's is (ipywidgets puts it on
-    # a line of its own); the view toggles' buttons say what they are without one.
-    " .placeborag-app .widget-toggle-buttons {display: flex; align-items: center;}"
-    " .placeborag-app .widget-toggle-buttons > .widget-label {flex: 0 0 84px; width: 84px;"
-    " margin: 0 4px 0 0; text-align: right; overflow: hidden; text-overflow: ellipsis;}"
-    " .placeborag-app .widget-toggle-buttons > div {display: flex; flex-wrap: nowrap;}"
-    " .placeborag-view-controls .widget-toggle-buttons > .widget-label {display: none;}"
-    " .placeborag-view-controls > * {margin-right: 12px;}"
-    # The side panel's rows wrap inside it; its fields and buttons fit its width.
-    " .placeborag-side .widget-hbox {flex-wrap: wrap;}"
-    " .placeborag-side .widget-text, .placeborag-side .placeborag-export-path"
-    " {width: auto !important; max-width: 100%; box-sizing: border-box;}"
-    " .placeborag-side .widget-button {width: auto; max-width: 100%; padding: 0 10px;}"
-    " .placeborag-side .widget-textarea {width: 100% !important; box-sizing: border-box;}"
-    # A notebook column (narrower than the three groups and the side panel): the query and
-    # the embedder on the left of the store, and the side panel (selection, export, inspect)
-    # right under the two plots, not under every view.
-    " @container placeborag (min-width: 560px) and (max-width: 920px) {"
-    " .placeborag-controls {display: grid !important; grid-template-columns: max-content"
-    " max-content; column-gap: 0;}"
-    " .placeborag-group-query {grid-column: 1; grid-row: 1;}"
-    " .placeborag-group-embedder {grid-column: 1; grid-row: 2;}"
-    " .placeborag-group-store {grid-column: 2; grid-row: 1 / span 2;}}"
-    " @container placeborag (max-width: 920px) {"
-    " .placeborag-body > .placeborag-plots {display: contents;}"
-    " .placeborag-plots > * {order: 1; flex: 1 1 100%; min-width: 0;}"
-    " .placeborag-body > .placeborag-side {order: 2; flex: 1 1 100% !important;"
-    " width: auto !important; margin: 8px 0 !important;}"
-    " .placeborag-plots > .placeborag-below-side {order: 3;}}"
-)
-NEIGHBOURS = 5  # nearest documents shown for an inspected one
+# The app's style (a failed redraw's views dimmed, the groups' layout by the app's width, ...).
+_CSS = (files("placeborag.explore") / "app.css").read_text(encoding="utf-8")
 # The busy indicator's words for the phases of a redraw (ExplorerState.timed's names).
 _STEPS = {
     "embed": "embedding the documents",
@@ -746,48 +693,8 @@ class Explorer:
         return self._explain_at(i)
 
     def _explain_at(self, i: int) -> dict[str, Any]:
-        views = self._views
-        assert views is not None
-        t = views.trace
-        doc_id, occurrence = views.rows.ids[i], int(views.rows.occurrence[i])
-        stage = str(t.stage[i])
-        cut = RankingDisplay(views.projection).cut
-        why = t.why(doc_id, occurrence=occurrence)
-        tie = next((g for g in t.ties if doc_id in g.ids), None)
-        vectors = views.rows.vectors
-        v = vectors[i].astype(np.float64)
-        norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(v) or 1.0)
-        cos = (vectors @ v.astype(vectors.dtype)) / np.where(norms > 0, norms, 1.0)
-        cos[i] = -np.inf
-        m = min(NEIGHBOURS, len(cos) - 1)
-        near = np.argpartition(-cos, m)[:m] if m > 0 else np.zeros(0, dtype=np.int64)
-        near = near[np.lexsort((near, -cos[near]))]  # best first; equal cosines by row
-        return {
-            "id": doc_id,
-            "occurrence": occurrence,
-            "records": views.rows.ids.count(doc_id) if views.rows.duplicated else 1,
-            "text": views.rows.texts[i],
-            "metadata": dict(views.rows.metadatas[i]),
-            "stage": stage,
-            "rank": int(t.rank[i]) or None,
-            "cut_rank": int(t.cut_rank[i]) or None,
-            "score": float(t.score[i]),
-            "cut_score": cut,
-            "why": why,
-            "tie": None
-            if tie is None
-            else {"ids": list(tie.ids), "kept": list(tie.kept), "rule": tie.rule},
-            "neighbours": [
-                {
-                    "id": views.rows.ids[j],
-                    "occurrence": int(views.rows.occurrence[j]),
-                    "cosine": float(cos[j]),
-                    "stage": str(t.stage[j]),
-                    "rank": int(t.rank[j]) or None,
-                }
-                for j in near.tolist()
-            ],
-        }
+        assert self._views is not None
+        return explain_row(self._views, i)
 
     def inspect(self, doc_id: str, occurrence: int | None = None) -> dict[str, Any]:
         """Show :meth:`explain` of ``doc_id`` (its record ``occurrence``, for an id stored more
@@ -795,28 +702,7 @@ class Explorer:
         return self._show_inspected(self.explain(doc_id, occurrence))
 
     def _show_inspected(self, info: dict[str, Any]) -> dict[str, Any]:
-        e = html.escape
-        meta = ", ".join(f"{e(str(k))}={e(str(v))}" for k, v in info["metadata"].items())
-        tie = ""
-        if info["tie"] is not None:
-            tie = (
-                f"<br>tie group: {', '.join(e(x) for x in info['tie']['ids'])}; kept "
-                f"{', '.join(e(x) for x in info['tie']['kept']) or 'none'} by "
-                f"{e(info['tie']['rule'])} order"
-            )
-        near = "".join(
-            f"<li>{e(n['id'])} <small>(cosine {n['cosine']:.4f}, {e(n['stage'])}"
-            f"{', rank ' + str(n['rank']) if n['rank'] else ''})</small></li>"
-            for n in info["neighbours"]
-        )
-        record = ""
-        if info["records"] > 1:
-            record = f" (record {info['occurrence'] + 1} of {info['records']} under this id)"
-        self.inspect_html.value = (
-            f"<div><b>{e(info['id'])}</b>{record}: {e(info['text'])}<br><small>{meta}</small><br>"
-            f"<b>{e(info['stage'])}</b> (score {info['score']:.6f}): {e(info['why'])}{tie}"
-            f"<br>nearest documents:<ol>{near}</ol></div>"
-        )
+        self.inspect_html.value = inspect_html(info)
         self.inspected = info["id"]
         return info
 
@@ -1058,8 +944,8 @@ def app(
     if unknown:
         known = (*SETTINGS, *_EXPLORER_OPTIONS)
         raise PlaceboragTypeError(
-            f"app() got an unknown keyword argument {unknown[0]!r}"
-            f"{did_you_mean(unknown[0], known)}; expected some of {', '.join(known)}"
+            f"app() got an unknown keyword argument {unknown[0]!r}; expected some of "
+            f"{', '.join(known)}{did_you_mean(unknown[0], known)}"
         )
     settings = {name: options.pop(name) for name in SETTINGS if name in options}
     # The build (a store and its views: at 100,000 documents, millions of objects that all

@@ -390,8 +390,8 @@ def checked_settings(settings: Mapping[str, Any], scenario: Scenario) -> dict[st
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
         raise PlaceboragTypeError(
-            f"unknown setting(s) {', '.join(map(repr, unknown))}"
-            f"{did_you_mean(unknown[0], SETTINGS)}; expected some of {', '.join(SETTINGS)}"
+            f"unknown setting(s) {', '.join(map(repr, unknown))}; expected some of "
+            f"{', '.join(SETTINGS)}{did_you_mean(unknown[0], SETTINGS)}"
         )
     out: dict[str, Any] = {}
     for c in CONTROLS:

@@ -66,7 +66,7 @@ __all__ = ["BusyStatus", "FigureView", "HtmlPanel", "PlotlyBundle", "bundle_load
 LOG = logging.getLogger("placeborag.explore")
 
 
-def _module(*names: str) -> str:
+def _module(names: tuple[str, ...]) -> str:
     """The ES module made of the files ``names`` of ``js/``, in order (``slot.js`` is the
     promise of plotly.js that the loader and every figure share)."""
     folder = files("placeborag.explore._figures").joinpath("js")
@@ -76,7 +76,8 @@ def _module(*names: str) -> str:
 class PlotlyBundle(anywidget.AnyWidget):
     """The kernel's hidden loader: plotly.js gzipped, for every figure of the page."""
 
-    _esm = _module("slot.js", "loader.js")
+    _esm_files = ("slot.js", "loader.js")
+    _esm = _module(_esm_files)
     bundle_key = traitlets.Unicode("").tag(sync=True)
     bundle = traitlets.Bytes(b"").tag(sync=True)
 
@@ -102,7 +103,8 @@ class FigureView(anywidget.AnyWidget):
     what changed), the page draws it with ``Plotly.react`` and reports selections, clicks
     and view ranges."""
 
-    _esm = _module("slot.js", "figure.js")
+    _esm_files = ("slot.js", "figure.js")
+    _esm = _module(_esm_files)
     bundle_key = traitlets.Unicode("").tag(sync=True)
     figure = traitlets.Dict({}).tag(sync=True)
     patch = traitlets.Dict(NO_PATCH).tag(sync=True)
@@ -265,7 +267,8 @@ class HtmlPanel(anywidget.AnyWidget):
     """HTML (the app's tables) whose row clicks (``tr[data-id]``) come back as the row's id
     and ``data-occurrence`` (which record of an id stored more than once)."""
 
-    _esm = _module("panel.js")
+    _esm_files = ("panel.js",)
+    _esm = _module(_esm_files)
     value = traitlets.Unicode("").tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
 
@@ -298,6 +301,7 @@ class BusyStatus(anywidget.AnyWidget):
     """What the kernel is busy with (empty: idle) and the step it is at; the page shows them
     after 0.5 s, with the seconds elapsed."""
 
-    _esm = _module("status.js")
+    _esm_files = ("status.js",)
+    _esm = _module(_esm_files)
     busy = traitlets.Unicode("").tag(sync=True)
     step = traitlets.Unicode("").tag(sync=True)
