@@ -23,6 +23,7 @@ from placeborag import PROFILES, PlaceboragTypeError, PlaceboragValueError, get_
 from placeborag._profiles import TIE_ORDERS
 from placeborag.explore._scenario import EMBEDDER_FIELDS, Scenario
 from placeborag.toolkit import (
+    check_bool,
     check_choice,
     check_int,
     check_k,
@@ -159,19 +160,11 @@ def _metrics(given: Mapping[str, Any], s: Scenario) -> Sequence[str]:
     return tuple(get_profile(given.get("profile", s.profile)).supported_metrics)
 
 
-def _check_tie_order(value: Any, _given: Mapping[str, Any], _s: Scenario) -> Any:
-    if value is None:  # the profile's own
-        return None
-    return check_choice(value, "tie_order", TIE_ORDERS)
-
-
 def _profile_label(name: str) -> str:
     """``"faiss (L2 distance, ties by insertion)"``: the profile with its metric and tie rule."""
     profile = get_profile(name)
     return f"{name} ({profile.score_label}, ties by {profile.tie_order})"
 
-
-_OWN_TIES = "profile"  # the tie order control's value for "the profile's own" (None)
 
 # -- the table ---------------------------------------------------------------------------------
 
@@ -233,11 +226,42 @@ CONTROLS: tuple[Control, ...] = (
         "store",
         "ties",
         "choice",
-        shown=lambda s, _: s.tie_order or _OWN_TIES,
-        read=lambda value: None if value == _OWN_TIES else value,
-        options=lambda _s, _room: [("the profile's own", _OWN_TIES), *((t, t) for t in TIE_ORDERS)],
-        check=_check_tie_order,
+        # "profile" in the dropdown is the scenario's None: the profile's own order.
+        shown=lambda s, _: s.tie_order or "profile",
+        read=lambda value: None if value == "profile" else value,
+        options=lambda _s, _room: [("the profile's own", "profile"), *zip(TIE_ORDERS, TIE_ORDERS)],
+        check=lambda value, _given, _s: (
+            None if value is None else check_choice(value, "tie_order", TIE_ORDERS)
+        ),
         annotation="str | None",
+    ),
+    Control(
+        "seed",
+        "store",
+        "tie seed",
+        "text",
+        # Which way a shuffled tie falls (tie order "shuffle"); empty: the profile's own.
+        shown=lambda s, _: "" if s.seed is None else str(s.seed),
+        read=lambda text: _seed(text),
+        placeholder="the profile's own (an int)",
+        check=lambda value, _given, _s: None if value is None else check_int(value, "seed"),
+        annotation="int | None",
+    ),
+    Control(
+        "pad_missing",
+        "store",
+        "padding",
+        "choice",
+        # Whether a short answer is padded to k with id "-1" and score -1, as FAISS does.
+        shown=lambda s, _: "profile" if s.pad_missing is None else s.pad_missing,
+        read=lambda value: None if value == "profile" else value,
+        options=lambda _s, _room: [
+            ("the profile's own", "profile"),
+            ("pad to k", True),
+            ("no padding", False),
+        ],
+        check=lambda value, _given, _s: None if value is None else check_bool(value, "pad_missing"),
+        annotation="bool | None",
     ),
     Control(
         "filter_mode",
@@ -496,6 +520,17 @@ def _float_slider(w: Any, value: float, high: float, step: float, description: s
         description=description,
         continuous_update=False,
     )
+
+
+def _seed(text: str) -> int | None:
+    """The seed box's text as a seed: an int, or None when empty."""
+    raw = text.strip()
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        raise PlaceboragValueError(
+            f"seed={shown(text)} must be an int, or empty for the profile's own"
+        ) from None
 
 
 def _where(text: str) -> Any:

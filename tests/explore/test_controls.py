@@ -38,6 +38,8 @@ OTHER = {
     "profile": "qdrant",
     "metric": "l2",
     "tie_order": "reverse",
+    "seed": 3,
+    "pad_missing": False,
     "filter_mode": "post",
     "filter_semantics": "engine",
     "recall": 0.5,
@@ -106,6 +108,29 @@ def test_tie_order_is_a_control_whose_value_decides_the_tie_at_the_cut():
     assert returned(explorer) == ["c", "a"]
 
 
+def test_the_seed_is_a_control_that_says_which_way_a_shuffled_tie_falls():
+    explorer = app(TIES, tie_order="shuffle", seed=1, mode="output")
+    assert explorer.controls["seed"].value == "1"
+    assert returned(explorer) == ["a", "d"]
+    explorer.controls["seed"].value = "3"
+    assert explorer.scenario.seed == 3 and returned(explorer) == ["c", "d"]
+    explorer.controls["seed"].value = ""  # the profile's own
+    assert explorer.scenario.seed is None and explorer.error == ""
+    explorer.controls["seed"].value = "one"
+    assert "seed='one' must be an int" in explorer.error
+
+
+def test_padding_is_a_control_that_fills_a_short_answer_up_to_k():
+    empty = {"profile": "faiss", "where": {"lang": "xx"}, "filter_mode": "post"}
+    explorer = app(TIES, **empty, mode="output")  # faiss pads by its own rule
+    assert explorer.controls["pad_missing"].value == "profile"
+    assert returned(explorer) == ["-1", "-1"]
+    explorer.controls["pad_missing"].value = False
+    assert explorer.scenario.pad_missing is False and returned(explorer) == []
+    with pytest.raises(PlaceboragTypeError, match="pad_missing='yes' must be True or False"):
+        app(TIES, pad_missing="yes", mode="output")
+
+
 def test_a_scenario_s_own_tie_order_is_shown_and_kept():
     explorer = app(TIES.replace(tie_order="id"), mode="output")
     assert explorer.controls["tie_order"].value == "id"
@@ -132,16 +157,25 @@ def test_a_new_profile_without_a_metric_brings_its_own_and_keeps_the_tie_order()
     assert explorer.controls["tie_order"].value == "reverse"
 
 
+# Where a store option changes the top-k of TIES: the seed under shuffled ties, the padding
+# where the filter leaves nothing.
+FROM = {
+    "seed": TIES.replace(tie_order="shuffle"),
+    "pad_missing": TIES.replace(profile="faiss", where={"lang": "xx"}, filter_mode="post"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(OTHER))
 def test_a_warm_state_draws_a_changed_control_as_a_cold_one_does(name):
     """Every cache of the state is keyed by what the table says a control changes: a state
-    that drew TIES and then TIES with one control changed shows what a new state shows (a
-    key that left the control out would show the first picture again)."""
-    changed = TIES.replace(**{name: OTHER[name]})
+    that drew a scenario and then the scenario with one control changed shows what a new
+    state shows (a key that left the control out would show the first picture again)."""
+    first = FROM.get(name, TIES)
+    changed = first.replace(**{name: OTHER[name]})
     if name == "profile":
         changed = changed.replace(metric=None)
     warm = ExplorerState()
-    warm.views(TIES, color_by="stage")
+    before = warm.views(first, color_by="stage")
     after, cold = (
         warm.views(changed, color_by="stage"),
         ExplorerState().views(changed, color_by="stage"),
@@ -152,6 +186,8 @@ def test_a_warm_state_draws_a_changed_control_as_a_cold_one_does(name):
         assert [m.score for m in a.matches] == [m.score for m in b.matches], mode
         assert list(a.stage) == list(b.stage) and a.tie_rule == b.tie_rule, mode
     assert after.anchors_key == cold.anchors_key
+    if name in ("tie_order", "seed", "pad_missing"):  # the option does change the picture
+        assert returned(before) != returned(cold)
 
 
 def test_the_tie_order_changes_the_trace_of_a_warm_state():
