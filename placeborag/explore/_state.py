@@ -42,6 +42,7 @@ from placeborag.explore._compute import (
 )
 from placeborag.explore._controls import (
     anchor_values,
+    grouped,
     plain_store_options,
     query_values,
     store_options,
@@ -115,12 +116,22 @@ class Views:
         return (self.traces["pre"], self.traces["post"])
 
     @property
+    def choices(self) -> dict[str, Any]:
+        """The view controls' values these views were drawn with, by control name."""
+        return {"color_by": self.color_by, "projection": self.n_components, "method": self.method}
+
+    def _drawn_with(self, view: str) -> tuple[Any, ...]:
+        # The trace, and every view choice the table of controls says redraws ``view``.
+        choices = self.choices
+        return (self.trace, *(choices[c.name] for c in grouped("view") if view in c.redraws))
+
+    @property
     def projection_key(self) -> tuple[Any, ...]:
-        return (self.trace, self.n_components, self.color_by, self.method)
+        return self._drawn_with("projection")
 
     @property
     def ranking_key(self) -> tuple[Any, ...]:
-        return (self.trace, self.color_by)
+        return self._drawn_with("ranking")
 
     @property
     def anchors_key(self) -> str:

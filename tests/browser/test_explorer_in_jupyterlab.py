@@ -306,6 +306,23 @@ def test_switching_to_post_filtering_changes_the_plots_not_the_tables(page):
     assert "post-filter" in title
 
 
+def test_picking_a_tie_order_redraws_the_views_under_it(page):
+    """The tie order is a control of its own (one row of the table of controls): picking
+    one in the page redraws the views, whose state line names it."""
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    ties = page.locator(".placeborag-tie-order select")
+    assert ties.locator("option").first.text_content() == "the profile's own"
+    ties.select_option(label="reverse")
+    settle(page, table, plots, table_changes=False)
+    titles = page.locator(".placeborag-app .js-plotly-plot .gtitle")
+    assert "ties by reverse" in titles.nth(1).text_content()
+    assert kernel(page, "print(explorer.scenario.tie_order)").strip() == "reverse"
+    table, plots = page.evaluate(TABLE), page.evaluate(PLOTS)
+    ties.select_option(label="the profile's own")
+    settle(page, table, plots, table_changes=False)
+    assert "ties by insertion" in titles.nth(1).text_content()
+
+
 # The projection as drawn: its x-axis title and rank labels in the page's SVG, and the
 # positions plotly holds for the labels (layout updates go out unvalidated: check them).
 PROJECTION_LAYOUT = """() => {

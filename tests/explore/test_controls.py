@@ -203,3 +203,15 @@ def test_the_demo_draws_as_before_with_the_tie_order_its_profile_s():
     explorer = app(s, mode="output")
     assert explorer.scenario.tie_order is None
     assert explorer.shown.trace.tie_rule == "insertion"
+
+
+def test_a_view_choice_redraws_the_views_its_row_names_and_no_other():
+    views = ExplorerState().views(TIES, color_by="stage")
+    assert set(views.choices) == {c.name for c in grouped("view")}
+    explorer = app(TIES, mode="output")
+    drawn = {name: explorer.figures[name] for name in ("projection", "ranking")}
+    explorer.controls["projection"].value = "3-D"  # redraws the projection only
+    assert explorer.figures["projection"] is not drawn["projection"]
+    assert explorer.figures["ranking"] is drawn["ranking"]
+    explorer.controls["color_by"].value = "lang"  # both
+    assert explorer.figures["ranking"] is not drawn["ranking"]
