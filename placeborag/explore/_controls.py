@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from placeborag import PROFILES, PlaceboragTypeError, PlaceboragValueError, get_profile
-from placeborag._profiles import TIE_ORDERS
 from placeborag.explore._scenario import EMBEDDER_FIELDS, Scenario
 from placeborag.toolkit import (
     check_bool,
@@ -158,6 +157,10 @@ def _check_where(value: Any, _given: Mapping[str, Any], _s: Scenario) -> Any:
 
 def _metrics(given: Mapping[str, Any], s: Scenario) -> Sequence[str]:
     return tuple(get_profile(given.get("profile", s.profile)).supported_metrics)
+
+
+# The tie orders a store takes, as the profiles name them (every one is some profile's own).
+TIE_ORDERS = tuple(sorted({get_profile(name).tie_order for name in PROFILES}))
 
 
 def _profile_label(name: str) -> str:

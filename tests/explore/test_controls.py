@@ -215,3 +215,11 @@ def test_a_view_choice_redraws_the_views_its_row_names_and_no_other():
     assert explorer.figures["ranking"] is drawn["ranking"]
     explorer.controls["color_by"].value = "lang"  # both
     assert explorer.figures["ranking"] is not drawn["ranking"]
+
+
+def test_the_tie_order_control_offers_every_order_a_store_takes():
+    from placeborag._profiles import TIE_ORDERS
+
+    explorer = app(TIES, mode="output")
+    values = [value for _, value in explorer.controls["tie_order"].options]
+    assert values[0] == "profile" and sorted(values[1:]) == sorted(TIE_ORDERS)
