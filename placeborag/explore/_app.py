@@ -304,14 +304,14 @@ class Explorer:
         box = w.VBox([head, *items], layout=w.Layout(margin="0 12px 4px 0"))
         return box.add_class("placeborag-group").add_class(f"placeborag-group-{title}")
 
-    def _laid_out(self, group: str) -> list[Any]:
+    def _laid_out(self, w: Any, group: str) -> list[Any]:
         """The widgets of a group of controls, each followed by the app widget it names."""
         beside = {"apply": self.apply_button, "semantics_note": self.semantics_note}
         out: list[Any] = []
         for c in grouped(group):
             control = self.controls[c.name]
             if c.after == "apply":  # the where filter's apply button on its own row
-                out.append(optional("ipywidgets").HBox([control, beside[c.after]]))
+                out.append(w.HBox([control, beside[c.after]]))
             else:
                 out += [control, beside[c.after]] if c.after else [control]
         return out
@@ -319,7 +319,7 @@ class Explorer:
     def _embedder_group(self, w: Any) -> Any:
         fixed = self.state.fixed_embedder
         if fixed is None:
-            return self._group(w, "embedder", self._laid_out("embedder"))
+            return self._group(w, "embedder", self._laid_out(w, "embedder"))
         # A store of the user's own vectors: its controls would show values that are not the
         # store's, and change nothing; they stay (disabled) but hidden, and a note says why.
         for c in grouped("embedder"):
@@ -329,7 +329,7 @@ class Explorer:
             f'<div class="placeborag-note">the store\'s own vectors ({html.escape(str(name))}):'
             " nothing to re-embed</div>"
         )
-        return self._group(w, "embedder", self._laid_out("embedder"), note)
+        return self._group(w, "embedder", self._laid_out(w, "embedder"), note)
 
     def _lay_out(self, w: Any) -> Any:
         """Four groups of controls above the views; beside the views, a side panel (the
@@ -337,15 +337,15 @@ class Explorer:
         views = self.views
         groups = w.HBox(
             [
-                self._group(w, "query", self._laid_out("query")),
-                self._group(w, "store", self._laid_out("store")),
+                self._group(w, "query", self._laid_out(w, "query")),
+                self._group(w, "store", self._laid_out(w, "store")),
                 self._embedder_group(w),
             ],
             layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         ).add_class("placeborag-controls")
         # The view choices sit right above the views they change.
         toolbar = w.HBox(
-            self._laid_out("view"),
+            self._laid_out(w, "view"),
             layout=w.Layout(flex_flow="row wrap", align_items="center"),
         ).add_class("placeborag-view-controls")
         below = [
