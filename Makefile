@@ -84,7 +84,9 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# Formatting and types are checked first: either failing fails `make test` (and CI).
+# Formatting and types are checked first: either failing fails `make test` (and CI). The
+# explorer's JavaScript (placeborag/explore/_figures/js) is syntax-checked as the ES modules the
+# widgets send, with the system's node when it is on PATH (tests/explore/test_figure_js.py).
 test: venv browser
 	$(BIN)/python -m ruff format --check placeborag tests benchmarks scripts examples
 	$(BIN)/python -m mypy

@@ -21,6 +21,7 @@ NEEDS = {
     "placeborag.integrations._langchain_chat": "langchain_core",
     "placeborag.integrations.llama_index": "llama_index.core",
     "placeborag.integrations._llama_chat": "llama_index.core",
+    "placeborag.explore._figures.widgets": "anywidget",
 }
 
 

@@ -19,13 +19,13 @@ from placeborag.explore._compute import (
     funnel_counts,
     project,
 )
-from placeborag.explore._displays import (
+from placeborag.explore._export import Export, build_export, export_pytest, smallest_corpus
+from placeborag.explore._figures import (
     AnchorsDisplay,
     FilterModesDisplay,
     ProjectionDisplay,
     RankingDisplay,
 )
-from placeborag.explore._export import Export, build_export, export_pytest, smallest_corpus
 from placeborag.explore._report import FIGURE_IDS, render_report, write_report
 from placeborag.explore._scenario import Document, Scenario, demo_scenario
 from placeborag.explore._vectors import VectorTable, store_from_vectors

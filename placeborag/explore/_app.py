@@ -4,7 +4,7 @@ A control change re-runs compute and redraw only for what it invalidates. Embedd
 cached per embedder configuration; store options (profile, filter mode, recall) reuse the
 embedded rows through :func:`with_options`; the PCA fit is cached per configuration. With
 ``mode="widget"`` the figures are long-lived figure widgets of the explorer's own
-(:mod:`placeborag.explore._figure`), each redrawn with the display's figure spec;
+(:mod:`placeborag.explore._figures.widgets`), each redrawn with the display's figure spec;
 ``mode="output"`` redraws plain ``go.Figure``s into ``ipywidgets.Output`` (for Voila, Colab
 and other front ends without anywidget).
 """
@@ -12,140 +12,61 @@ and other front ends without anywidget).
 from __future__ import annotations
 
 import html
+import inspect
 import itertools
-import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from placeborag import (
-    PROFILES,
     FakeEmbedder,
     FakeVectorStore,
     PlaceboragTypeError,
     PlaceboragValueError,
-    get_profile,
 )
 from placeborag._documents import document_metadata, document_text
 from placeborag._threads import gc_paused
 from placeborag._validation import did_you_mean, json_text, load_json
 from placeborag.explore._access import check_instance
 from placeborag.explore._compute import checked_dimensions, one_blas_thread
+from placeborag.explore._controls import (
+    CONTROLS,
+    CSS_CLASSES,
+    SETTINGS,
+    Room,
+    checked_settings,
+    control,
+    grouped,
+    make_widget,
+    scenario_values,
+)
 from placeborag.explore._deps import optional
-from placeborag.explore._displays import ProjectionDisplay, RankingDisplay, state_line
 from placeborag.explore._export import MAX_DOCUMENTS, Export, build_export
 from placeborag.explore._export_panel import ExportPanel
-from placeborag.explore._figure import (
-    bundle_loader,
-    figure_view,
-    panel,
-    prepare_bundle,
-    status_widget,
-)
+from placeborag.explore._figures import ProjectionDisplay, RankingDisplay, state_line
+from placeborag.explore._figures.wire import prepare_bundle
+from placeborag.explore._inspect import explain_row, inspect_html
 from placeborag.explore._scenario import Scenario, demo_scenario, metadata_keys
 from placeborag.explore._state import ExplorerState
 from placeborag.explore._static import projection_svg
 from placeborag.explore._umap import check_projection, require_umap
-from placeborag.toolkit import check_choice, check_int, check_k, check_str, shown
+from placeborag.toolkit import check_choice, check_k, check_str, shown
+
+if TYPE_CHECKING:
+    from placeborag.explore._figures.widgets import BusyStatus
 
 __all__ = ["CSS_CLASSES", "Explorer", "app"]
 
-# Stable hooks for browser tests: control name -> CSS class (and the other key widgets).
-CSS_CLASSES = {
-    "query": "placeborag-query",
-    "where": "placeborag-where",
-    "k": "placeborag-k",
-    "profile": "placeborag-profile",
-    "metric": "placeborag-metric",
-    "filter_mode": "placeborag-filter-mode",
-    "filter_semantics": "placeborag-filter-semantics",
-    "recall": "placeborag-recall",
-    "dimensions": "placeborag-dimensions",
-    "cluster_spread": "placeborag-cluster-spread",
-    "model_name": "placeborag-model-name",
-    "color_by": "placeborag-color-by",
-    "projection": "placeborag-projection-mode",
-    "method": "placeborag-projection-method",
-    "error": "placeborag-error",
-    "results": "placeborag-results",
-    "selection": "placeborag-selection",
-    "select_box": "placeborag-select-box",
-    "clear": "placeborag-clear-selection",
-    "apply": "placeborag-apply",
-    "stale": "placeborag-stale-note",
-    "export_button": "placeborag-export-button",
-    "export": "placeborag-export",
-    "app": "placeborag-app",
-    "find": "placeborag-find",
-    "inspect": "placeborag-inspect",
-}
 FIGURES = ("projection", "ranking", "funnel", "anchors")
-_EMBEDDER_CONTROLS = ("dimensions", "cluster_spread", "model_name")
 _APPS = itertools.count(1)
 _NOT_MATCHING = ("filtered out", "unreachable")
-# A failed redraw leaves the last valid views on screen: dimmed, so nobody reads them as current.
-_CSS = (
-    ".placeborag-stale .placeborag-figure {opacity: 0.35; filter: grayscale(1);}"
-    " .placeborag-stale-note {color: #B00020; font-weight: bold;}"
-    # A figure takes the app's width (plotly sizes itself to its container when it draws).
-    " .placeborag-figure {width: 100%;} .placeborag-figure > * {flex: 1 1 auto; width: 100%;}"
-    # A table row of a selected document; rows answer clicks (select / unselect). As specific
-    # as the tables' own rules (and more), so the selection shows over a row's status colour.
-    " .placeborag-app .placeborag-results table.placeborag-table tr[data-selected]"
-    " {outline: 2px solid #0072B2; background: #e6f1fa;}"
-    " .placeborag-table tr[data-id] {cursor: pointer;}"
-    " .placeborag-inspect {font: 13px/1.4 sans-serif; max-height: 420px; overflow: auto;}"
-    " .placeborag-group-title {font: bold 12px sans-serif; color: #555; text-transform: uppercase;"
-    " letter-spacing: 0.04em; margin: 4px 0 2px;}"
-    " .placeborag-note {font: 12px/1.3 sans-serif; color: #666; max-width: 300px;}"
-    " .placeborag-side .widget-html-content {white-space: normal;}"
-    " .placeborag-side textarea {font: 11px/1.3 monospace;}"
-    " .placeborag-status {font: 12px sans-serif; color: #0072B2; margin-left: 12px;}"
-    " .placeborag-spinner {display: inline-block; width: 9px; height: 9px; border: 2px solid"
-    " #0072B2; border-right-color: transparent; border-radius: 50%;"
-    " animation: placeborag-spin 0.8s linear infinite;}"
-    " @keyframes placeborag-spin {to {transform: rotate(360deg);}}"
-    # While the kernel works (shown after half a second), the views say they are not current.
-    " .placeborag-busy .placeborag-figure {opacity: 0.55; transition: opacity 0.2s;}"
-    # The app's width decides its layout (a notebook's column, not the window).
-    " .placeborag-app {container-type: inline-size; container-name: placeborag;}"
-    # A toggle's label beside its buttons, as every other control's is (ipywidgets puts it on
-    # a line of its own); the view toggles' buttons say what they are without one.
-    " .placeborag-app .widget-toggle-buttons {display: flex; align-items: center;}"
-    " .placeborag-app .widget-toggle-buttons > .widget-label {flex: 0 0 84px; width: 84px;"
-    " margin: 0 4px 0 0; text-align: right; overflow: hidden; text-overflow: ellipsis;}"
-    " .placeborag-app .widget-toggle-buttons > div {display: flex; flex-wrap: nowrap;}"
-    " .placeborag-view-controls .widget-toggle-buttons > .widget-label {display: none;}"
-    " .placeborag-view-controls > * {margin-right: 12px;}"
-    # The side panel's rows wrap inside it; its fields and buttons fit its width.
-    " .placeborag-side .widget-hbox {flex-wrap: wrap;}"
-    " .placeborag-side .widget-text, .placeborag-side .placeborag-export-path"
-    " {width: auto !important; max-width: 100%; box-sizing: border-box;}"
-    " .placeborag-side .widget-button {width: auto; max-width: 100%; padding: 0 10px;}"
-    " .placeborag-side .widget-textarea {width: 100% !important; box-sizing: border-box;}"
-    # A notebook column (narrower than the three groups and the side panel): the query and
-    # the embedder on the left of the store, and the side panel (selection, export, inspect)
-    # right under the two plots, not under every view.
-    " @container placeborag (min-width: 560px) and (max-width: 920px) {"
-    " .placeborag-controls {display: grid !important; grid-template-columns: max-content"
-    " max-content; column-gap: 0;}"
-    " .placeborag-group-query {grid-column: 1; grid-row: 1;}"
-    " .placeborag-group-embedder {grid-column: 1; grid-row: 2;}"
-    " .placeborag-group-store {grid-column: 2; grid-row: 1 / span 2;}}"
-    " @container placeborag (max-width: 920px) {"
-    " .placeborag-body > .placeborag-plots {display: contents;}"
-    " .placeborag-plots > * {order: 1; flex: 1 1 100%; min-width: 0;}"
-    " .placeborag-body > .placeborag-side {order: 2; flex: 1 1 100% !important;"
-    " width: auto !important; margin: 8px 0 !important;}"
-    " .placeborag-plots > .placeborag-below-side {order: 3;}}"
-)
-_STYLE = {"description_width": "84px"}
-_CONTROL_WIDTH = "264px"
-NEIGHBOURS = 5  # nearest documents shown for an inspected one
+# The app's style (a failed redraw's views dimmed, the groups' layout by the app's width, ...).
+_CSS = (files("placeborag.explore") / "app.css").read_text(encoding="utf-8")
 # The busy indicator's words for the phases of a redraw (ExplorerState.timed's names).
 _STEPS = {
     "embed": "embedding the documents",
@@ -190,34 +111,6 @@ def _check_scenario(s: Scenario) -> None:
     own error naming the field: an empty store of its options is cheap to make."""
     FakeVectorStore(embedder=FakeEmbedder(**s.embedder_options), **s.store_options)
     check_k(s.k, "k")
-
-
-def _decimals(value: float) -> int:
-    """The decimals ``value`` needs to be written exactly (up to 6)."""
-    text = f"{value:.6f}".rstrip("0")
-    return len(text.split(".")[1]) if "." in text else 0
-
-
-def _float_slider(w: Any, value: float, high: float, step: float, description: str) -> Any:
-    """A slider from 0 that holds ``value`` exactly: wider than ``high`` when it must be,
-    with a finer step and readout when ``value`` is not on the usual step."""
-    places = max(2, _decimals(value))
-    on_step = abs(round(value / step) * step - value) < 1e-12
-    return w.FloatSlider(
-        value=value,
-        min=0.0,
-        max=max(high, value),
-        step=step if on_step else 10.0**-places,
-        readout_format=f".{places}f",
-        description=description,
-        continuous_update=False,
-    )
-
-
-def _profile_label(name: str) -> str:
-    """``"faiss (L2 distance, ties by insertion)"``: the profile with its metric and tie rule."""
-    profile = get_profile(name)
-    return f"{name} ({profile.score_label}, ties by {profile.tie_order})"
 
 
 def _same_key(a: Any, b: Any) -> bool:
@@ -318,84 +211,17 @@ class Explorer:
     def _make_controls(
         self, w: Any, dimension_choices: Sequence[int], max_k: int, projection: str
     ) -> None:
-        """The controls, each showing the scenario's own value, observed for changes."""
+        """The controls (:data:`CONTROLS`), each showing the scenario's own value, observed
+        for changes; with a store of the user's own vectors the embedder's are disabled."""
         s = self.scenario
-        keys = metadata_keys(s.documents)
-        dims = sorted({*dimension_choices, s.dimensions})
-        self.controls: dict[str, Any] = {
-            "query": w.Text(value=s.query, description="query", continuous_update=False),
-            "where": w.Text(
-                value="" if s.where is None else json_text(s.where),
-                description="where",
-                placeholder='{"lang": "hu"}  (JSON; Enter applies; empty for no filter)',
-                continuous_update=False,
-            ),
-            "k": w.IntSlider(
-                value=s.k, min=1, max=max(max_k, s.k), description="k", continuous_update=False
-            ),
-            "profile": w.Dropdown(
-                options=[(_profile_label(name), name) for name in sorted(PROFILES)],
-                value=s.profile,
-                description="profile",
-            ),
-            "metric": w.Dropdown(
-                options=list(get_profile(s.profile).supported_metrics),
-                value=s.metric or get_profile(s.profile).metric,
-                description="metric",
-            ),
-            "filter_mode": w.ToggleButtons(
-                options=["pre", "post"], value=s.filter_mode, description="filter mode"
-            ),
-            "filter_semantics": w.ToggleButtons(
-                options=["strict", "engine"],
-                value=s.filter_semantics,
-                description="semantics",
-                tooltips=[
-                    "$ne/$nin never match a record without the key",
-                    "$ne/$nin match a record without the key where the profile's engine does",
-                ],
-            ),
-            "recall": _float_slider(w, s.recall, 1.0, 0.05, "recall"),
-            "dimensions": w.Dropdown(options=dims, value=s.dimensions, description="dimensions"),
-            "cluster_spread": _float_slider(w, s.cluster_spread, 2.0, 0.05, "spread"),
-            "model_name": w.Text(
-                value=s.model_name, description="model name", continuous_update=False
-            ),
-            "color_by": w.Dropdown(
-                options=[*(["cluster"] if s.clusters else []), "stage", *keys],
-                value="cluster" if s.clusters else "stage",
-                description="colour by",
-            ),
-            "projection": w.ToggleButtons(
-                options=["2-D", "3-D"], value="2-D", description="projection"
-            ),
-            "method": w.ToggleButtons(
-                options=[("PCA", "pca"), ("UMAP", "umap")],
-                value=projection,
-                description="method",
-                tooltips=[
-                    "deterministic everywhere",
-                    "seeded from the vectors; needs pip install 'placeborag[umap]'",
-                ],
-            ),
-        }
-        for name, control in self.controls.items():
-            control.style = (
-                {**_STYLE}
-                if not isinstance(control, w.ToggleButtons)
-                else {**_STYLE, "button_width": "72px"}
-            )
-            if not isinstance(control, w.ToggleButtons):
-                control.layout = w.Layout(width=_CONTROL_WIDTH)
-            control.add_class(CSS_CLASSES[name])
+        room = Room(dimension_choices, max_k, projection, metadata_keys(s.documents))
+        self._room = room
+        self.controls: dict[str, Any] = {}
+        for c in CONTROLS:
+            control = self.controls[c.name] = make_widget(w, c, s, room)
             control.observe(self._on_change, names="value")
-            if self.state.fixed_embedder is not None and name in _EMBEDDER_CONTROLS:
+            if self.state.fixed_embedder is not None and c.group == "embedder":
                 control.disabled = True
-        self.controls["where"].layout = w.Layout(width="200px")
-        # The view choices share one row above the views, even in a notebook's column.
-        self.controls["color_by"].layout = w.Layout(width="230px")
-        for name in ("projection", "method"):
-            self.controls[name].style = {**_STYLE, "button_width": "60px"}
         self.apply_button = w.Button(
             description="apply", tooltip="apply the where filter", layout=w.Layout(width="60px")
         )
@@ -407,13 +233,18 @@ class Explorer:
     def _make_panels(self, w: Any) -> None:
         """The messages, the selection, find and inspect, and the export panel."""
         side = w.Layout(width="100%")
-        self.status = status_widget() if self.mode == "widget" else None
+        self.status: BusyStatus | None = None
+        if self.mode == "widget":
+            # The widget classes import anywidget: only a widget-mode app needs it.
+            from placeborag.explore._figures.widgets import BusyStatus, HtmlPanel
+
+            self.status = BusyStatus()
         self.error_html = w.HTML().add_class(CSS_CLASSES["error"])
         self.stale_html = w.HTML("").add_class(CSS_CLASSES["stale"])
         # The tables answer row clicks through their own widget's messages (widget mode).
-        self.results_html = (panel(self._on_row) if self.mode == "widget" else w.HTML()).add_class(
-            CSS_CLASSES["results"]
-        )
+        self.results_html = (
+            HtmlPanel(self._on_row) if self.mode == "widget" else w.HTML()
+        ).add_class(CSS_CLASSES["results"])
         self.selection_html = w.HTML(self._selection_hint(), layout=side)
         self.selection_html.add_class(CSS_CLASSES["selection"])
         self.select_box = w.Text(
@@ -467,54 +298,48 @@ class Explorer:
         box = w.VBox([head, *items], layout=w.Layout(margin="0 12px 4px 0"))
         return box.add_class("placeborag-group").add_class(f"placeborag-group-{title}")
 
+    def _laid_out(self, w: Any, group: str) -> list[Any]:
+        """The widgets of a group of controls, each followed by the app widget it names."""
+        beside = {"apply": self.apply_button, "semantics_note": self.semantics_note}
+        out: list[Any] = []
+        for c in grouped(group):
+            control = self.controls[c.name]
+            if c.after == "apply":  # the where filter's apply button on its own row
+                out.append(w.HBox([control, beside[c.after]]))
+            else:
+                out += [control, beside[c.after]] if c.after else [control]
+        return out
+
     def _embedder_group(self, w: Any) -> Any:
-        c = self.controls
         fixed = self.state.fixed_embedder
         if fixed is None:
-            return self._group(
-                w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]]
-            )
+            return self._group(w, "embedder", self._laid_out(w, "embedder"))
         # A store of the user's own vectors: its controls would show values that are not the
         # store's, and change nothing; they stay (disabled) but hidden, and a note says why.
-        for name in _EMBEDDER_CONTROLS:
-            c[name].layout.display = "none"
+        for c in grouped("embedder"):
+            self.controls[c.name].layout.display = "none"
         name = getattr(fixed, "model_name", type(fixed).__name__)
         note = (
             f'<div class="placeborag-note">the store\'s own vectors ({html.escape(str(name))}):'
             " nothing to re-embed</div>"
         )
-        return self._group(
-            w, "embedder", [c["dimensions"], c["cluster_spread"], c["model_name"]], note
-        )
+        return self._group(w, "embedder", self._laid_out(w, "embedder"), note)
 
     def _lay_out(self, w: Any) -> Any:
         """Four groups of controls above the views; beside the views, a side panel (the
         selection, find and inspect, the export) that grows without moving the plots."""
-        c, views = self.controls, self.views
+        views = self.views
         groups = w.HBox(
             [
-                self._group(
-                    w, "query", [c["query"], w.HBox([c["where"], self.apply_button]), c["k"]]
-                ),
-                self._group(
-                    w,
-                    "store",
-                    [
-                        c["profile"],
-                        c["metric"],
-                        c["filter_mode"],
-                        c["filter_semantics"],
-                        self.semantics_note,
-                        c["recall"],
-                    ],
-                ),
+                self._group(w, "query", self._laid_out(w, "query")),
+                self._group(w, "store", self._laid_out(w, "store")),
                 self._embedder_group(w),
             ],
             layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         ).add_class("placeborag-controls")
         # The view choices sit right above the views they change.
         toolbar = w.HBox(
-            [c["color_by"], c["projection"], c["method"]],
+            self._laid_out(w, "view"),
             layout=w.Layout(flex_flow="row wrap", align_items="center"),
         ).add_class("placeborag-view-controls")
         below = [
@@ -559,6 +384,8 @@ class Explorer:
             ),
         ]
         if self.mode == "widget":
+            from placeborag.explore._figures.widgets import bundle_loader
+
             parts.append(bundle_loader())  # plotly.js, once for every figure of the kernel
         return w.VBox(parts, layout=w.Layout(width="100%"))
 
@@ -591,37 +418,25 @@ class Explorer:
     # -- state -----------------------------------------------------------------------------
 
     def _scenario_from_controls(self) -> Scenario:
-        c = self.controls
-        raw = c["where"].value.strip()
-        try:
-            where = load_json(raw) if raw else None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"where is not valid JSON: {exc}") from None
-        return self.scenario.replace(
-            query=c["query"].value,
-            where=where,
-            k=c["k"].value,
-            profile=c["profile"].value,
-            metric=c["metric"].value,
-            filter_mode=c["filter_mode"].value,
-            filter_semantics=c["filter_semantics"].value,
-            recall=float(c["recall"].value),
-            dimensions=int(c["dimensions"].value),
-            cluster_spread=float(c["cluster_spread"].value),
-            model_name=c["model_name"].value,
-        )
+        return self.scenario.replace(**scenario_values(self.controls))
 
     def _on_change(self, change: dict[str, Any]) -> None:
         if self._syncing:
             return
-        if change["owner"] is self.controls["profile"]:
+        changed = next(c for c in CONTROLS if self.controls[c.name] is change["owner"])
+        if changed.resets:
             # A new profile brings its own metrics: offer them, starting from its default.
-            profile = get_profile(change["new"])
+            s = self.scenario.replace(
+                **{changed.name: changed.read(change["new"])},
+                **dict.fromkeys(changed.resets),
+            )
             self._syncing = True
             try:
-                metric = self.controls["metric"]
-                metric.options = list(profile.supported_metrics)
-                metric.value = profile.metric
+                for name in changed.resets:
+                    c, widget = control(name), self.controls[name]
+                    if c.options is not None:
+                        widget.options = c.options(s, self._room)
+                    widget.value = c.shown(s, self._room)
             finally:
                 self._syncing = False
         self.refresh(changed=change["owner"].description)
@@ -775,7 +590,9 @@ class Explorer:
         if self.mode == "widget":
             figure = self.figures[name]
             if figure is None:
-                figure = self.figures[name] = figure_view()
+                from placeborag.explore._figures.widgets import FigureView
+
+                figure = self.figures[name] = FigureView()
                 figure.on_select = lambda points, name=name: self._on_select(name, points)
                 figure.on_click = lambda point, name=name: self._on_click(name, point)
                 self.views[name].children = (figure,)
@@ -870,48 +687,8 @@ class Explorer:
         return self._explain_at(i)
 
     def _explain_at(self, i: int) -> dict[str, Any]:
-        views = self._views
-        assert views is not None
-        t = views.trace
-        doc_id, occurrence = views.rows.ids[i], int(views.rows.occurrence[i])
-        stage = str(t.stage[i])
-        cut = RankingDisplay(views.projection).cut
-        why = t.why(doc_id, occurrence=occurrence)
-        tie = next((g for g in t.ties if doc_id in g.ids), None)
-        vectors = views.rows.vectors
-        v = vectors[i].astype(np.float64)
-        norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(v) or 1.0)
-        cos = (vectors @ v.astype(vectors.dtype)) / np.where(norms > 0, norms, 1.0)
-        cos[i] = -np.inf
-        m = min(NEIGHBOURS, len(cos) - 1)
-        near = np.argpartition(-cos, m)[:m] if m > 0 else np.zeros(0, dtype=np.int64)
-        near = near[np.lexsort((near, -cos[near]))]  # best first; equal cosines by row
-        return {
-            "id": doc_id,
-            "occurrence": occurrence,
-            "records": views.rows.ids.count(doc_id) if views.rows.duplicated else 1,
-            "text": views.rows.texts[i],
-            "metadata": dict(views.rows.metadatas[i]),
-            "stage": stage,
-            "rank": int(t.rank[i]) or None,
-            "cut_rank": int(t.cut_rank[i]) or None,
-            "score": float(t.score[i]),
-            "cut_score": cut,
-            "why": why,
-            "tie": None
-            if tie is None
-            else {"ids": list(tie.ids), "kept": list(tie.kept), "rule": tie.rule},
-            "neighbours": [
-                {
-                    "id": views.rows.ids[j],
-                    "occurrence": int(views.rows.occurrence[j]),
-                    "cosine": float(cos[j]),
-                    "stage": str(t.stage[j]),
-                    "rank": int(t.rank[j]) or None,
-                }
-                for j in near.tolist()
-            ],
-        }
+        assert self._views is not None
+        return explain_row(self._views, i)
 
     def inspect(self, doc_id: str, occurrence: int | None = None) -> dict[str, Any]:
         """Show :meth:`explain` of ``doc_id`` (its record ``occurrence``, for an id stored more
@@ -919,28 +696,7 @@ class Explorer:
         return self._show_inspected(self.explain(doc_id, occurrence))
 
     def _show_inspected(self, info: dict[str, Any]) -> dict[str, Any]:
-        e = html.escape
-        meta = ", ".join(f"{e(str(k))}={e(str(v))}" for k, v in info["metadata"].items())
-        tie = ""
-        if info["tie"] is not None:
-            tie = (
-                f"<br>tie group: {', '.join(e(x) for x in info['tie']['ids'])}; kept "
-                f"{', '.join(e(x) for x in info['tie']['kept']) or 'none'} by "
-                f"{e(info['tie']['rule'])} order"
-            )
-        near = "".join(
-            f"<li>{e(n['id'])} <small>(cosine {n['cosine']:.4f}, {e(n['stage'])}"
-            f"{', rank ' + str(n['rank']) if n['rank'] else ''})</small></li>"
-            for n in info["neighbours"]
-        )
-        record = ""
-        if info["records"] > 1:
-            record = f" (record {info['occurrence'] + 1} of {info['records']} under this id)"
-        self.inspect_html.value = (
-            f"<div><b>{e(info['id'])}</b>{record}: {e(info['text'])}<br><small>{meta}</small><br>"
-            f"<b>{e(info['stage'])}</b> (score {info['score']:.6f}): {e(info['why'])}{tie}"
-            f"<br>nearest documents:<ol>{near}</ol></div>"
-        )
+        self.inspect_html.value = inspect_html(info)
         self.inspected = info["id"]
         return info
 
@@ -1172,63 +928,11 @@ class Explorer:
         return self._views
 
 
-#: Marks a setting of :func:`app` left to the scenario (``where=None`` means "no filter").
-_SCENARIO: Any = type("_ScenarioDefault", (), {"__repr__": lambda self: "<the scenario's>"})()
-#: The settings :func:`app` takes, each a control of the app.
-SETTINGS = (
-    "k",
-    "where",
-    "profile",
-    "metric",
-    "filter_mode",
-    "filter_semantics",
-    "recall",
-    "dimensions",
-    "cluster_spread",
-    "model_name",
+_EXPLORER_OPTIONS = tuple(
+    name
+    for name, p in inspect.signature(Explorer.__init__).parameters.items()
+    if p.kind is p.KEYWORD_ONLY and name not in ("store", "query", "settings")
 )
-
-
-def checked_settings(settings: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
-    """``settings`` checked against what each control can show; a bad one raises, naming it."""
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise PlaceboragTypeError(
-            f"unknown setting(s) {', '.join(map(repr, unknown))}; expected some of "
-            f"{', '.join(SETTINGS)}"
-        )
-    out = dict(settings)
-    if "k" in out:
-        out["k"] = check_k(out["k"], "k")
-    if "where" in out and out["where"] is not None and not isinstance(out["where"], Mapping):
-        raise PlaceboragTypeError(f"where={shown(out['where'])} must be a mapping or None")
-    if "where" in out and out["where"] is not None:
-        out["where"] = dict(out["where"])
-    for name, choices in (
-        ("profile", tuple(sorted(PROFILES))),
-        ("filter_mode", ("pre", "post")),
-        ("filter_semantics", ("strict", "engine")),
-    ):
-        if name in out:
-            check_choice(out[name], name, choices)
-    profile = get_profile(out.get("profile", scenario.profile))
-    if "metric" in out:
-        check_choice(out["metric"], "metric", tuple(profile.supported_metrics))
-    elif "profile" in out:
-        out["metric"] = None  # the new profile's own
-    for name, top in (("recall", 1.0), ("cluster_spread", 2.0)):
-        if name in out:
-            value = out[name]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise PlaceboragTypeError(f"{name}={shown(value)} must be a number")
-            if not 0.0 <= float(value) <= top:
-                raise PlaceboragValueError(f"{name}={shown(value)} must be between 0 and {top}")
-            out[name] = float(value)
-    if "dimensions" in out:
-        check_int(out["dimensions"], "dimensions", minimum=2)
-    if "model_name" in out:
-        check_str(out["model_name"], "model_name")
-    return out
 
 
 def app(
@@ -1236,38 +940,49 @@ def app(
     *,
     store: FakeVectorStore | None = None,
     query: str | None = None,
-    k: int = _SCENARIO,
-    where: Mapping[str, Any] | None = _SCENARIO,
-    profile: str = _SCENARIO,
-    metric: str = _SCENARIO,
-    filter_mode: str = _SCENARIO,
-    filter_semantics: str = _SCENARIO,
-    recall: float = _SCENARIO,
-    dimensions: int = _SCENARIO,
-    cluster_spread: float = _SCENARIO,
-    model_name: str = _SCENARIO,
     **options: Any,
 ) -> Explorer:
     """Build an :class:`Explorer` over ``scenario`` (or ``store`` and ``query``), starting from
     the settings given: ``app(k=3, where={"lang": "hu"}, filter_mode="post")`` opens with its
-    controls there. A setting left out is the scenario's (``where=None`` is no filter); a
-    bad one raises before the app is built. ``options`` are :class:`Explorer`'s (``mode``,
-    ``max_k``, ``coords``, ``projection``, ``dimension_choices``).
+    controls there. Every control that shows a scenario field is a keyword (:data:`SETTINGS`,
+    from the table of controls); a setting left out is the scenario's (``where=None`` is no
+    filter); a bad one raises before the app is built. The other ``options`` are
+    :class:`Explorer`'s (``mode``, ``max_k``, ``coords``, ``projection``,
+    ``dimension_choices``).
     """
-    given = {
-        "k": k,
-        "where": where,
-        "profile": profile,
-        "metric": metric,
-        "filter_mode": filter_mode,
-        "filter_semantics": filter_semantics,
-        "recall": recall,
-        "dimensions": dimensions,
-        "cluster_spread": cluster_spread,
-        "model_name": model_name,
-    }
-    settings = {name: value for name, value in given.items() if value is not _SCENARIO}
+    unknown = sorted(set(options) - {*SETTINGS, *_EXPLORER_OPTIONS})
+    if unknown:
+        known = (*SETTINGS, *_EXPLORER_OPTIONS)
+        raise PlaceboragTypeError(
+            f"app() got an unknown keyword argument {unknown[0]!r}; expected some of "
+            f"{', '.join(known)}{did_you_mean(unknown[0], known)}"
+        )
+    settings = {name: options.pop(name) for name in SETTINGS if name in options}
     # The build (a store and its views: at 100,000 documents, millions of objects that all
     # live on) runs with the garbage collector off: see placeborag.toolkit.gc_paused.
     with gc_paused():
         return Explorer(scenario, store=store, query=query, settings=settings, **options)
+
+
+def _signature() -> inspect.Signature:
+    """app()'s signature as help() and an IDE show it: the settings of the table of
+    controls as keywords (left out: the scenario's), then :class:`Explorer`'s options."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    explorer = inspect.signature(Explorer.__init__).parameters
+    head = [
+        inspect.Parameter("scenario", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        inspect.Parameter("store", keyword, default=None),
+        inspect.Parameter("query", keyword, default=None),
+    ]
+    settings = [
+        inspect.Parameter(c.name, keyword, default=_SCENARIO, annotation=c.annotation)
+        for c in CONTROLS
+        if c.check is not None
+    ]
+    rest = [explorer[name] for name in _EXPLORER_OPTIONS]
+    return inspect.Signature([*head, *settings, *rest], return_annotation="Explorer")
+
+
+#: Marks a setting of :func:`app` left to the scenario (``where=None`` means "no filter").
+_SCENARIO: Any = type("_ScenarioDefault", (), {"__repr__": lambda self: "<the scenario's>"})()
+app.__signature__ = _signature()  # type: ignore[attr-defined]

@@ -8,13 +8,13 @@ from typing import Any
 
 from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag.explore._access import store_rows
-from placeborag.explore._displays import (
+from placeborag.explore._export import export_pytest
+from placeborag.explore._figures import (
     AnchorsDisplay,
     FilterModesDisplay,
     ProjectionDisplay,
     RankingDisplay,
 )
-from placeborag.explore._export import export_pytest
 from placeborag.explore._scenario import Scenario, demo_scenario
 from placeborag.explore._umap import check_projection
 from placeborag.toolkit import check_path, shown, write_text

@@ -42,7 +42,14 @@ from placeborag.explore._compute import (
     one_blas_thread,
     project,
 )
-from placeborag.explore._displays import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
+from placeborag.explore._controls import (
+    anchor_values,
+    grouped,
+    plain_store_options,
+    query_values,
+    store_options,
+)
+from placeborag.explore._figures import HOVER_TEXT_UP_TO, AnchorsDisplay, FilterModesDisplay
 from placeborag.explore._scenario import Scenario
 from placeborag.explore._umap import check_projection, umap_coords
 
@@ -110,19 +117,31 @@ class Views:
         return (self.traces["pre"], self.traces["post"])
 
     @property
+    def choices(self) -> dict[str, Any]:
+        """The view controls' values these views were drawn with, by control name."""
+        return {"color_by": self.color_by, "projection": self.n_components, "method": self.method}
+
+    def _drawn_with(self, view: str) -> tuple[Any, ...]:
+        # The trace, and every view choice the table of controls says redraws ``view``.
+        choices = self.choices
+        return (self.trace, *(choices[c.name] for c in grouped("view") if view in c.redraws))
+
+    @property
     def projection_key(self) -> tuple[Any, ...]:
-        return (self.trace, self.n_components, self.color_by, self.method)
+        return self._drawn_with("projection")
 
     @property
     def ranking_key(self) -> tuple[Any, ...]:
-        return (self.trace, self.color_by)
+        return self._drawn_with("ranking")
 
     @property
     def anchors_key(self) -> str:
-        s = self.scenario
-        return json.dumps(
-            [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
-        )
+        return anchors_key(self.scenario)
+
+
+def anchors_key(s: Scenario) -> str:
+    """What the anchors view of ``s`` is drawn from (:func:`anchor_values`), as a key."""
+    return json.dumps(anchor_values(s), sort_keys=True, ensure_ascii=False)
 
 
 class ExplorerState:
@@ -189,12 +208,14 @@ class ExplorerState:
             # Hover texts need no vectors: a lazy one must not keep this store's alive.
             bare = replace(rows, vectors=np.zeros((0, rows.vectors.shape[1]), np.float32))
             self._hover = hover_labels(bare, lazy_from=HOVER_TEXT_UP_TO + 1)
-        where = json_text(s.where, sort_keys=True)
         stores = {m: self._store_with(key, base, s, m) for m in ("pre", "post")}
+        # A trace is that of a store (the embedding and the store controls' options) and a
+        # query (the query controls'): keyed by both, as the table of controls lists them.
+        asked = json_text(query_values(s), sort_keys=True)
 
         def traced(m: str) -> QueryTrace:
             found: QueryTrace = self._traces.get_or(
-                (key, s.profile, s.metric, s.filter_semantics, m, s.recall, s.query, s.k, where),
+                (key, json_text(store_options(s, m), sort_keys=True), asked),
                 lambda: trace_query(stores[m], s.query, s.k, s.where, rows=rows),
             )
             return found
@@ -274,13 +295,10 @@ class ExplorerState:
             projection = self._user_projection(projection)
         anchors = None
         if s.clusters and self.fixed_embedder is None:
-            anchor_key = json.dumps(
-                [s.model_name, s.cluster_spread, s.cluster_match, s.clusters], ensure_ascii=False
-            )
             anchors = self.timed(
                 "anchors",
                 lambda: self._anchors.get_or(
-                    anchor_key,
+                    anchors_key(s),
                     lambda: AnchorsDisplay(
                         anchor_geometry(
                             s.clusters,
@@ -301,13 +319,7 @@ class ExplorerState:
         """``base`` under ``s``'s store options and filter ``mode``, kept while it is recent:
         a store caches its records view, which a trace reads (a k, query or where change
         then pays for no new one)."""
-        options = {
-            "profile": s.profile,
-            "metric": s.metric,
-            "filter_mode": mode,
-            "filter_semantics": s.filter_semantics,
-            "recall": s.recall,
-        }
+        options = store_options(s, mode)
         return self._option_stores.get_or(
             (key, json.dumps(options, sort_keys=True)), lambda: with_options(base, **options)
         )
@@ -363,13 +375,7 @@ class ExplorerState:
             if self._stores.evict_first:
                 self._option_stores.clear()  # they hold the vectors of a store let go of
             embedder = self.fixed_embedder or s.embedder()
-            plain: dict[str, Any] = {
-                "profile": "chroma",
-                "metric": None,
-                "filter_mode": "pre",
-                "filter_semantics": "strict",
-                "recall": 1.0,
-            }
+            plain = plain_store_options()  # twinned under the controls' options
             if self._origin is None:
                 if self._given is not None:
                     # The user's records as they are: no second copy, no re-embedding.

@@ -13,7 +13,7 @@ import html
 import numpy as np
 
 from placeborag.explore._compute import Projection
-from placeborag.explore._displays import PALETTE
+from placeborag.explore._figures import PALETTE
 
 __all__ = ["projection_svg"]
 

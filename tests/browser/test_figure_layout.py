@@ -12,7 +12,7 @@ pytest.importorskip("playwright.sync_api")
 from plot_page import TEXT_BOXES, draw, gap, overlaps, plot_page
 
 from placeborag.explore import demo_scenario
-from placeborag.explore._displays import AnchorsDisplay, FilterModesDisplay, ProjectionDisplay
+from placeborag.explore._figures import AnchorsDisplay, FilterModesDisplay, ProjectionDisplay
 
 pytestmark = pytest.mark.browser
 

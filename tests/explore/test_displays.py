@@ -74,7 +74,7 @@ def test_ranking_display_places_documents_by_score_and_draws_the_cut(demo):
 
 
 def test_score_axis_breaks_a_long_empty_stretch_and_keeps_the_order():
-    from placeborag.explore._displays import ScoreAxis
+    from placeborag.explore._figures.score_axis import ScoreAxis
 
     scores = np.array([-0.2, -0.1, 0.0, 0.05, 0.65, 0.8])
     axis = ScoreAxis.fit(scores)
@@ -89,7 +89,7 @@ def test_score_axis_breaks_a_long_empty_stretch_and_keeps_the_order():
 
 
 def test_score_axis_without_a_wide_gap_is_the_identity():
-    from placeborag.explore._displays import ScoreAxis
+    from placeborag.explore._figures.score_axis import ScoreAxis
 
     scores = np.linspace(0.1, 0.9, 30)
     axis = ScoreAxis.fit(scores)
@@ -242,7 +242,7 @@ def test_both_funnels_read_top_down_widest_first_with_labels_clear_of_the_other(
 
 
 def test_axis_break_notes_are_not_written_over_each_other_and_never_read_zero():
-    from placeborag.explore._displays import ScoreAxis
+    from placeborag.explore._figures.score_axis import ScoreAxis
 
     axis = ScoreAxis(0.0, 1.0, [(0.100, 0.1004), (0.1005, 0.1009), (0.5, 0.9)])
     _, notes = axis.break_marks()
@@ -253,7 +253,7 @@ def test_axis_break_notes_are_not_written_over_each_other_and_never_read_zero():
 
 def test_axis_break_notes_are_written_up_their_empty_band_not_over_the_bottom_row():
     # At 20,000 documents the note at the plot's foot sat over the bottom row's rank labels.
-    from placeborag.explore._displays import ScoreAxis
+    from placeborag.explore._figures.score_axis import ScoreAxis
 
     axis = ScoreAxis(0.0, 1.0, [(0.5, 0.9)])
     bands, notes = axis.break_marks()
@@ -284,7 +284,7 @@ RANKED = ("returned", "dropped by post-filter", "tied at the cut")
 def ranking_boxes(traces, layout, plot):
     """Pixel boxes (y up) at a plot of ``plot`` pixels: the rank labels, the ranked markers,
     the cut line and the axis-break bands, computed from the figure's axes ranges."""
-    from placeborag.explore._displays import _MARKER_BOX, rank_box
+    from placeborag.explore._figures.labels import _MARKER_BOX, rank_box
 
     (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
 
@@ -334,7 +334,7 @@ def test_rank_labels_never_overlap_each_other_a_marker_the_cut_or_a_break(case, 
     left out for room is counted in the subtitle ("+n more"), never silently lost."""
     import re
 
-    from placeborag.explore._displays import rank_label_mask
+    from placeborag.explore._figures.labels import rank_label_mask
 
     display = RankingDisplay.from_scenario(_ranking_cases()[case])
     traces, layout = display.spec()
@@ -361,7 +361,7 @@ def test_no_rank_label_sits_across_the_cut_line_or_a_break_from_its_point(case, 
     its leader line crossing it. Each rank label is on its point's side of the cut line and
     of every axis break, so no leader line crosses one; a point on the line itself (within
     a marker's half-width: the last document inside the cut) may be labelled either side."""
-    from placeborag.explore._displays import _MARKER_BOX, rank_box
+    from placeborag.explore._figures.labels import _MARKER_BOX, rank_box
 
     traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
     (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
@@ -389,7 +389,7 @@ def test_a_rank_label_without_a_leader_line_reads_as_its_own_point_s(case, plot)
     so it could be read as either's. A label with no leader line is clearly nearer its own
     point than any other ranked marker (other markers at least 1.3 times as far from its
     centre); markers drawn over its own (tied documents on one spot) do not count."""
-    from placeborag.explore._displays import _MARKER_BOX, rank_box
+    from placeborag.explore._figures.labels import _MARKER_BOX, rank_box
 
     traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
     (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
@@ -417,7 +417,7 @@ def test_no_rank_label_sits_on_a_leader_line_and_no_two_leader_lines_cross(case,
     that one ran: which line led where could not be told. No label box covers another
     label's leader line (from its point to the label), no two leader lines cross, and no
     leader line runs through another label or another ranked marker."""
-    from placeborag.explore._displays import _MARKER_BOX, rank_box
+    from placeborag.explore._figures.labels import _MARKER_BOX, rank_box
 
     traces, layout = RankingDisplay.from_scenario(_ranking_cases()[case]).spec()
     (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
@@ -486,7 +486,7 @@ def test_a_rank_label_placed_away_from_its_point_gets_a_leader_line():
 def test_no_tick_label_sits_beside_an_axis_break():
     # docs/img/ranking-1m.png: a "0.00" tick sat just after a break (the best document's
     # score, alone past the break).
-    from placeborag.explore._displays import ScoreAxis
+    from placeborag.explore._figures.score_axis import ScoreAxis
 
     axis = ScoreAxis(0.0, 0.2, [(0.0, 0.09)])  # the best alone at 0.00, then a break
     ticks, texts = axis.ticks()
@@ -505,7 +505,7 @@ def test_anchor_names_are_labels_placed_clear_of_every_other_label_and_the_edge(
     the right edge was cut off) and sat under the top-k rings: in 2-D each anchor's name is
     an annotation put where, at the smallest plot the figure is drawn in, its box overlaps no
     rank label, no other name, and stays inside the points' range."""
-    from placeborag.explore._displays import _CHAR_PX, _LABEL_H, _LABEL_PLOT
+    from placeborag.explore._figures.labels import _CHAR_PX, _LABEL_H, _LABEL_PLOT
 
     s = demo_scenario(n) if n else demo_scenario()
     p = ProjectionDisplay.from_scenario(s).projection
@@ -593,7 +593,7 @@ def test_the_ranking_s_title_is_broken_into_lines_that_fit_and_escapes_the_query
     query's markup is shown as text, not read as plotly's."""
     import re
 
-    from placeborag.explore._displays import _FONT_SIZE, _TITLE_EM, _TITLE_PX
+    from placeborag.explore._figures.base import _FONT_SIZE, _TITLE_EM, _TITLE_PX
 
     s = demo_scenario().replace(query="<b>refund</b> for a parcel that arrived damaged", k=20)
     _, layout = RankingDisplay.from_scenario(s).spec()
@@ -614,7 +614,7 @@ def test_three_d_rank_labels_are_laid_out_apart_by_a_margin_above_their_points()
     """At 100,000 documents and k=10 the 3-D "1" and "2" (points a few pixels apart, not one
     spot) were drawn over each other: their offsets were only apart for coincident points.
     Every pair of the (up to 15) rank label boxes is apart by the margin, all above."""
-    from placeborag.explore._displays import _CHAR_PX, _FAN_SLACK, _RANK_BOX_H, fan_offsets
+    from placeborag.explore._figures.labels import _CHAR_PX, _FAN_SLACK, _RANK_BOX_H, fan_offsets
 
     for k in (1, 5, 10, 15):
         texts = [str(r) for r in range(1, k + 1)]

@@ -20,7 +20,8 @@ from placeborag.explore._compute import (
     rows_by_label,
     split_rows,
 )
-from placeborag.explore._displays import density_trace, drawn_rows
+from placeborag.explore._figures.base import drawn_rows
+from placeborag.explore._figures.density import density_trace
 from placeborag.explore._state import ExplorerState
 
 
@@ -152,9 +153,9 @@ def test_the_kept_density_layer_is_the_one_binned_again():
 
 def _figure():
     pytest.importorskip("anywidget")
-    from placeborag.explore._figure import figure_view
+    from placeborag.explore._figures.widgets import FigureView
 
-    return figure_view()
+    return FigureView()
 
 
 def test_a_patch_carries_an_array_changed_in_one_value_and_not_an_equal_copy():

@@ -21,12 +21,8 @@ pytest.importorskip("anywidget")
 ipywidgets = pytest.importorskip("ipywidgets")
 
 from placeborag.explore import app  # noqa: E402
-from placeborag.explore._figure import (  # noqa: E402
-    bundle_loader,
-    figure_view,
-    plotly_bundle,
-    wire,
-)
+from placeborag.explore._figures.widgets import FigureView, bundle_loader  # noqa: E402
+from placeborag.explore._figures.wire import plotly_bundle, wire  # noqa: E402
 
 MB = 1_000_000
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -43,8 +39,8 @@ def send(figure, content) -> None:
 
 
 def test_a_figure_widget_carries_a_small_module_not_plotly_js():
-    figure = figure_view()
-    assert len(figure._esm) < 10_000
+    figure = FigureView()
+    assert len(figure._esm) < 20_000  # its own files (js/slot.js, js/figure.js), comments and all
     assert len(plotly_source()) > 1 * MB
     figure.show([{"type": "scatter", "name": "a", "x": np.array([1.0, 2.0])}], {"height": 300})
     assert figure.data[0].name == "a" and list(figure.data[0].x) == [1.0, 2.0]
@@ -57,8 +53,7 @@ def test_the_loader_carries_plotlys_own_bundle_gzipped_under_its_digest():
     assert loader is bundle_loader()  # one per kernel
     assert gzip.decompress(loader.bundle) == plotly_source()
     _, digest = plotly_bundle()
-    assert f"placeborag.plotly-bundle.{digest}" in figure_view()._esm
-    assert f"placeborag.plotly-bundle.{digest}" in loader._esm
+    assert FigureView().bundle_key == loader.bundle_key == f"placeborag.plotly-bundle.{digest}"
     assert len(loader.bundle) < len(plotly_source()) / 2
 
 
@@ -74,7 +69,7 @@ def test_numeric_arrays_travel_as_binary_buffers_and_strings_as_json():
 
     x = np.linspace(0.0, 1.0, 100_000)
     rows = np.arange(100_000, dtype=np.int64)
-    figure = figure_view()
+    figure = FigureView()
     figure.show(
         [{"type": "scattergl", "x": x, "customdata": rows, "text": np.array(["a", "b"])}], {}
     )
@@ -338,8 +333,8 @@ def test_the_executed_explorer_notebook_is_small_and_has_a_static_fallback(tmp_p
 
     state = nb.metadata["widgets"][WIDGET_STATE]["state"]
     ids = [model["state"].get("_anywidget_id", "") for model in state.values()]
-    assert ids.count("placeborag.explore._figure.FigureView") == 4
-    assert ids.count("placeborag.explore._figure.PlotlyBundle") == 1
+    assert ids.count("placeborag.explore._figures.widgets.FigureView") == 4
+    assert ids.count("placeborag.explore._figures.widgets.PlotlyBundle") == 1
     marker = plotly_source()[-300:].decode("utf-8")  # the bundle's trailer, stored nowhere else
     assert sum(marker in json.dumps(model) for model in state.values()) == 0
     (loader,) = (
@@ -418,7 +413,7 @@ def _on_the_page(figure_state: dict, patch: dict) -> dict:
 
 
 def _whole(traces, layout) -> dict:
-    fresh = figure_view()
+    fresh = FigureView()
     fresh.show(traces, layout)
     return _resolved(fresh.figure)
 
@@ -436,7 +431,7 @@ def _traces(n: int, changed: int | None = None) -> list[dict]:
 
 
 def test_a_redraw_that_changes_one_trace_sends_that_trace_s_change_and_nothing_else():
-    figure = figure_view()
+    figure = FigureView()
     figure.show(_traces(4), {"height": 300})
     messages = _sent(figure)
     figure.show(_traces(4, changed=2), {"height": 300})
@@ -474,7 +469,7 @@ def test_a_k_change_at_2000_documents_sends_the_projection_a_small_patch():
 
 
 def test_a_redraw_that_changes_most_of_the_figure_sends_it_whole():
-    figure = figure_view()
+    figure = FigureView()
     figure.show(_traces(2), {})
     messages = _sent(figure)
     figure.show([{**t, "x": t["x"] * 2} for t in _traces(2)], {"height": 200})
@@ -489,7 +484,7 @@ def test_a_redraw_that_changes_most_of_the_figure_sends_it_whole():
 
 
 def test_a_page_holding_another_figure_gets_the_whole_figure_again():
-    figure = figure_view()
+    figure = FigureView()
     figure.show(_traces(3), {})
     figure.show(_traces(3, changed=0), {})
     assert figure.patch["base"] == 1
@@ -542,7 +537,7 @@ _LAYOUT = st.fixed_dictionaries(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.lists(_TRACE, max_size=4), _LAYOUT), min_size=1, max_size=6))
 def test_any_sequence_of_redraws_as_patches_draws_the_whole_figure(figures):
-    widget = figure_view()
+    widget = FigureView()
     page = None  # the whole figure the page holds
     for traces, layout in figures:
         widget.show(traces, layout)

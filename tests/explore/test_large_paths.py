@@ -18,7 +18,7 @@ from placeborag import FakeVectorStore
 from placeborag.explore import Explorer, Scenario, VectorTable, demo_scenario
 from placeborag.explore import _state as state_module
 from placeborag.explore._compute import _first_sorted, spread_offsets
-from placeborag.explore._displays import histogram2d
+from placeborag.explore._figures.density import histogram2d
 from placeborag.explore._scenario import StoreDocuments, metadata_keys
 from placeborag.explore._state import ExplorerState
 

@@ -15,9 +15,20 @@ pytest.importorskip("anywidget")
 
 from plotly.serializers import _py_to_js
 
-from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, _displays, demo_scenario
-from placeborag.explore._displays import ScoreAxis, drawn_rows, point_opacity
-from placeborag.explore._figure import wire
+from placeborag.explore import Explorer, ProjectionDisplay, RankingDisplay, demo_scenario
+from placeborag.explore._figures import base, projection, ranking
+from placeborag.explore._figures.base import drawn_rows, point_opacity
+from placeborag.explore._figures.score_axis import ScoreAxis
+from placeborag.explore._figures.wire import wire
+
+
+def thresholds(monkeypatch, **values):
+    """Set the figure layer's thresholds by document count in every module that reads them."""
+    for name, value in values.items():
+        for module in (base, projection, ranking):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, value)
+
 
 DOC_TRACES = 3  # the demo's projection, coloured by cluster: refund, shipping, parcel, ...
 
@@ -25,9 +36,7 @@ DOC_TRACES = 3  # the demo's projection, coloured by cluster: refund, shipping, 
 @pytest.fixture
 def large(monkeypatch):
     """The 50-document demo drawn as if it were a large store."""
-    monkeypatch.setattr(_displays, "WEBGL_FROM", 10)
-    monkeypatch.setattr(_displays, "DENSITY_FROM", 20)
-    monkeypatch.setattr(_displays, "HOVER_TEXT_UP_TO", 20)
+    thresholds(monkeypatch, WEBGL_FROM=10, DENSITY_FROM=20, HOVER_TEXT_UP_TO=20)
     monkeypatch.setattr(ScoreAxis, "SQUEEZE_FROM", 20)
     s = demo_scenario()
     return s, s.store()
@@ -91,7 +100,7 @@ def test_opacity_fades_with_the_count():
 
 
 def test_the_sample_keeps_every_document_that_ranks(monkeypatch):
-    monkeypatch.setattr(_displays, "MAX_POINTS", 10)
+    thresholds(monkeypatch, MAX_POINTS=10)
     keep = np.zeros(95, dtype=bool)
     keep[[3, 41, 94]] = True
     rows = drawn_rows(95, keep)
@@ -101,7 +110,7 @@ def test_the_sample_keeps_every_document_that_ranks(monkeypatch):
 
 
 def test_a_selection_on_a_sampled_view_maps_to_the_right_ids(monkeypatch):
-    monkeypatch.setattr(_displays, "MAX_POINTS", 12)
+    thresholds(monkeypatch, MAX_POINTS=12)
     app = Explorer()
     rows = app._trace_rows["projection"]
     trace, members = next((t, m) for t, m in rows.items() if len(m) >= 2)
