@@ -88,6 +88,11 @@ def _embedder_from(value: Any) -> Any:
     return value
 
 
+def _document_of(metadata: Mapping[str, Any]) -> Document:
+    """The Document written under a record (its JSON, kept beside the document's meta)."""
+    return Document.from_dict(json.loads(metadata[_DOCUMENT]))
+
+
 def _check_text(text: object, name: str) -> str:
     if not isinstance(text, str):
         raise PlaceboragTypeError(
@@ -174,9 +179,8 @@ class PlaceboDocumentStore:
                 )
         else:
             options = {"profile": "qdrant", **store_options}
-            store = FakeVectorStore(
-                embedder=_shared.GivenVectors(_shared.resolve_embedder(embedder)), **options
-            )
+            # Without an embedder the store takes its dimension from the first embeddings.
+            store = FakeVectorStore(embedder=_shared.GivenVectors(embedder), **options)
         self._store = store
 
     @property
@@ -202,6 +206,10 @@ class PlaceboDocumentStore:
                 f"profile={shown(options['profile'])} cannot be serialised: to_dict() keeps a "
                 "profile by its name"
             )
+        given = self._store.embedder
+        if isinstance(given, _shared.GivenVectors) and given.chosen:
+            # No embedder was given: a store built from the dict takes its dimension again.
+            return default_to_dict(self, embedder=None, **options)
         return default_to_dict(self, embedder=_embedder_to_dict(self.embedder), **options)
 
     @classmethod
@@ -218,7 +226,7 @@ class PlaceboDocumentStore:
     def _stored(self) -> list[_Stored]:
         records = self._store.records()
         return [
-            _Stored(value, Document.from_dict(json.loads(metadata[_DOCUMENT])))
+            _Stored(value, _document_of(metadata))
             for value, metadata in zip(records.ids, records.metadata)
         ]
 
@@ -332,8 +340,13 @@ class PlaceboDocumentStore:
             self._write(documents)
             return len(documents)
         if policy == DuplicatePolicy.SKIP or (policy == DuplicatePolicy.NONE and mode == "ignore"):
-            fresh = list({d.id: d for d in reversed(documents) if d.id not in stored}.values())
-            fresh.reverse()
+            # The first document of each new id, in the order written (InMemoryDocumentStore
+            # skips each later one as it comes).
+            first: dict[str, Document] = {}
+            for document in documents:
+                if document.id not in stored:
+                    first.setdefault(document.id, document)
+            fresh = list(first.values())
             self._write(fresh)
             return len(fresh)
         if policy == DuplicatePolicy.OVERWRITE and mode not in ("replace", "move_to_end"):
@@ -488,16 +501,32 @@ class PlaceboDocumentStore:
 
     def _ranked(self, vector: np.ndarray, filters: object, k: int) -> list[Match]:
         test = _compiled(filters)
+        return _shared.query_around_zero_vectors(
+            self._store,
+            k,
+            None,
+            lambda only: self._ranked_by_store(vector, filters, test, k, only),
+            lambda metadata: bool(test(_document_of(metadata))),
+        )
+
+    def _ranked_by_store(
+        self, vector: np.ndarray, filters: object, test: Any, k: int, only: list[str] | None
+    ) -> list[Match]:
+        """The store's ranking, over the records ``only`` (None: all of them)."""
         store = self._store
+        options: dict[str, Any] = {} if only is None else {"ids": only}
         if filters is None or filters == {}:
-            return store.query_by_vector(vector, k)
+            return store.query_by_vector(vector, k, **options)
         if store.filter_mode == "post":
             window = max(k, store.profile.post_filter_candidates)
-            ranked = store.query_by_vector(vector, window)
+            ranked = store.query_by_vector(vector, window, **options)
             documents = {item.id: item.document for item in self._stored()}
             kept = [m for m in ranked if m.id in documents and test(documents[m.id])]
             return kept[:k]
         ids = [item.id for item in self._matching(filters)]
+        if only is not None:
+            allowed = set(only)
+            ids = [i for i in ids if i in allowed]
         if not ids:
             return []
         return store.query_by_vector(vector, k, ids=ids)
@@ -582,6 +611,8 @@ def _compiled(filters: object) -> Any:
             "{'operator': 'AND'|'OR'|'NOT', 'conditions': [...]}"
         )
 
+    _check_filter_tree(filters)
+
     def test(document: Document) -> bool:
         try:
             return bool(document_matches_filter(dict(filters), document))
@@ -590,6 +621,63 @@ def _compiled(filters: object) -> Any:
 
     test(Document(content=""))  # a malformed filter raises here, even over an empty store
     return test
+
+
+# Haystack evaluates a filter recursively, a few frames per level: deeper than this, a filter
+# would end in a RecursionError; no filter a pipeline builds comes near it.
+MAX_FILTER_DEPTH = 100
+_COMPARISONS = ("==", "!=", ">", ">=", "<", "<=", "in", "not in")
+_LOGIC = ("AND", "OR", "NOT")
+
+
+def _check_filter_tree(filters: Mapping[str, Any]) -> None:
+    """Refuse a malformed filter with a ``FilterError`` naming where, before any document is
+    read: every node a dict, a comparison's ``field`` a str and its operator one of Haystack's,
+    a logic node's ``conditions`` a list, at most :data:`MAX_FILTER_DEPTH` levels deep.
+
+    Walked with a stack, not recursion, so a filter nested thousands deep is refused by name
+    rather than escaping as a RecursionError (or a TypeError from Haystack's own evaluation).
+    """
+    stack: list[tuple[object, str, int]] = [(filters, "filters", 1)]
+    while stack:
+        node, where, depth = stack.pop()
+        if not isinstance(node, Mapping):
+            raise PlaceboFilterError(
+                f"{where}={shown(node)} must be a dict: a comparison with 'field', "
+                "'operator' and 'value', or a logic node with 'operator' and 'conditions'"
+            )
+        if depth > MAX_FILTER_DEPTH:
+            raise PlaceboFilterError(
+                f"filters nest deeper than {MAX_FILTER_DEPTH} levels; Haystack evaluates "
+                "filters recursively, so flatten the conditions (AND takes a list)"
+            )
+        operator = node.get("operator")
+        if "field" in node:
+            field = node["field"]
+            if not isinstance(field, str) or not field:
+                raise PlaceboFilterError(
+                    f"{where}['field']={shown(field)} must be a non-empty str such as 'meta.year'"
+                )
+            if not isinstance(operator, str) or operator not in _COMPARISONS:
+                raise PlaceboFilterError(
+                    f"{where}['operator']={shown(operator)} must be one of "
+                    f"{', '.join(repr(op) for op in _COMPARISONS)}"
+                )
+            if "value" not in node:
+                raise PlaceboFilterError(f"{where} has no 'value' key; a comparison needs one")
+            continue
+        if not isinstance(operator, str) or operator not in _LOGIC:
+            raise PlaceboFilterError(
+                f"{where}['operator']={shown(operator)} must be one of "
+                f"{', '.join(repr(op) for op in _LOGIC)} (or give 'field' for a comparison)"
+            )
+        conditions = node.get("conditions")
+        if not isinstance(conditions, (list, tuple)):
+            raise PlaceboFilterError(
+                f"{where}['conditions']={shown(conditions)} must be a list of conditions"
+            )
+        for i in reversed(range(len(conditions))):
+            stack.append((conditions[i], f"{where}['conditions'][{i}]", depth + 1))
 
 
 # -- components -----------------------------------------------------------------------------

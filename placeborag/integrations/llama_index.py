@@ -88,7 +88,7 @@ _NODE_TYPE = "_node_type"
 # The source document of a node, under a key of the adapter's own: a user's "ref_doc_id"
 # metadata stays as the user wrote it.
 _REF_DOC_ID = "_ref_doc_id"
-_RESERVED = (_NODE_CONTENT, _NODE_TYPE, _REF_DOC_ID)
+_RESERVED = (_NODE_CONTENT, _NODE_TYPE, _REF_DOC_ID, _shared.ZERO_VECTOR)
 
 
 class PlaceboEmbedding(BaseEmbedding):
@@ -432,8 +432,14 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         else:
             options = {"profile": "qdrant", **store_options}
             embedder = options.get("embedder")
-            resolved = _shared.store_embedder(embedder, PlaceboEmbedding, BaseEmbedding, _METHODS)
-            if not isinstance(resolved, _shared.VectorFunctions):
+            if embedder is None:
+                # As SimpleVectorStore: the dimension comes from the first vectors written.
+                resolved: Any = _shared.GivenVectors(None)
+            else:
+                resolved = _shared.store_embedder(
+                    embedder, PlaceboEmbedding, BaseEmbedding, _METHODS
+                )
+            if not isinstance(resolved, (_shared.VectorFunctions, _shared.GivenVectors)):
                 # The same vectors, behind a wrapper the store takes given vectors through.
                 resolved = _shared.GivenVectors(resolved)
             options["embedder"] = resolved
@@ -607,9 +613,20 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         if k == 0:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         if mode == VectorStoreQueryMode.MMR:
+            # A zero-vector node has no direction to diversify by: MMR never picks one.
+            zero = set(_zero_vector_ids(self._store))
+            if zero:
+                ids = [i for i in (self._store.ids if ids is None else ids) if i not in zero]
             matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)
         else:
-            matches = self._ranked(query, k, where, ids, context)
+            admits = _admits(where, self._store)
+            matches = _shared.query_around_zero_vectors(
+                self._store,
+                k,
+                ids,
+                lambda only: self._ranked(query, k, where, only, context),
+                admits,
+            )
         matches = [match for match in matches if match.id in self._store]  # no FAISS padding
         return VectorStoreQueryResult(
             nodes=[_node(match) for match in matches],
@@ -724,6 +741,23 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             records.sequence[rows].tolist(),
         )
         return [matches[i] for i in chosen]
+
+
+def _zero_vector_ids(store: FakeVectorStore) -> list[str]:
+    records = store.records()
+    return [i for i, m in zip(records.ids, records.metadata) if m.get(_shared.ZERO_VECTOR)]
+
+
+def _admits(
+    where: Mapping[str, Any] | None, store: FakeVectorStore
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a record's stored metadata passes ``where`` under the store's filter rules."""
+    if where is None:
+        return lambda metadata: True
+    predicate = compile_filter(where, filter_rules(store.profile, store.filter_semantics))
+    if predicate is None:
+        return lambda metadata: True
+    return predicate.matches
 
 
 def _query_mode(mode: object) -> VectorStoreQueryMode:
