@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,6 +32,7 @@ from placeborag import (
     PlaceboragValueError,
 )
 from placeborag.integrations import _shared
+from placeborag.integrations._models import LLAMA_INDEX, Integration, integration_for
 from placeborag.toolkit import FilterRules, compile_filter, filter_rules
 
 try:
@@ -417,8 +419,18 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     is_embedding_query: bool = True
 
     _store: FakeVectorStore = PrivateAttr()
+    _integration: Integration | None = PrivateAttr(default=None)
 
-    def __init__(self, store: FakeVectorStore | None = None, **store_options: Any) -> None:
+    def __init__(
+        self,
+        store: FakeVectorStore | None = None,
+        *,
+        integration: str | None = None,
+        **store_options: Any,
+    ) -> None:
+        model = integration_for(LLAMA_INDEX, integration, "LlamaIndex")
+        if model is not None:
+            store_options = _integration_options(model, store, store_options)
         if store is not None:
             if store_options:
                 raise PlaceboragTypeError(
@@ -446,6 +458,13 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             store = FakeVectorStore(**options)
         super().__init__(stores_text=True, is_embedding_query=True)
         self._store = store
+        self._integration = model
+
+    @property
+    def integration(self) -> Integration | None:
+        """The framework integration modelled (``integration=``), or None for the adapter's own
+        behaviour (every query argument honoured, the profile's score)."""
+        return self._integration
 
     def __getstate__(self) -> dict[str, Any]:
         return _shared.strict_state(self)  # the store and its embedder, or a named error
@@ -477,6 +496,8 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
         nodes = _checked_nodes(nodes)
         ids = [node.node_id for node in nodes]
+        if self._integration is not None:
+            self._integration.check_ids(ids)
         metadatas = [_record_metadata(node) for node in nodes]
         texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
         vectors = self._given_vectors(nodes, texts)
@@ -609,6 +630,15 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 "VectorStoreQuery has neither query_str nor query_embedding; give one"
             )
         k = _shared.check_k(query.similarity_top_k, "similarity_top_k")
+        model = self._integration
+        if model is not None:
+            model.check_k(k)
+            # What the integration does not pass on to the engine, the engine never sees.
+            query = dataclasses.replace(
+                query,
+                doc_ids=query.doc_ids if model.doc_ids else None,
+                node_ids=query.node_ids if model.node_ids else None,
+            )
         where, ids = self._where_and_ids(query)
         if k == 0:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
@@ -628,9 +658,10 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 admits,
             )
         matches = [match for match in matches if match.id in self._store]  # no FAISS padding
+        convert = model.similarity if model is not None else float
         return VectorStoreQueryResult(
             nodes=[_node(match) for match in matches],
-            similarities=[match.score for match in matches],
+            similarities=[convert(match.score) for match in matches],
             ids=[match.id for match in matches],
         )
 
@@ -741,6 +772,28 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             records.sequence[rows].tolist(),
         )
         return [matches[i] for i in chosen]
+
+
+def _integration_options(
+    model: Integration, store: FakeVectorStore | None, options: dict[str, Any]
+) -> dict[str, Any]:
+    """The store options ``integration=`` implies: its engine's profile, existing-id rule and
+    filter semantics, unless given; a profile of another engine is refused."""
+    given = store.profile.name if store is not None else options.get("profile", model.profile)
+    if given != model.profile:
+        raise PlaceboragValueError(
+            f"integration={shown(model.name)} models {model.package}, which runs on the "
+            f"{shown(model.profile)} profile, not {shown(given)}; drop profile= or give "
+            f"profile={shown(model.profile)}"
+        )
+    if store is not None:
+        return options
+    return {
+        "profile": model.profile,
+        "on_existing_id": model.on_existing_id,
+        "filter_semantics": model.filter_semantics,
+        **options,
+    }
 
 
 def _zero_vector_ids(store: FakeVectorStore) -> list[str]:

@@ -1,0 +1,127 @@
+"""Integration models: what a framework's own integration for an engine does on top of it.
+
+A backend profile models the engine; a real application reaches the engine through its
+framework's integration package (``llama-index-vector-stores-chroma``, ...), which decides
+which query arguments reach the engine, how scores are converted, what a repeated id and
+``k=0`` do. An :class:`Integration` is one such package, measured against the real one
+(``tests/integrations/test_integration_models.py`` runs both on the same operations). An
+adapter takes one as ``integration="<engine>"``; it implies the engine's profile.
+
+It imports no framework.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from placeborag import PlaceboragTypeError, PlaceboragValueError
+from placeborag.toolkit import shown
+
+__all__ = ["LLAMA_INDEX", "Integration", "integration_for"]
+
+
+@dataclass(frozen=True)
+class Integration:
+    """One framework's integration package for one engine, as measured.
+
+    ``package`` is the integration measured (name and version); ``profile`` the engine's
+    profile it implies; ``doc_ids``/``node_ids`` whether a query's document and node ids
+    restrict the candidates (False: the integration drops them silently); ``similarity``
+    converts the engine's number into the score the framework reports; ``on_existing_id`` is
+    what writing a stored id does; ``k_zero`` the error type ``k=0`` raises (None: no
+    results); ``uuid_ids`` whether ids must be UUIDs; ``filter_semantics`` the store option
+    that makes ``!=``/``nin`` treat a missing key as the integration's filters do.
+    """
+
+    name: str
+    package: str
+    profile: str
+    doc_ids: bool
+    node_ids: bool
+    similarity: Callable[[float], float] = field(repr=False, compare=False)
+    similarity_label: str
+    on_existing_id: str
+    k_zero: type[Exception] | None
+    k_zero_message: str
+    uuid_ids: bool
+    filter_semantics: str
+
+    def check_k(self, k: int) -> None:
+        """Raise as the integration does for ``k=0`` (a no-op when it returns nothing)."""
+        if k == 0 and self.k_zero is not None:
+            error = PlaceboragTypeError if self.k_zero is TypeError else PlaceboragValueError
+            raise error(f"similarity_top_k=0: {self.k_zero_message} ({self.package})")
+
+    def check_ids(self, ids: list[str]) -> None:
+        """Refuse ids the engine refuses, before anything is written."""
+        if not self.uuid_ids:
+            return
+        for value in ids:
+            try:
+                uuid.UUID(value)
+            except ValueError:
+                raise PlaceboragValueError(
+                    f"node id {shown(value)} is not a valid UUID, and {self.package} writes "
+                    "node ids as Qdrant point ids (a UUID or an unsigned int)"
+                ) from None
+
+
+def _exp_minus(distance: float) -> float:
+    return math.exp(-distance)
+
+
+def _as_given(score: float) -> float:
+    return score
+
+
+# Measured with llama-index-core 0.14.25, chromadb 1.5.9 (EphemeralClient) and qdrant-client
+# 1.20.0 (local mode).
+LLAMA_INDEX: dict[str, Integration] = {
+    "chroma": Integration(
+        name="chroma",
+        package="llama-index-vector-stores-chroma 0.6.0",
+        profile="chroma",
+        doc_ids=False,
+        node_ids=False,
+        similarity=_exp_minus,
+        similarity_label="exp(-distance), higher is better",
+        on_existing_id="ignore",
+        k_zero=TypeError,
+        k_zero_message="Chroma refuses n_results=0 ('Number of requested results 0, cannot be "
+        "negative, or zero')",
+        uuid_ids=False,
+        filter_semantics="engine",
+    ),
+    "qdrant": Integration(
+        name="qdrant",
+        package="llama-index-vector-stores-qdrant 0.10.4",
+        profile="qdrant",
+        doc_ids=True,
+        node_ids=True,
+        similarity=_as_given,
+        similarity_label="the engine's score (cosine similarity), higher is better",
+        on_existing_id="replace",
+        k_zero=ValueError,
+        k_zero_message="Qdrant refuses limit=0 ('limit value 0 is invalid')",
+        uuid_ids=True,
+        filter_semantics="strict",
+    ),
+}
+
+
+def integration_for(
+    table: dict[str, Integration], value: object, framework: str
+) -> Integration | None:
+    """The integration named ``value`` in ``table`` (None for None), or a named error."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in table:
+        allowed = ", ".join(repr(name) for name in table)
+        raise PlaceboragValueError(
+            f"integration={shown(value)} must be one of {allowed} (the engine whose {framework} "
+            "integration to model) or None"
+        )
+    return table[value]

@@ -1,0 +1,192 @@
+"""``PlaceboLlamaVectorStore(integration=...)`` against LlamaIndex's own integration packages.
+
+The same operations run on ``llama-index-vector-stores-chroma`` over an in-process Chroma
+(``EphemeralClient``, cosine space) and ``llama-index-vector-stores-qdrant`` over Qdrant's
+local mode, and on the fake with ``integration="chroma"`` / ``"qdrant"``: what reaches the
+engine of ``doc_ids`` and ``node_ids``, the scores the framework reports, ``!=`` on a node
+without the key, a rewritten id, ``similarity_top_k=0``, a node id that is not a UUID, a zero
+and a NaN embedding. Every answer is the same; the differences left are pinned below.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_index.core")
+pytest.importorskip("llama_index.vector_stores.chroma")
+pytest.importorskip("llama_index.vector_stores.qdrant")
+
+import chromadb
+import chromadb.errors
+import llama_index.vector_stores.chroma as llama_chroma
+import llama_index.vector_stores.qdrant as llama_qdrant
+import qdrant_client
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.vector_stores.types import (
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+    VectorStoreQuery,
+)
+
+from placeborag import PlaceboragValueError
+from placeborag.integrations.llama_index import PlaceboLlamaVectorStore
+
+pytestmark = [
+    pytest.mark.engines,
+    # The Qdrant integration creates a payload index, which local mode says it ignores.
+    pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning"),
+]
+
+_names = itertools.count()
+
+
+def real_chroma() -> Any:
+    client = chromadb.EphemeralClient()
+    collection = client.create_collection(
+        f"placebo-{next(_names)}", metadata={"hnsw:space": "cosine"}
+    )
+    return llama_chroma.ChromaVectorStore(chroma_collection=collection)
+
+
+def real_qdrant() -> Any:
+    client = qdrant_client.QdrantClient(location=":memory:")
+    return llama_qdrant.QdrantVectorStore(client=client, collection_name="placebo")
+
+
+REAL: dict[str, Callable[[], Any]] = {"chroma": real_chroma, "qdrant": real_qdrant}
+IDS = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(1, 7)]
+ROWS = [
+    (IDS[0], [1.0, 0.0], "d1", {"team": "a"}),
+    (IDS[1], [0.6, 0.8], "d2", {"team": "b"}),
+    (IDS[2], [0.0, 1.0], "d1", {}),
+    (IDS[3], [0.0, 0.0], "d2", {"team": "a"}),  # a zero vector
+    (IDS[4], [-0.8, 0.6], "d3", {"team": "b"}),
+]
+
+
+def nodes(rows: list[tuple[str, list[float], str, dict[str, Any]]]) -> list[TextNode]:
+    return [
+        TextNode(
+            id_=node_id,
+            text=f"text {node_id[-1]}",
+            embedding=vector,
+            metadata=dict(metadata),
+            relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc)},
+        )
+        for node_id, vector, doc, metadata in rows
+    ]
+
+
+def answer(store: Any, **query: Any) -> Any:
+    """What a query returns (ids and rounded scores), or the builtin type of its error."""
+    try:
+        result = store.query(VectorStoreQuery(query_embedding=[1.0, 0.0], **query))
+    except (TypeError, ValueError) as exc:
+        return TypeError if isinstance(exc, TypeError) else ValueError
+    return [(i, round(s, 5)) for i, s in zip(result.ids, result.similarities)]
+
+
+def written(store: Any, rows: Any) -> str:
+    try:
+        store.add(nodes(rows))
+    except Exception:  # each engine raises its own class; both refuse before writing
+        return "refused"
+    return "written"
+
+
+NOT_TEAM_A = MetadataFilters(
+    filters=[MetadataFilter(key="team", value="a", operator=FilterOperator.NE)]
+)
+
+
+def operations(store: Any) -> list[Any]:
+    """The same sequence on either store; the outcome of each step."""
+    out: list[Any] = [written(store, ROWS)]
+    out.append(answer(store, similarity_top_k=5))
+    out.append(answer(store, similarity_top_k=5, doc_ids=["d1"]))
+    out.append(answer(store, similarity_top_k=5, node_ids=[IDS[1], IDS[4]]))
+    out.append(answer(store, similarity_top_k=5, filters=NOT_TEAM_A))
+    out.append(answer(store, similarity_top_k=2))
+    out.append(answer(store, similarity_top_k=0))
+    # A rewrite (no exact tie after it: neither engine has a rule for the order of ties).
+    out.append(written(store, [(IDS[0], [0.28, 0.96], "d9", {"team": "z"})]))
+    out.append(answer(store, similarity_top_k=1))
+    out.append(written(store, [(IDS[5], [math.nan, 0.0], "d1", {})]))
+    out.append(answer(store, similarity_top_k=5))
+    return out
+
+
+@pytest.mark.parametrize("integration", ["chroma", "qdrant"])
+def test_the_fake_answers_every_operation_as_the_real_integration(integration: str) -> None:
+    real = operations(REAL[integration]())
+    fake = operations(PlaceboLlamaVectorStore(integration=integration))
+
+    assert fake == real
+
+
+def test_chromas_llamaindex_integration_ignores_doc_ids_and_node_ids_and_so_does_the_model() -> (
+    None
+):
+    real, fake = real_chroma(), PlaceboLlamaVectorStore(integration="chroma")
+    for store in (real, fake):
+        store.add(nodes(ROWS))
+    every = answer(real, similarity_top_k=5)
+
+    for restriction in ({"doc_ids": ["d1"]}, {"node_ids": [IDS[1]]}):
+        assert answer(real, similarity_top_k=5, **restriction) == every
+        assert answer(fake, similarity_top_k=5, **restriction) == every
+    # The adapter's own behaviour (no integration=) restricts by them: a test that needs a
+    # document filter to be honoured must model the integration, or it passes on a fake that
+    # honours what the real integration drops.
+    own = PlaceboLlamaVectorStore(profile="chroma")
+    own.add(nodes(ROWS))
+    assert [i for i, _ in answer(own, similarity_top_k=5, doc_ids=["d1"])] == [IDS[0], IDS[2]]
+
+
+def test_qdrants_llamaindex_integration_refuses_a_node_id_that_is_not_a_uuid() -> None:
+    real, fake = real_qdrant(), PlaceboLlamaVectorStore(integration="qdrant")
+
+    assert written(real, [("plain", [1.0, 0.0], "d1", {})]) == "refused"
+    with pytest.raises(PlaceboragValueError, match="node id 'plain' is not a valid UUID"):
+        fake.add(nodes([("plain", [1.0, 0.0], "d1", {})]))
+    assert len(fake.store) == 0
+
+
+# -- the differences left, pinned -----------------------------------------------------------
+
+
+def test_difference_chroma_refuses_a_nan_embedding_with_its_own_error_class() -> None:
+    real, fake = real_chroma(), PlaceboLlamaVectorStore(integration="chroma")
+
+    with pytest.raises(chromadb.errors.InvalidArgumentError):
+        real.add(nodes([(IDS[0], [math.nan, 0.0], "d1", {})]))
+    with pytest.raises(PlaceboragValueError):  # a ValueError, as the other engines raise
+        fake.add(nodes([(IDS[0], [math.nan, 0.0], "d1", {})]))
+
+
+def test_difference_chroma_l2_scores_a_zero_vector_from_the_raw_vectors() -> None:
+    # Chroma's l2 space measures raw vectors: a zero vector is at squared distance |q|^2 = 1
+    # from a unit query. The fake ranks unit vectors, so under l2 it reports 2 - 2 cos = 2.
+    collection = chromadb.EphemeralClient().create_collection(
+        f"placebo-{next(_names)}", metadata={"hnsw:space": "l2"}
+    )
+    real = llama_chroma.ChromaVectorStore(chroma_collection=collection)
+    fake = PlaceboLlamaVectorStore(integration="chroma", metric="l2")
+    for store in (real, fake):
+        store.add(nodes([ROWS[3]]))
+
+    assert answer(real, similarity_top_k=1) == [(IDS[3], round(math.exp(-1.0), 5))]
+    assert answer(fake, similarity_top_k=1) == [(IDS[3], round(math.exp(-2.0), 5))]
+
+
+def test_an_integration_of_another_engine_than_the_profile_is_refused() -> None:
+    with pytest.raises(PlaceboragValueError, match="runs on the 'chroma' profile, not 'qdrant'"):
+        PlaceboLlamaVectorStore(integration="chroma", profile="qdrant")
+    with pytest.raises(PlaceboragValueError, match=r"^integration='weaviate' must be one of"):
+        PlaceboLlamaVectorStore(integration="weaviate")
