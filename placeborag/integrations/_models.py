@@ -16,11 +16,12 @@ import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag.toolkit import shown
 
-__all__ = ["LLAMA_INDEX", "Integration", "integration_for"]
+__all__ = ["LANGCHAIN", "LLAMA_INDEX", "Integration", "integration_for", "store_options_for"]
 
 
 @dataclass(frozen=True)
@@ -48,14 +49,27 @@ class Integration:
     k_zero_message: str
     uuid_ids: bool
     filter_semantics: str
+    # LangChain's relevance score of the reported number, by the profile's metric (None: the
+    # adapter's own, the cosine recovered); the metadata keys the integration adds to each
+    # document it returns, from the id.
+    relevance: dict[str, Callable[[float], float]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    returned_metadata: Callable[[str], dict[str, str]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
-    def check_k(self, k: int) -> None:
+    def relevance_of(self, metric: str) -> Callable[[float], float] | None:
+        """The relevance function for ``metric``, or None where the integration has none here."""
+        return None if self.relevance is None else self.relevance.get(metric)
+
+    def check_k(self, k: int, name: str = "similarity_top_k") -> None:
         """Raise as the integration does for ``k=0`` (a no-op when it returns nothing)."""
         if k == 0 and self.k_zero is not None:
             error = PlaceboragTypeError if self.k_zero is TypeError else PlaceboragValueError
-            raise error(f"similarity_top_k=0: {self.k_zero_message} ({self.package})")
+            raise error(f"{name}=0: {self.k_zero_message} ({self.package})")
 
-    def check_ids(self, ids: list[str]) -> None:
+    def check_ids(self, ids: list[str], what: str = "node id") -> None:
         """Refuse ids the engine refuses, before anything is written."""
         if not self.uuid_ids:
             return
@@ -64,8 +78,8 @@ class Integration:
                 uuid.UUID(value)
             except ValueError:
                 raise PlaceboragValueError(
-                    f"node id {shown(value)} is not a valid UUID, and {self.package} writes "
-                    "node ids as Qdrant point ids (a UUID or an unsigned int)"
+                    f"{what} {shown(value)} is not a valid UUID, and {self.package} writes "
+                    "ids as Qdrant point ids (a UUID or an unsigned int)"
                 ) from None
 
 
@@ -112,6 +126,60 @@ LLAMA_INDEX: dict[str, Integration] = {
 }
 
 
+def _one_minus(distance: float) -> float:
+    return 1.0 - distance
+
+
+def _one_minus_over_sqrt2(distance: float) -> float:
+    return 1.0 - distance / math.sqrt(2.0)
+
+
+def _half_plus_half(similarity: float) -> float:
+    return (1.0 + similarity) / 2.0
+
+
+def _qdrant_payload_keys(value: str) -> dict[str, str]:
+    return {"_id": value, "_collection_name": "placebo"}
+
+
+# Measured with langchain-core 1.8.3, chromadb 1.5.9 (EphemeralClient) and qdrant-client
+# 1.20.0 (local mode). Both upsert an existing id; both take a where/Filter of their own.
+LANGCHAIN: dict[str, Integration] = {
+    "chroma": Integration(
+        name="chroma",
+        package="langchain-chroma 1.1.0",
+        profile="chroma",
+        doc_ids=True,
+        node_ids=True,
+        similarity=_as_given,
+        similarity_label="Chroma's distance, lower is better",
+        on_existing_id="replace",
+        k_zero=TypeError,
+        k_zero_message="Chroma refuses n_results=0 ('Number of requested results 0, cannot be "
+        "negative, or zero')",
+        uuid_ids=False,
+        filter_semantics="engine",
+        relevance={"cosine": _one_minus, "l2": _one_minus_over_sqrt2},
+    ),
+    "qdrant": Integration(
+        name="qdrant",
+        package="langchain-qdrant 1.1.0",
+        profile="qdrant",
+        doc_ids=True,
+        node_ids=True,
+        similarity=_as_given,
+        similarity_label="the engine's score (cosine similarity), higher is better",
+        on_existing_id="replace",
+        k_zero=ValueError,
+        k_zero_message="Qdrant refuses limit=0 ('limit value 0 is invalid')",
+        uuid_ids=True,
+        filter_semantics="strict",
+        relevance={"cosine": _half_plus_half, "l2": _one_minus_over_sqrt2},
+        returned_metadata=_qdrant_payload_keys,
+    ),
+}
+
+
 def integration_for(
     table: dict[str, Integration], value: object, framework: str
 ) -> Integration | None:
@@ -125,3 +193,24 @@ def integration_for(
             "integration to model) or None"
         )
     return table[value]
+
+
+def store_options_for(model: Integration, store: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The store options ``integration=`` implies: its engine's profile, existing-id rule and
+    filter semantics, unless given; a profile of another engine is refused. ``store`` is a
+    ``FakeVectorStore`` given as ``store=`` (its options stay its own), or None."""
+    given = store.profile.name if store is not None else options.get("profile", model.profile)
+    if given != model.profile:
+        raise PlaceboragValueError(
+            f"integration={shown(model.name)} models {model.package}, which runs on the "
+            f"{shown(model.profile)} profile, not {shown(given)}; drop profile= or give "
+            f"profile={shown(model.profile)}"
+        )
+    if store is not None:
+        return options
+    return {
+        "profile": model.profile,
+        "on_existing_id": model.on_existing_id,
+        "filter_semantics": model.filter_semantics,
+        **options,
+    }

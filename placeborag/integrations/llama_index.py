@@ -32,7 +32,12 @@ from placeborag import (
     PlaceboragValueError,
 )
 from placeborag.integrations import _shared
-from placeborag.integrations._models import LLAMA_INDEX, Integration, integration_for
+from placeborag.integrations._models import (
+    LLAMA_INDEX,
+    Integration,
+    integration_for,
+    store_options_for,
+)
 from placeborag.toolkit import FilterRules, compile_filter, filter_rules
 
 try:
@@ -430,7 +435,7 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     ) -> None:
         model = integration_for(LLAMA_INDEX, integration, "LlamaIndex")
         if model is not None:
-            store_options = _integration_options(model, store, store_options)
+            store_options = store_options_for(model, store, store_options)
         if store is not None:
             if store_options:
                 raise PlaceboragTypeError(
@@ -772,28 +777,6 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             records.sequence[rows].tolist(),
         )
         return [matches[i] for i in chosen]
-
-
-def _integration_options(
-    model: Integration, store: FakeVectorStore | None, options: dict[str, Any]
-) -> dict[str, Any]:
-    """The store options ``integration=`` implies: its engine's profile, existing-id rule and
-    filter semantics, unless given; a profile of another engine is refused."""
-    given = store.profile.name if store is not None else options.get("profile", model.profile)
-    if given != model.profile:
-        raise PlaceboragValueError(
-            f"integration={shown(model.name)} models {model.package}, which runs on the "
-            f"{shown(model.profile)} profile, not {shown(given)}; drop profile= or give "
-            f"profile={shown(model.profile)}"
-        )
-    if store is not None:
-        return options
-    return {
-        "profile": model.profile,
-        "on_existing_id": model.on_existing_id,
-        "filter_semantics": model.filter_semantics,
-        **options,
-    }
 
 
 def _zero_vector_ids(store: FakeVectorStore) -> list[str]:

@@ -1,4 +1,4 @@
-"""``PlaceboLlamaVectorStore(integration=...)`` against LlamaIndex's own integration packages.
+"""``integration=`` against the frameworks' own integration packages, on the same operations.
 
 The same operations run on ``llama-index-vector-stores-chroma`` over an in-process Chroma
 (``EphemeralClient``, cosine space) and ``llama-index-vector-stores-qdrant`` over Qdrant's
@@ -41,6 +41,9 @@ pytestmark = [
     pytest.mark.engines,
     # The Qdrant integration creates a payload index, which local mode says it ignores.
     pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning"),
+    # Chroma's relevance (1 - distance) is negative past a right angle: LangChain warns, on
+    # the real store and the fake alike.
+    pytest.mark.filterwarnings("ignore:Relevance scores must be between 0 and 1:UserWarning"),
 ]
 
 _names = itertools.count()
@@ -190,3 +193,109 @@ def test_an_integration_of_another_engine_than_the_profile_is_refused() -> None:
         PlaceboLlamaVectorStore(integration="chroma", profile="qdrant")
     with pytest.raises(PlaceboragValueError, match=r"^integration='weaviate' must be one of"):
         PlaceboLlamaVectorStore(integration="weaviate")
+
+
+# -- LangChain: langchain-chroma and langchain-qdrant ------------------------------------------
+
+pytest.importorskip("langchain_chroma")
+pytest.importorskip("langchain_qdrant")
+
+from langchain_chroma import Chroma  # noqa: E402 - after the skips above
+from langchain_core.embeddings import Embeddings  # noqa: E402
+from langchain_qdrant import QdrantVectorStore  # noqa: E402
+from qdrant_client.models import Distance, VectorParams  # noqa: E402
+
+from placeborag.integrations.langchain import PlaceboVectorStore  # noqa: E402
+
+TEXTS = {
+    "a": [1.0, 0.0],
+    "b": [0.6, 0.8],
+    "c": [0.0, 1.0],
+    "e": [-0.8, 0.6],
+    "r": [0.28, 0.96],
+    "q": [1.0, 0.0],
+}
+
+
+class TextVectors(Embeddings):
+    """Fixed vectors by text: both sides rank the same vectors (no model)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [TEXTS.get(text, [1.0, 1.0]) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return TEXTS[text]
+
+
+def langchain_chroma(space: str) -> Any:
+    client = chromadb.EphemeralClient()
+    name = f"placebo-{next(_names)}"
+    return Chroma(name, TextVectors(), client=client, collection_metadata={"hnsw:space": space})
+
+
+def langchain_qdrant() -> Any:
+    client = qdrant_client.QdrantClient(location=":memory:")
+    client.create_collection("placebo", VectorParams(size=2, distance=Distance.COSINE))
+    return QdrantVectorStore(client=client, collection_name="placebo", embedding=TextVectors())
+
+
+def outcome(call: Callable[[], Any]) -> Any:
+    try:
+        found = call()
+    except (TypeError, ValueError) as exc:
+        return TypeError if isinstance(exc, TypeError) else ValueError
+    return [(d.page_content, dict(d.metadata), round(s, 5)) for d, s in found]
+
+
+def langchain_operations(store: Any) -> list[Any]:
+    metadatas = [{"team": "a"}, {"team": "b"}, {"x": 1}, {"team": "b"}]
+    out: list[Any] = [store.add_texts(["a", "b", "c", "e"], metadatas, ids=IDS[:4])]
+    out.append(outcome(lambda: store.similarity_search_with_score("q")))  # the default k
+    out.append(outcome(lambda: store.similarity_search_with_relevance_scores("q", k=4)))
+    out.append(outcome(lambda: store.similarity_search_with_score("q", k=0)))
+    store.add_texts(["r"], [{"team": "z"}], ids=[IDS[0]])  # a rewrite: both upsert
+    out.append(outcome(lambda: store.similarity_search_with_score("q", k=2)))
+    out.append(outcome(lambda: store.add_texts(["a"], ids=["plain"]) and []))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("integration", "options", "real"),
+    [
+        ("chroma", {}, lambda: langchain_chroma("cosine")),
+        ("chroma", {"metric": "l2"}, lambda: langchain_chroma("l2")),
+        ("qdrant", {}, langchain_qdrant),
+    ],
+    ids=["chroma-cosine", "chroma-l2", "qdrant"],
+)
+def test_the_langchain_fake_answers_as_the_real_integration(
+    integration: str, options: dict[str, Any], real: Callable[[], Any]
+) -> None:
+    fake = PlaceboVectorStore(TextVectors(), integration=integration, **options)
+
+    assert langchain_operations(fake) == langchain_operations(real())
+
+
+def test_the_adapters_own_relevance_differs_from_langchain_qdrants() -> None:
+    # langchain-qdrant reports (1 + cos) / 2 as relevance; the adapter's own (no integration=)
+    # reports the cosine, so a threshold tuned on the fake would move on the real store.
+    own = PlaceboVectorStore(TextVectors(), profile="qdrant")
+    own.add_texts(["b"], ids=[IDS[1]])
+    real = langchain_qdrant()
+    real.add_texts(["b"], ids=[IDS[1]])
+
+    assert own.similarity_search_with_relevance_scores("q", k=1)[0][1] == pytest.approx(0.6)
+    assert real.similarity_search_with_relevance_scores("q", k=1)[0][1] == pytest.approx(0.8)
+
+
+def test_difference_a_zero_vector_from_the_embedding_model_is_refused() -> None:
+    # Chroma and Qdrant take it (cosine distance 1, score 0); a FakeVectorStore over a model
+    # refuses a zero or non-finite vector from it, naming the text.
+    class Zero(TextVectors):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[0.0, 0.0] for _ in texts]
+
+    real = Chroma("placebo-zero", Zero(), client=chromadb.EphemeralClient())
+    real.add_texts(["z"], ids=[IDS[3]])
+    with pytest.raises(PlaceboragValueError, match="zero or non-finite vector for 'z'"):
+        PlaceboVectorStore(Zero(), integration="chroma").add_texts(["z"], ids=[IDS[3]])
