@@ -21,7 +21,14 @@ from typing import Any
 from placeborag import PlaceboragTypeError, PlaceboragValueError
 from placeborag.toolkit import shown
 
-__all__ = ["LANGCHAIN", "LLAMA_INDEX", "Integration", "integration_for", "store_options_for"]
+__all__ = [
+    "HAYSTACK",
+    "LANGCHAIN",
+    "LLAMA_INDEX",
+    "Integration",
+    "integration_for",
+    "store_options_for",
+]
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,10 @@ class Integration:
     returned_metadata: Callable[[str], dict[str, str]] | None = field(
         default=None, repr=False, compare=False
     )
+    # Haystack: whether DuplicatePolicy.NONE fails on an existing id, and whether the
+    # retriever can scale scores at all.
+    none_policy_fails: bool = False
+    scale_score: bool = True
 
     def relevance_of(self, metric: str) -> Callable[[float], float] | None:
         """The relevance function for ``metric``, or None where the integration has none here."""
@@ -176,6 +187,44 @@ LANGCHAIN: dict[str, Integration] = {
         filter_semantics="strict",
         relevance={"cosine": _half_plus_half, "l2": _one_minus_over_sqrt2},
         returned_metadata=_qdrant_payload_keys,
+    ),
+}
+
+
+# Measured with haystack-ai 3.4.1, chromadb 1.5.9 (in-process) and qdrant-client 1.20.0
+# (local mode). Both treat DuplicatePolicy.NONE as FAIL; both filter with Haystack's syntax.
+HAYSTACK: dict[str, Integration] = {
+    "chroma": Integration(
+        name="chroma",
+        package="chroma-haystack 5.0.0",
+        profile="chroma",
+        doc_ids=True,
+        node_ids=True,
+        similarity=_as_given,
+        similarity_label="Chroma's distance, lower is better (no scale_score)",
+        on_existing_id="replace",
+        k_zero=TypeError,
+        k_zero_message="Chroma refuses n_results=0 ('Number of requested results 0, cannot be "
+        "negative, or zero')",
+        uuid_ids=False,
+        filter_semantics="engine",
+        none_policy_fails=True,
+        scale_score=False,
+    ),
+    "qdrant": Integration(
+        name="qdrant",
+        package="qdrant-haystack 13.1.0",
+        profile="qdrant",
+        doc_ids=True,
+        node_ids=True,
+        similarity=_as_given,
+        similarity_label="cosine similarity; scale_score=True gives (1 + cos) / 2",
+        on_existing_id="replace",
+        k_zero=ValueError,
+        k_zero_message="Qdrant refuses limit=0 ('limit value 0 is invalid')",
+        uuid_ids=False,  # qdrant-haystack hashes any id into a UUID
+        filter_semantics="engine",
+        none_policy_fails=True,
     ),
 }
 

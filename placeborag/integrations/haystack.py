@@ -33,6 +33,12 @@ from placeborag import (
     PlaceboragValueError,
 )
 from placeborag.integrations import _shared
+from placeborag.integrations._models import (
+    HAYSTACK,
+    Integration,
+    integration_for,
+    store_options_for,
+)
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
@@ -158,8 +164,17 @@ class PlaceboDocumentStore:
     """
 
     def __init__(
-        self, store: FakeVectorStore | None = None, *, embedder: Any = None, **store_options: Any
+        self,
+        store: FakeVectorStore | None = None,
+        *,
+        embedder: Any = None,
+        integration: str | None = None,
+        **store_options: Any,
     ) -> None:
+        model = integration_for(HAYSTACK, integration, "Haystack")
+        if model is not None:
+            store_options = store_options_for(model, store, store_options)
+        self._integration = model
         if store is not None:
             if embedder is not None or store_options:
                 given = ["embedder"] if embedder is not None else []
@@ -189,6 +204,11 @@ class PlaceboDocumentStore:
         return self._store
 
     @property
+    def integration(self) -> Integration | None:
+        """The Haystack integration modelled (``integration=``), or None."""
+        return self._integration
+
+    @property
     def embedder(self) -> Any:
         """The placeborag embedder the store embeds documents without an embedding with."""
         return _shared.resolve_embedder(self._store.embedder)
@@ -207,10 +227,15 @@ class PlaceboDocumentStore:
                 "profile by its name"
             )
         given = self._store.embedder
+        embedder: dict[str, Any] | None
         if isinstance(given, _shared.GivenVectors) and given.chosen:
             # No embedder was given: a store built from the dict takes its dimension again.
-            return default_to_dict(self, embedder=None, **options)
-        return default_to_dict(self, embedder=_embedder_to_dict(self.embedder), **options)
+            embedder = None
+        else:
+            embedder = _embedder_to_dict(self.embedder)
+        if self._integration is not None:
+            options["integration"] = self._integration.name
+        return default_to_dict(self, embedder=embedder, **options)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlaceboDocumentStore:
@@ -332,7 +357,8 @@ class PlaceboDocumentStore:
             allowed = ", ".join(f"DuplicatePolicy.{item.name}" for item in DuplicatePolicy)
             raise PlaceboragTypeError(f"policy={shown(policy)} must be one of {allowed}")
         mode = self._store.profile.on_existing_id
-        if policy == DuplicatePolicy.NONE and mode == "error":
+        fails = self._integration is not None and self._integration.none_policy_fails
+        if policy == DuplicatePolicy.NONE and (mode == "error" or fails):
             policy = DuplicatePolicy.FAIL
         stored = set(self._store.ids)
         if policy == DuplicatePolicy.FAIL:
@@ -389,6 +415,8 @@ class PlaceboDocumentStore:
                     f"documents[{i}] has meta key {shown(_DOCUMENT)}, which PlaceboDocumentStore "
                     "keeps for itself; rename that key"
                 )
+            if document.embedding is not None:  # a bad vector is named before the JSON
+                check_vector(document.embedding, f"documents[{i}].embedding")
             try:
                 serialised = json.dumps(
                     dataclasses.replace(document, score=None).to_dict(flatten=False),
@@ -479,6 +507,14 @@ class PlaceboDocumentStore:
                 f"{dimensions}; embed the query with PlaceboTextEmbedder(store.embedder)"
             )
         k = _shared.check_k(top_k, "top_k")
+        model = self._integration
+        if model is not None:
+            model.check_k(k, "top_k")
+            if scale_score and not model.scale_score:
+                raise PlaceboragTypeError(
+                    f"scale_score=True: {model.package}'s retriever has no scale_score and "
+                    "reports Chroma's distances; drop it"
+                )
         if k == 0:
             return []
         matches = self._ranked(vector, filters, k)
@@ -735,12 +771,20 @@ class PlaceboEmbeddingRetriever:
         query_embedding: list[float],
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
+        scale_score: bool | None = None,
     ) -> dict[str, list[Document]]:
+        """``filters``, ``top_k`` and ``scale_score`` given here replace the retriever's own.
+
+        Under ``integration=`` a ``top_k`` of 0 is the retriever's own, as the integrations'
+        retrievers read it (``top_k or self.top_k``).
+        """
+        if top_k == 0 and self.document_store.integration is not None:
+            top_k = None
         documents = self.document_store.embedding_retrieval(
             query_embedding,
             filters=self.filters if filters is None else filters,
             top_k=self.top_k if top_k is None else top_k,
-            scale_score=self.scale_score,
+            scale_score=self.scale_score if scale_score is None else scale_score,
             return_embedding=self.return_embedding,
         )
         return {"documents": documents}
@@ -751,8 +795,9 @@ class PlaceboEmbeddingRetriever:
         query_embedding: list[float],
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
+        scale_score: bool | None = None,
     ) -> dict[str, list[Document]]:
-        return self.run(query_embedding, filters, top_k)
+        return self.run(query_embedding, filters, top_k, scale_score)
 
 
 class _EmbedderComponent:

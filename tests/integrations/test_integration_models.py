@@ -299,3 +299,102 @@ def test_difference_a_zero_vector_from_the_embedding_model_is_refused() -> None:
     real.add_texts(["z"], ids=[IDS[3]])
     with pytest.raises(PlaceboragValueError, match="zero or non-finite vector for 'z'"):
         PlaceboVectorStore(Zero(), integration="chroma").add_texts(["z"], ids=[IDS[3]])
+
+
+# -- Haystack: chroma-haystack and qdrant-haystack -------------------------------------------
+
+pytest.importorskip("haystack")
+pytest.importorskip("haystack_integrations.document_stores.chroma")
+pytest.importorskip("haystack_integrations.document_stores.qdrant")
+
+from haystack import Document  # noqa: E402 - after the skips above
+from haystack.document_stores.errors import DuplicateDocumentError  # noqa: E402
+from haystack.document_stores.types import DuplicatePolicy  # noqa: E402
+from haystack_integrations.components.retrievers.chroma import (  # noqa: E402
+    ChromaEmbeddingRetriever,
+)
+from haystack_integrations.components.retrievers.qdrant import (  # noqa: E402
+    QdrantEmbeddingRetriever,
+)
+from haystack_integrations.document_stores.chroma import ChromaDocumentStore  # noqa: E402
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore  # noqa: E402
+
+from placeborag.integrations.haystack import (  # noqa: E402
+    PlaceboDocumentStore,
+    PlaceboEmbeddingRetriever,
+)
+
+
+def documents(rows: list[tuple[str, list[float], str, dict[str, Any]]]) -> list[Document]:
+    return [
+        Document(id=i, content=f"text {i[-1]}", embedding=v, meta=dict(m)) for i, v, _, m in rows
+    ]
+
+
+def haystack_chroma() -> tuple[Any, Callable[..., Any]]:
+    store = ChromaDocumentStore(
+        collection_name=f"placebo-{next(_names)}", distance_function="cosine"
+    )
+    return store, lambda **kw: ChromaEmbeddingRetriever(store).run(**kw)
+
+
+def haystack_qdrant() -> tuple[Any, Callable[..., Any]]:
+    store = QdrantDocumentStore(location=":memory:", embedding_dim=2, recreate_index=True)
+    return store, lambda **kw: QdrantEmbeddingRetriever(store).run(**kw)
+
+
+def haystack_fake(integration: str) -> tuple[Any, Callable[..., Any]]:
+    store = PlaceboDocumentStore(integration=integration)
+    return store, lambda **kw: PlaceboEmbeddingRetriever(store).run(**kw)
+
+
+def retrieved(run: Callable[..., Any], **options: Any) -> Any:
+    try:
+        found = run(query_embedding=[1.0, 0.0], **options)["documents"]
+    except (TypeError, ValueError) as exc:
+        return TypeError if isinstance(exc, TypeError) else ValueError
+    return [(d.id, round(d.score, 5)) for d in found]
+
+
+def haystack_operations(store: Any, run: Callable[..., Any], scaled: bool) -> list[Any]:
+    rewrite = documents([(IDS[0], [0.28, 0.96], "", {"team": "z"})])
+    out: list[Any] = [store.write_documents(documents(ROWS))]
+    out.append(retrieved(run, top_k=5))
+    if scaled:
+        out.append(retrieved(run, top_k=5, scale_score=True))
+    not_a = {"field": "meta.team", "operator": "!=", "value": "a"}
+    out.append(retrieved(run, top_k=5, filters=not_a))  # both keep the node without the key
+    out.append(retrieved(run, top_k=0))
+    try:
+        store.write_documents(rewrite)  # DuplicatePolicy.NONE: both fail on a stored id
+        out.append("written")
+    except DuplicateDocumentError:
+        out.append("refused")
+    fresh = documents([(IDS[1], [0.28, 0.96], "", {}), (IDS[5], [0.5, 0.5], "", {})])
+    out.append(store.write_documents(fresh, DuplicatePolicy.SKIP))
+    out.append(store.write_documents(rewrite, DuplicatePolicy.OVERWRITE))
+    out.append(retrieved(run, top_k=6))
+    out.append(store.count_documents())
+    return out
+
+
+@pytest.mark.parametrize(
+    ("integration", "real", "scaled"),
+    [("chroma", haystack_chroma, False), ("qdrant", haystack_qdrant, True)],
+)
+def test_the_haystack_fake_answers_as_the_real_integration(
+    integration: str, real: Callable[[], Any], scaled: bool
+) -> None:
+    assert haystack_operations(*haystack_fake(integration), scaled) == haystack_operations(
+        *real(), scaled
+    )
+
+
+def test_chroma_haystack_has_no_scale_score_and_the_model_refuses_it() -> None:
+    with pytest.raises(TypeError):
+        ChromaEmbeddingRetriever(haystack_chroma()[0]).run(
+            query_embedding=[1.0, 0.0],
+            scale_score=True,  # type: ignore[call-arg]
+        )
+    with pytest.raises(TypeError, match="has no scale_score"):
+        PlaceboDocumentStore(integration="chroma").embedding_retrieval([1.0, 0.0], scale_score=True)
