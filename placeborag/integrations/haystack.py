@@ -161,6 +161,10 @@ class PlaceboDocumentStore:
     was written. ``write_documents`` with ``DuplicatePolicy.NONE`` (the default) follows the
     store's ``on_existing_id`` (``"replace"`` for ``"qdrant"``, ``"duplicate"`` keeps both
     records); ``OVERWRITE``, ``SKIP`` and ``FAIL`` do what they say whatever the profile.
+
+    Built without an embedder, the store takes its dimension from the first embeddings written.
+    ``integration="chroma"`` or ``"qdrant"`` models chroma-haystack or qdrant-haystack on top of
+    the profile (``NONE`` fails on a stored id, ``k=0``, Chroma's missing ``scale_score``).
     """
 
     def __init__(

@@ -306,6 +306,9 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
     * ``k=0`` returns no documents. ``delete`` ignores unknown ids; ``delete()`` with no ids
       empties the store. ``dump(path)``/``load(path, embedding)`` save and restore the
       records as JSON (``load`` embeds the texts again).
+    * ``integration="chroma"`` or ``"qdrant"`` models langchain-chroma or langchain-qdrant on
+      top of the profile: their relevance functions, ``k=0``, id rules and the payload keys
+      langchain-qdrant adds (see ``docs/integrations.md``, "Integration models").
     """
 
     def __init__(

@@ -418,6 +418,12 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     ``doc_ids`` restrict the candidates; ``VectorStoreQueryMode.MMR`` picks by maximal
     marginal relevance over the stored vectors (``mmr_threshold`` is the relevance weight,
     0.5 by default, among ``mmr_prefetch_k`` candidates, every record by default).
+
+    Built without an embedder, the store takes its dimension from the first embeddings written,
+    as ``SimpleVectorStore`` does; zero embeddings are placed as the profile's engine places
+    them. ``integration="chroma"`` or ``"qdrant"`` models LlamaIndex's own integration for that
+    engine on top of its profile (Chroma's drops ``doc_ids`` and ``node_ids`` and reports
+    ``exp(-distance)``; see ``docs/integrations.md``, "Integration models").
     """
 
     stores_text: bool = True
