@@ -49,10 +49,30 @@ __all__ = [
 
 
 def framework_missing(adapter: str, package: str, extra: str) -> ImportError:
-    """The error an adapter raises when its framework cannot be imported: it names the extra."""
+    """The error an adapter raises when its framework cannot be imported: it names the extra.
+
+    Called while the ``ImportError`` is handled. A module that cannot be found means the
+    framework is not installed; a name missing from an installed one (``cannot import name``)
+    means an older version, and the error says so, with the installed version and the
+    original error.
+    """
+    import importlib.metadata
+    import sys
+
+    cause = sys.exc_info()[1]
+    try:
+        installed = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        installed = None
+    if installed is None or isinstance(cause, ModuleNotFoundError) or cause is None:
+        return ImportError(
+            f"placeborag.integrations.{adapter} needs {package}, which is not installed; "
+            f"pip install 'placeborag[{extra}]'"
+        )
     return ImportError(
-        f"placeborag.integrations.{adapter} needs {package}, which is not installed; "
-        f"pip install 'placeborag[{extra}]'"
+        f"placeborag.integrations.{adapter} cannot use {package} {installed} ({cause}); "
+        f"it needs the version placeborag[{extra}] declares: pip install -U "
+        f"'placeborag[{extra}]' (docs/integrations.md lists the versions served)"
     )
 
 
