@@ -22,8 +22,15 @@ LOWER_CONSTRAINTS := tests/constraints/lower-bounds.txt
 LOWER_STAMP := $(LOWER_VENV)/.placeborag-installed
 LOWER_PYTHON ?=
 LOWER_TESTS := tests/test_every_module.py tests/explore/test_app.py
+# The Haystack minimum in an environment of its own: haystack-ai 3.4 needs Python 3.11, so it
+# cannot sit beside the 3.10 minimums above (a matrix of two environments).
+LOWER_HAYSTACK_VENV := .venv-lower-haystack
+LOWER_HAYSTACK_CONSTRAINTS := tests/constraints/lower-bounds-haystack.txt
+LOWER_HAYSTACK_STAMP := $(LOWER_HAYSTACK_VENV)/.placeborag-installed
+LOWER_HAYSTACK_PYTHON ?=
+LOWER_HAYSTACK_TESTS := tests/integrations/test_haystack.py tests/integrations/test_haystack_suite.py
 
-.PHONY: venv test explore bench docs browser lower-bounds clean
+.PHONY: venv test explore bench docs browser lower-bounds lower-bounds-haystack clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,11 +71,43 @@ $(LOWER_STAMP): pyproject.toml $(LOWER_CONSTRAINTS) | $(LOWER_VENV)/bin/python
 	  -e '.[explore,langchain,llamaindex]' pytest hypothesis
 	touch $(LOWER_STAMP)
 
-# A fast subset of the suite against every declared minimum (Haystack's minimum does not resolve
-# beside the others there, so it is left out): every module imports, the explorer
+# The first Python 3.11 found: LOWER_HAYSTACK_PYTHON, python3.11 on PATH, or a pyenv 3.11.
+$(LOWER_HAYSTACK_VENV)/bin/python:
+	@py="$(LOWER_HAYSTACK_PYTHON)"; \
+	if [ -z "$$py" ]; then \
+	  for c in python3.11 $$HOME/.pyenv/versions/3.11*/bin/python3.11; do \
+	    if "$$c" -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then \
+	      py=$$c; break; fi; \
+	  done; \
+	fi; \
+	if [ -z "$$py" ]; then \
+	  echo "make lower-bounds: no Python 3.11 found for the Haystack minimum;" \
+	    "name one with LOWER_HAYSTACK_PYTHON=/path/to/python3.11" >&2; exit 1; \
+	fi; \
+	"$$py" -m venv $(LOWER_HAYSTACK_VENV)
+	$(LOWER_HAYSTACK_VENV)/bin/python -m pip install --quiet --upgrade pip
+
+$(LOWER_HAYSTACK_STAMP): pyproject.toml $(LOWER_HAYSTACK_CONSTRAINTS) | $(LOWER_HAYSTACK_VENV)/bin/python
+	$(LOWER_HAYSTACK_VENV)/bin/python -m pip install --quiet -c $(LOWER_HAYSTACK_CONSTRAINTS) \
+	  -e '.[haystack]' pytest pytest-asyncio hypothesis
+	touch $(LOWER_HAYSTACK_STAMP)
+
+# The Haystack adapter against haystack-ai's declared minimum: its tests and Haystack's own
+# document-store test classes. A skipped test fails the run.
+lower-bounds-haystack: $(LOWER_HAYSTACK_STAMP)
+	$(LOWER_HAYSTACK_VENV)/bin/python -m pip freeze --exclude-editable \
+	  | grep -iE '^(numpy|haystack-ai|pytest|pytest-asyncio)=='
+	@$(LOWER_HAYSTACK_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts= -q -rs \
+	  $(LOWER_HAYSTACK_TESTS) > $(LOWER_HAYSTACK_VENV)/pytest.log 2>&1; status=$$?; \
+	  cat $(LOWER_HAYSTACK_VENV)/pytest.log; [ $$status = 0 ] || exit $$status; \
+	  if grep -qE '[0-9]+ skipped' $(LOWER_HAYSTACK_VENV)/pytest.log; then \
+	    echo "make lower-bounds-haystack: a test was skipped" >&2; exit 1; fi
+
+# A fast subset of the suite against every declared minimum (Haystack's minimum needs Python
+# 3.11: it runs in lower-bounds-haystack): every module imports, the explorer
 # draws and redraws once, both adapters answer. pytest-asyncio is not installed there, so its
 # ini keys are not checked. A skipped test fails the run: it would mean an extra is missing.
-lower-bounds: $(LOWER_STAMP)
+lower-bounds: $(LOWER_STAMP) lower-bounds-haystack
 	$(LOWER_VENV)/bin/python -m pip freeze --exclude-editable \
 	  | grep -iE '^(numpy|pandas|scikit-learn|plotly|ipywidgets|anywidget|langchain-core|llama-index-core|pytest)=='
 	@$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts= -q -rs -m 'not slow' -k 'not haystack' $(LOWER_TESTS) \
@@ -107,5 +146,5 @@ docs: venv
 	$(BIN)/python -m mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) $(EXPLORE_VENV) $(LOWER_VENV) build dist site .pytest_cache .hypothesis \
+	rm -rf $(VENV) $(EXPLORE_VENV) $(LOWER_VENV) $(LOWER_HAYSTACK_VENV) build dist site .pytest_cache .hypothesis \
 	  .mypy_cache

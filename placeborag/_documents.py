@@ -30,7 +30,9 @@ __all__ = [
 NODE_CONTENT = "_node_content"
 NODE_TYPE = "_node_type"
 REF_DOC_ID = "_ref_doc_id"
-RESERVED = (NODE_CONTENT, NODE_TYPE, REF_DOC_ID)
+# Where an adapter marks a record written with a zero embedding (integrations/_shared.py).
+ZERO_VECTOR = "_placeborag_zero_vector"
+RESERVED = (NODE_CONTENT, NODE_TYPE, REF_DOC_ID, ZERO_VECTOR)
 
 
 def document_text(text: str, metadata: Mapping[str, Any]) -> str:

@@ -81,3 +81,32 @@ def test_the_makefile_runs_the_lower_bounds_in_make_test():
     text = MAKEFILE.read_text(encoding="utf-8")
     recipe = re.search(r"^test:.*?(?=^\S)", text, re.MULTILINE | re.DOTALL)
     assert recipe is not None and "lower-bounds" in recipe.group(0)
+
+
+HAYSTACK_CONSTRAINTS = ROOT / "tests" / "constraints" / "lower-bounds-haystack.txt"
+
+
+def test_the_haystack_constraints_pin_its_declared_minimum_and_run_in_make_lower_bounds():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (declared,) = [
+        requirements.Requirement(r) for r in project["optional-dependencies"]["haystack"]
+    ]
+    (lowest,) = [s.version for s in declared.specifier if s.operator == ">="]
+    pins = {}
+    for line in HAYSTACK_CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, pinned = line.partition("==")
+            pins[name.strip()] = pinned.strip()
+
+    assert version.Version(pins["haystack-ai"]) == version.Version(lowest)
+    assert pins["numpy"] == _pins()["numpy"] and pins["pytest"] == _pins()["pytest"]
+    (asyncio,) = [
+        requirements.Requirement(r)
+        for r in project["optional-dependencies"]["test"]
+        if r.startswith("pytest-asyncio")
+    ]
+    (asyncio_lowest,) = [s.version for s in asyncio.specifier if s.operator == ">="]
+    assert version.Version(pins["pytest-asyncio"]) == version.Version(asyncio_lowest)
+    text = MAKEFILE.read_text(encoding="utf-8")
+    assert re.search(r"^lower-bounds: .*lower-bounds-haystack", text, re.MULTILINE)

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from placeborag import PlaceboragTypeError, PlaceboragValueError
+from placeborag import PlaceboragTypeError, PlaceboragValueError, _documents
 from placeborag.toolkit import check_id, check_metadatas, check_vector, shown
 from placeborag.toolkit import check_k as check_k_rule
 
 __all__ = [
+    "ZERO_VECTOR",
     "GivenVectors",
     "VectorFunctions",
     "check_k",
@@ -30,24 +31,48 @@ __all__ = [
     "cosine_of_score",
     "document_vectors",
     "framework_missing",
+    "mark_zero_vectors",
     "mmr_order",
+    "query_around_zero_vectors",
     "query_vectors",
     "rerank_order",
     "resolve_embedder",
     "run_query",
+    "settling",
     "store_dimensions",
     "store_embedder",
     "strict_setstate",
     "strict_state",
     "write_in_order",
+    "zero_vector_rule",
 ]
 
 
 def framework_missing(adapter: str, package: str, extra: str) -> ImportError:
-    """The error an adapter raises when its framework cannot be imported: it names the extra."""
+    """The error an adapter raises when its framework cannot be imported: it names the extra.
+
+    Called while the ``ImportError`` is handled. A module that cannot be found means the
+    framework is not installed; a name missing from an installed one (``cannot import name``)
+    means an older version, and the error says so, with the installed version and the
+    original error.
+    """
+    import importlib.metadata
+    import sys
+
+    cause = sys.exc_info()[1]
+    try:
+        installed = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        installed = None
+    if installed is None or isinstance(cause, ModuleNotFoundError) or cause is None:
+        return ImportError(
+            f"placeborag.integrations.{adapter} needs {package}, which is not installed; "
+            f"pip install 'placeborag[{extra}]'"
+        )
     return ImportError(
-        f"placeborag.integrations.{adapter} needs {package}, which is not installed; "
-        f"pip install 'placeborag[{extra}]'"
+        f"placeborag.integrations.{adapter} cannot use {package} {installed} ({cause}); "
+        f"it needs the version placeborag[{extra}] declares: pip install -U "
+        f"'placeborag[{extra}]' (docs/integrations.md lists the versions served)"
     )
 
 
@@ -192,13 +217,71 @@ class GivenVectors:
     store ranks by the float32 rows it holds, a node's own embedding among them. The LlamaIndex
     and Haystack stores use it: ``SimpleVectorStore`` and ``InMemoryDocumentStore`` keep
     whatever vector a node or document carries.
+
+    ``GivenVectors(None)`` has no embedder yet: like ``SimpleVectorStore`` and Chroma, the store
+    takes its dimension from the first vectors it is given (:meth:`settle`), and its text side
+    is then a ``FakeEmbedder`` of that dimension. A text embedded before any vector arrived (or
+    :attr:`embedder` read first) settles it at ``FakeEmbedder()``'s default dimension.
     """
 
     def __init__(self, embedder: Any) -> None:
-        self.embedder = resolve_embedder(embedder)
-        dimensions = getattr(self.embedder, "dimensions", None)
+        self.model_name = "placeborag-fake"
+        self._embedder: Any = None
+        self.dimensions: int | None = None
+        # True when the wrapper chose its embedder itself (no embedder was given).
+        self.chosen = embedder is None
+        if embedder is not None:
+            self._use(resolve_embedder(embedder))
+
+    def _use(self, embedder: Any) -> None:
+        self._embedder = embedder
+        dimensions = getattr(embedder, "dimensions", None)
         self.dimensions = dimensions if isinstance(dimensions, int) and dimensions > 0 else None
-        self.model_name = getattr(self.embedder, "model_name", type(self.embedder).__name__)
+        self.model_name = getattr(embedder, "model_name", type(embedder).__name__)
+
+    @property
+    def pending(self) -> bool:
+        """True while no embedder is chosen: the first vectors given will choose its dimension."""
+        return self._embedder is None
+
+    @property
+    def embedder(self) -> Any:
+        """The placeborag embedder of the text side (settled at the default if still pending)."""
+        if self._embedder is None:
+            self.settle(None)
+        return self._embedder
+
+    def settle(self, dimensions: int | None) -> None:
+        """Choose the text side, once: a ``FakeEmbedder`` of ``dimensions`` (None: its default).
+
+        A no-op when the embedder is chosen already. A 1-dimensional store (LlamaIndex's tests
+        write ``MockEmbedding(embed_dim=1)`` vectors) takes vectors but has no fake text side:
+        a cosine in one dimension is always 1 or -1, so ``FakeEmbedder`` needs two.
+        """
+        if self._embedder is not None:
+            return
+        from placeborag import FakeEmbedder
+
+        if dimensions is None:
+            self._use(FakeEmbedder())
+        elif dimensions < 2:
+            self._use(_NoTextSide(dimensions))
+        else:
+            self._use(FakeEmbedder(dimensions=dimensions))
+
+    def settle_for(self, vectors: Iterable[Any]) -> None:
+        """:meth:`settle` at the length of the first of ``vectors`` that is not None."""
+        if self._embedder is None:
+            for vector in vectors:
+                if vector is not None:
+                    self.settle(len(vector))
+                    return
+
+    def unsettle(self) -> None:
+        """Back to pending (a write that settled the dimension was refused)."""
+        self._embedder = None
+        self.dimensions = None
+        self.model_name = "placeborag-fake"
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return document_vectors(self.embedder, texts)
@@ -206,8 +289,152 @@ class GivenVectors:
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return query_vectors(self.embedder, texts)
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {"embedder": self._embedder, "chosen": self.chosen}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        GivenVectors.__init__(self, state["embedder"])
+        self.chosen = state["chosen"]
+
     def __repr__(self) -> str:
-        return f"GivenVectors({self.embedder!r})"
+        if self._embedder is None:
+            return "GivenVectors(dimensions from the first vectors)"
+        return f"GivenVectors({self._embedder!r})"
+
+
+class _NoTextSide:
+    """The text side of a store whose vectors have one dimension: there is none."""
+
+    model_name = "placeborag-fake"
+
+    def __init__(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        raise PlaceboragValueError(
+            f"this store holds {self.dimensions}-dimensional vectors (taken from the first ones "
+            "it was given) and FakeEmbedder needs at least 2 dimensions, so it cannot embed a "
+            "text; give every node/document its embedding, query with query_embedding, or build "
+            "the store over an embedder"
+        )
+
+    def __repr__(self) -> str:
+        return f"<no text side, dimensions={self.dimensions}>"
+
+
+@contextlib.contextmanager
+def settling(store: Any, vectors: Iterable[Any] | None) -> Iterator[None]:
+    """Inside the block, a store built without an embedder has taken its dimension from the
+    first of ``vectors`` (see :class:`GivenVectors`); a write refused inside leaves it as it
+    was. A no-op for any other store, and once the store holds vectors."""
+    embedder = store.embedder
+    if not (isinstance(embedder, GivenVectors) and embedder.pending) or vectors is None:
+        yield
+        return
+    embedder.settle_for(vectors)
+    try:
+        yield
+    except BaseException:
+        if not store.records().dimensions:
+            embedder.unsettle()
+        raise
+
+
+# -- zero vectors -----------------------------------------------------------------------------
+
+# A record written with an all-zero vector carries this metadata key. The store holds a
+# placeholder unit row for it (FakeVectorStore refuses zero rows: their angle is undefined) and
+# the adapters never let the store rank it: they place it themselves, as the profile's engine
+# does (see zero_vector_rule).
+ZERO_VECTOR = _documents.ZERO_VECTOR
+
+# What each engine does with an all-zero vector under cosine (docs/reference: engine behaviour):
+# chroma, qdrant, faiss and langchain score it as an orthogonal vector (cosine 0); lancedb never
+# returns it; pgvector's distance is NaN, which sorts after every number.
+_ZERO_RULES = {"lancedb": "never", "pgvector": "last"}
+
+
+def zero_vector_rule(profile: Any) -> str:
+    """``"cosine0"``, ``"never"`` or ``"last"``: where a profile's engine ranks a zero vector."""
+    return _ZERO_RULES.get(profile.name, "cosine0")
+
+
+def _is_zero(vector: Any) -> bool:
+    return vector is not None and not np.any(np.asarray(vector, dtype=np.float64))
+
+
+def mark_zero_vectors(
+    vectors: Sequence[Any] | None, metadatas: Sequence[Mapping[str, Any] | None]
+) -> tuple[list[Any] | None, list[Mapping[str, Any] | None]]:
+    """``vectors`` with each all-zero row replaced by a placeholder unit row, and ``metadatas``
+    with :data:`ZERO_VECTOR` set on those records (a key of the user's by that name is refused)."""
+    for i, metadata in enumerate(metadatas):
+        if metadata is not None and ZERO_VECTOR in metadata:
+            raise PlaceboragValueError(
+                f"metadatas[{i}] has key {shown(ZERO_VECTOR)}, which the adapter keeps for "
+                "itself; rename that key"
+            )
+    if vectors is None or not any(_is_zero(v) for v in vectors):
+        return (None if vectors is None else list(vectors)), list(metadatas)
+    out_vectors: list[Any] = []
+    out_metas: list[Mapping[str, Any] | None] = []
+    for vector, metadata in zip(vectors, metadatas):
+        if _is_zero(vector):
+            placeholder = np.zeros(len(vector))
+            placeholder[0] = 1.0
+            out_vectors.append(placeholder)
+            out_metas.append({**(metadata or {}), ZERO_VECTOR: True})
+        else:
+            out_vectors.append(vector)
+            out_metas.append(metadata)
+    return out_vectors, out_metas
+
+
+def query_around_zero_vectors(
+    store: Any,
+    k: int,
+    ids: Sequence[str] | None,
+    run: Callable[[list[str] | None], list[Any]],
+    admits: Callable[[Mapping[str, Any]], bool],
+) -> list[Any]:
+    """The top ``k`` of a query when records with zero vectors may be stored.
+
+    ``run(ids)`` is the store's query restricted to ``ids`` (None: no restriction); ``admits``
+    tells whether a zero-vector record's metadata passes the query's filters. The store ranks
+    every other record; the zero-vector ones (insertion order among themselves) are placed by
+    :func:`zero_vector_rule`: after every match with a positive cosine and those tied at 0, at
+    the profile's score of cosine 0; after every match with a NaN score; or nowhere. A
+    constant score merges exactly: the top ``k`` of the union is the merge of both top ``k``.
+    """
+    records = store.records()
+    zero = [
+        (i, t, m)
+        for i, t, m in zip(records.ids, records.texts, records.metadata)
+        if m.get(ZERO_VECTOR)
+    ]
+    if not zero:
+        return run(None if ids is None else list(ids))
+    zero_ids = {i for i, _, _ in zero}
+    wanted = None if ids is None else set(ids)
+    allowed = [i for i in (records.ids if ids is None else ids) if i not in zero_ids]
+    matches = [m for m in run(allowed) if m.id in store]  # no FAISS padding around them
+    rule = zero_vector_rule(store.profile)
+    if rule == "never":
+        return matches
+    from placeborag import Match
+
+    if rule == "last":
+        score, at = math.nan, len(matches)
+    else:
+        score = store.profile.score(0.0)
+        relevance = cosine_of_score(store.profile.score)
+        at = next((n for n, m in enumerate(matches) if relevance(m.score) < 0.0), len(matches))
+    placed = [
+        Match(i, t, {key: v for key, v in m.items() if key != ZERO_VECTOR}, score)
+        for i, t, m in zero
+        if (wanted is None or i in wanted) and admits(m)
+    ]
+    return (matches[:at] + placed + matches[at:])[:k]
 
 
 def write_in_order(
@@ -227,8 +454,25 @@ def write_in_order(
     record, ``"ignore"`` the first record, ``"move_to_end"`` the last one in the last place.
     Under ``"error"`` a repeated or already stored id refuses the whole call before anything
     is written. ``vectors[i]`` (None where the store should embed) writes that row with
-    ``upsert_vectors``. Over a framework model the texts are embedded in one call first.
+    ``upsert_vectors``; an all-zero one is marked (see :func:`mark_zero_vectors`). Over a
+    framework model the texts are embedded in one call first. A store built without an
+    embedder takes its dimension from the first vector given (see :class:`GivenVectors`).
     """
+    if metadatas is not None or vectors is not None:
+        vectors, metadatas = mark_zero_vectors(
+            vectors, [None] * len(ids) if metadatas is None else metadatas
+        )
+    with settling(store, vectors):
+        _write_runs(store, ids, texts, metadatas, vectors)
+
+
+def _write_runs(
+    store: Any,
+    ids: Sequence[str],
+    texts: Sequence[str],
+    metadatas: Sequence[Mapping[str, Any] | None] | None,
+    vectors: Sequence[Any] | None,
+) -> None:
     runs = _runs(ids, vectors)
     if len(runs) > 1:
         # The store checks each call before writing it; the later runs are checked here, so a

@@ -33,6 +33,12 @@ from placeborag import (
     PlaceboragValueError,
 )
 from placeborag.integrations import _shared
+from placeborag.integrations._models import (
+    HAYSTACK,
+    Integration,
+    integration_for,
+    store_options_for,
+)
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
@@ -86,6 +92,11 @@ def _embedder_from(value: Any) -> Any:
     if isinstance(value, Mapping):
         return FakeEmbedder(**value)
     return value
+
+
+def _document_of(metadata: Mapping[str, Any]) -> Document:
+    """The Document written under a record (its JSON, kept beside the document's meta)."""
+    return Document.from_dict(json.loads(metadata[_DOCUMENT]))
 
 
 def _check_text(text: object, name: str) -> str:
@@ -150,11 +161,24 @@ class PlaceboDocumentStore:
     was written. ``write_documents`` with ``DuplicatePolicy.NONE`` (the default) follows the
     store's ``on_existing_id`` (``"replace"`` for ``"qdrant"``, ``"duplicate"`` keeps both
     records); ``OVERWRITE``, ``SKIP`` and ``FAIL`` do what they say whatever the profile.
+
+    Built without an embedder, the store takes its dimension from the first embeddings written.
+    ``integration="chroma"`` or ``"qdrant"`` models chroma-haystack or qdrant-haystack on top of
+    the profile (``NONE`` fails on a stored id, ``k=0``, Chroma's missing ``scale_score``).
     """
 
     def __init__(
-        self, store: FakeVectorStore | None = None, *, embedder: Any = None, **store_options: Any
+        self,
+        store: FakeVectorStore | None = None,
+        *,
+        embedder: Any = None,
+        integration: str | None = None,
+        **store_options: Any,
     ) -> None:
+        model = integration_for(HAYSTACK, integration, "Haystack")
+        if model is not None:
+            store_options = store_options_for(model, store, store_options)
+        self._integration = model
         if store is not None:
             if embedder is not None or store_options:
                 given = ["embedder"] if embedder is not None else []
@@ -174,15 +198,19 @@ class PlaceboDocumentStore:
                 )
         else:
             options = {"profile": "qdrant", **store_options}
-            store = FakeVectorStore(
-                embedder=_shared.GivenVectors(_shared.resolve_embedder(embedder)), **options
-            )
+            # Without an embedder the store takes its dimension from the first embeddings.
+            store = FakeVectorStore(embedder=_shared.GivenVectors(embedder), **options)
         self._store = store
 
     @property
     def store(self) -> FakeVectorStore:
         """The ``FakeVectorStore`` holding the records: inspect ``queries``, inject failures."""
         return self._store
+
+    @property
+    def integration(self) -> Integration | None:
+        """The Haystack integration modelled (``integration=``), or None."""
+        return self._integration
 
     @property
     def embedder(self) -> Any:
@@ -202,7 +230,16 @@ class PlaceboDocumentStore:
                 f"profile={shown(options['profile'])} cannot be serialised: to_dict() keeps a "
                 "profile by its name"
             )
-        return default_to_dict(self, embedder=_embedder_to_dict(self.embedder), **options)
+        given = self._store.embedder
+        embedder: dict[str, Any] | None
+        if isinstance(given, _shared.GivenVectors) and given.chosen:
+            # No embedder was given: a store built from the dict takes its dimension again.
+            embedder = None
+        else:
+            embedder = _embedder_to_dict(self.embedder)
+        if self._integration is not None:
+            options["integration"] = self._integration.name
+        return default_to_dict(self, embedder=embedder, **options)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlaceboDocumentStore:
@@ -218,7 +255,7 @@ class PlaceboDocumentStore:
     def _stored(self) -> list[_Stored]:
         records = self._store.records()
         return [
-            _Stored(value, Document.from_dict(json.loads(metadata[_DOCUMENT])))
+            _Stored(value, _document_of(metadata))
             for value, metadata in zip(records.ids, records.metadata)
         ]
 
@@ -324,7 +361,8 @@ class PlaceboDocumentStore:
             allowed = ", ".join(f"DuplicatePolicy.{item.name}" for item in DuplicatePolicy)
             raise PlaceboragTypeError(f"policy={shown(policy)} must be one of {allowed}")
         mode = self._store.profile.on_existing_id
-        if policy == DuplicatePolicy.NONE and mode == "error":
+        fails = self._integration is not None and self._integration.none_policy_fails
+        if policy == DuplicatePolicy.NONE and (mode == "error" or fails):
             policy = DuplicatePolicy.FAIL
         stored = set(self._store.ids)
         if policy == DuplicatePolicy.FAIL:
@@ -332,8 +370,13 @@ class PlaceboDocumentStore:
             self._write(documents)
             return len(documents)
         if policy == DuplicatePolicy.SKIP or (policy == DuplicatePolicy.NONE and mode == "ignore"):
-            fresh = list({d.id: d for d in reversed(documents) if d.id not in stored}.values())
-            fresh.reverse()
+            # The first document of each new id, in the order written (InMemoryDocumentStore
+            # skips each later one as it comes).
+            first: dict[str, Document] = {}
+            for document in documents:
+                if document.id not in stored:
+                    first.setdefault(document.id, document)
+            fresh = list(first.values())
             self._write(fresh)
             return len(fresh)
         if policy == DuplicatePolicy.OVERWRITE and mode not in ("replace", "move_to_end"):
@@ -376,6 +419,8 @@ class PlaceboDocumentStore:
                     f"documents[{i}] has meta key {shown(_DOCUMENT)}, which PlaceboDocumentStore "
                     "keeps for itself; rename that key"
                 )
+            if document.embedding is not None:  # a bad vector is named before the JSON
+                check_vector(document.embedding, f"documents[{i}].embedding")
             try:
                 serialised = json.dumps(
                     dataclasses.replace(document, score=None).to_dict(flatten=False),
@@ -466,6 +511,14 @@ class PlaceboDocumentStore:
                 f"{dimensions}; embed the query with PlaceboTextEmbedder(store.embedder)"
             )
         k = _shared.check_k(top_k, "top_k")
+        model = self._integration
+        if model is not None:
+            model.check_k(k, "top_k")
+            if scale_score and not model.scale_score:
+                raise PlaceboragTypeError(
+                    f"scale_score=True: {model.package}'s retriever has no scale_score and "
+                    "reports Chroma's distances; drop it"
+                )
         if k == 0:
             return []
         matches = self._ranked(vector, filters, k)
@@ -488,16 +541,32 @@ class PlaceboDocumentStore:
 
     def _ranked(self, vector: np.ndarray, filters: object, k: int) -> list[Match]:
         test = _compiled(filters)
+        return _shared.query_around_zero_vectors(
+            self._store,
+            k,
+            None,
+            lambda only: self._ranked_by_store(vector, filters, test, k, only),
+            lambda metadata: bool(test(_document_of(metadata))),
+        )
+
+    def _ranked_by_store(
+        self, vector: np.ndarray, filters: object, test: Any, k: int, only: list[str] | None
+    ) -> list[Match]:
+        """The store's ranking, over the records ``only`` (None: all of them)."""
         store = self._store
+        options: dict[str, Any] = {} if only is None else {"ids": only}
         if filters is None or filters == {}:
-            return store.query_by_vector(vector, k)
+            return store.query_by_vector(vector, k, **options)
         if store.filter_mode == "post":
             window = max(k, store.profile.post_filter_candidates)
-            ranked = store.query_by_vector(vector, window)
+            ranked = store.query_by_vector(vector, window, **options)
             documents = {item.id: item.document for item in self._stored()}
             kept = [m for m in ranked if m.id in documents and test(documents[m.id])]
             return kept[:k]
         ids = [item.id for item in self._matching(filters)]
+        if only is not None:
+            allowed = set(only)
+            ids = [i for i in ids if i in allowed]
         if not ids:
             return []
         return store.query_by_vector(vector, k, ids=ids)
@@ -582,6 +651,8 @@ def _compiled(filters: object) -> Any:
             "{'operator': 'AND'|'OR'|'NOT', 'conditions': [...]}"
         )
 
+    _check_filter_tree(filters)
+
     def test(document: Document) -> bool:
         try:
             return bool(document_matches_filter(dict(filters), document))
@@ -590,6 +661,63 @@ def _compiled(filters: object) -> Any:
 
     test(Document(content=""))  # a malformed filter raises here, even over an empty store
     return test
+
+
+# Haystack evaluates a filter recursively, a few frames per level: deeper than this, a filter
+# would end in a RecursionError; no filter a pipeline builds comes near it.
+MAX_FILTER_DEPTH = 100
+_COMPARISONS = ("==", "!=", ">", ">=", "<", "<=", "in", "not in")
+_LOGIC = ("AND", "OR", "NOT")
+
+
+def _check_filter_tree(filters: Mapping[str, Any]) -> None:
+    """Refuse a malformed filter with a ``FilterError`` naming where, before any document is
+    read: every node a dict, a comparison's ``field`` a str and its operator one of Haystack's,
+    a logic node's ``conditions`` a list, at most :data:`MAX_FILTER_DEPTH` levels deep.
+
+    Walked with a stack, not recursion, so a filter nested thousands deep is refused by name
+    rather than escaping as a RecursionError (or a TypeError from Haystack's own evaluation).
+    """
+    stack: list[tuple[object, str, int]] = [(filters, "filters", 1)]
+    while stack:
+        node, where, depth = stack.pop()
+        if not isinstance(node, Mapping):
+            raise PlaceboFilterError(
+                f"{where}={shown(node)} must be a dict: a comparison with 'field', "
+                "'operator' and 'value', or a logic node with 'operator' and 'conditions'"
+            )
+        if depth > MAX_FILTER_DEPTH:
+            raise PlaceboFilterError(
+                f"filters nest deeper than {MAX_FILTER_DEPTH} levels; Haystack evaluates "
+                "filters recursively, so flatten the conditions (AND takes a list)"
+            )
+        operator = node.get("operator")
+        if "field" in node:
+            field = node["field"]
+            if not isinstance(field, str) or not field:
+                raise PlaceboFilterError(
+                    f"{where}['field']={shown(field)} must be a non-empty str such as 'meta.year'"
+                )
+            if not isinstance(operator, str) or operator not in _COMPARISONS:
+                raise PlaceboFilterError(
+                    f"{where}['operator']={shown(operator)} must be one of "
+                    f"{', '.join(repr(op) for op in _COMPARISONS)}"
+                )
+            if "value" not in node:
+                raise PlaceboFilterError(f"{where} has no 'value' key; a comparison needs one")
+            continue
+        if not isinstance(operator, str) or operator not in _LOGIC:
+            raise PlaceboFilterError(
+                f"{where}['operator']={shown(operator)} must be one of "
+                f"{', '.join(repr(op) for op in _LOGIC)} (or give 'field' for a comparison)"
+            )
+        conditions = node.get("conditions")
+        if not isinstance(conditions, (list, tuple)):
+            raise PlaceboFilterError(
+                f"{where}['conditions']={shown(conditions)} must be a list of conditions"
+            )
+        for i in reversed(range(len(conditions))):
+            stack.append((conditions[i], f"{where}['conditions'][{i}]", depth + 1))
 
 
 # -- components -----------------------------------------------------------------------------
@@ -647,12 +775,20 @@ class PlaceboEmbeddingRetriever:
         query_embedding: list[float],
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
+        scale_score: bool | None = None,
     ) -> dict[str, list[Document]]:
+        """``filters``, ``top_k`` and ``scale_score`` given here replace the retriever's own.
+
+        Under ``integration=`` a ``top_k`` of 0 is the retriever's own, as the integrations'
+        retrievers read it (``top_k or self.top_k``).
+        """
+        if top_k == 0 and self.document_store.integration is not None:
+            top_k = None
         documents = self.document_store.embedding_retrieval(
             query_embedding,
             filters=self.filters if filters is None else filters,
             top_k=self.top_k if top_k is None else top_k,
-            scale_score=self.scale_score,
+            scale_score=self.scale_score if scale_score is None else scale_score,
             return_embedding=self.return_embedding,
         )
         return {"documents": documents}
@@ -663,8 +799,9 @@ class PlaceboEmbeddingRetriever:
         query_embedding: list[float],
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
+        scale_score: bool | None = None,
     ) -> dict[str, list[Document]]:
-        return self.run(query_embedding, filters, top_k)
+        return self.run(query_embedding, filters, top_k, scale_score)
 
 
 class _EmbedderComponent:

@@ -37,6 +37,12 @@ from placeborag import (
     PlaceboragValueError,
 )
 from placeborag.integrations import _shared
+from placeborag.integrations._models import (
+    LANGCHAIN,
+    Integration,
+    integration_for,
+    store_options_for,
+)
 from placeborag.toolkit import write_text
 
 try:
@@ -299,6 +305,9 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
     * ``k=0`` returns no documents. ``delete`` ignores unknown ids; ``delete()`` with no ids
       empties the store. ``dump(path)``/``load(path, embedding)`` save and restore the
       records as JSON (``load`` embeds the texts again).
+    * ``integration="chroma"`` or ``"qdrant"`` models langchain-chroma or langchain-qdrant on
+      top of the profile: their relevance functions, ``k=0``, id rules and the payload keys
+      langchain-qdrant adds (see ``docs/integrations.md``, "Integration models").
     """
 
     def __init__(
@@ -306,8 +315,13 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
         embedding: Any = None,
         *,
         store: FakeVectorStore | None = None,
+        integration: str | None = None,
         **store_options: Any,
     ) -> None:
+        model = integration_for(LANGCHAIN, integration, "LangChain")
+        if model is not None:
+            store_options = store_options_for(model, store, store_options)
+        self._integration = model
         if store is not None:
             if embedding is not None or store_options:
                 given = ["embedding"] if embedding is not None else []
@@ -378,6 +392,8 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
                 )
         given = ids if ids is not None else [None] * len(text_list)
         checked = [_stored_id(value, f"ids[{i}]") for i, value in enumerate(given)]
+        if self._integration is not None:
+            self._integration.check_ids([v for v in checked if v is not None], "id")
         id_list = [
             value if value is not None else self._new_id(text)
             for value, text in zip(checked, text_list)
@@ -546,6 +562,8 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
             options, f"PlaceboVectorStore.{method}", ("k", "filter", "context", *extra)
         )
         count = _shared.check_k(k)
+        if self._integration is not None:
+            self._integration.check_k(count, "k")
         where, ids = self._candidates(filter)
         if count == 0:
             return []
@@ -560,7 +578,7 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
         passed to ``FakeVectorStore.query``, which records it.
         """
         matches = self._search(_check_query(query), None, k, kwargs, "similarity_search")
-        return [(_document(match), match.score) for match in matches]
+        return [(self._document(match), match.score) for match in matches]
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
         return [doc for doc, _ in self.similarity_search_with_score(query, k, **kwargs)]
@@ -579,7 +597,7 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
         """
         check_vector(embedding, "embedding")
         matches = self._search(None, embedding, k, kwargs, "similarity_search_by_vector")
-        return [(_document(match), match.score) for match in matches]
+        return [(self._document(match), match.score) for match in matches]
 
     def similarity_search_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
@@ -633,10 +651,25 @@ class PlaceboVectorStore(FreshLocks, VectorStore):
             lambda_mult,
             records.sequence[rows].tolist(),
         )
-        return [_document(matches[i]) for i in chosen]
+        return [self._document(matches[i]) for i in chosen]
+
+    def _document(self, match: Match) -> Document:
+        """The document of a match, with the metadata the modelled integration adds."""
+        document = _document(match)
+        model = self._integration
+        if model is not None and model.returned_metadata is not None:
+            document.metadata.update(model.returned_metadata(match.id))
+        return document
+
+    @property
+    def integration(self) -> Integration | None:
+        """The LangChain integration modelled (``integration=``), or None."""
+        return self._integration
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        return _shared.cosine_of_score(self._store.profile.score)
+        model = self._integration
+        own = None if model is None else model.relevance_of(self._store.profile.metric)
+        return own or _shared.cosine_of_score(self._store.profile.score)
 
 
 def _is_placebo(embedding: Any) -> bool:

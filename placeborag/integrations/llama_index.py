@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,9 +30,15 @@ from placeborag import (
     PlaceboragError,
     PlaceboragTypeError,
     PlaceboragValueError,
+    _documents,
 )
-from placeborag import _documents
 from placeborag.integrations import _shared
+from placeborag.integrations._models import (
+    LLAMA_INDEX,
+    Integration,
+    integration_for,
+    store_options_for,
+)
 from placeborag.toolkit import FilterRules, compile_filter, filter_rules
 
 try:
@@ -410,14 +417,30 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
     ``doc_ids`` restrict the candidates; ``VectorStoreQueryMode.MMR`` picks by maximal
     marginal relevance over the stored vectors (``mmr_threshold`` is the relevance weight,
     0.5 by default, among ``mmr_prefetch_k`` candidates, every record by default).
+
+    Built without an embedder, the store takes its dimension from the first embeddings written,
+    as ``SimpleVectorStore`` does; zero embeddings are placed as the profile's engine places
+    them. ``integration="chroma"`` or ``"qdrant"`` models LlamaIndex's own integration for that
+    engine on top of its profile (Chroma's drops ``doc_ids`` and ``node_ids`` and reports
+    ``exp(-distance)``; see ``docs/integrations.md``, "Integration models").
     """
 
     stores_text: bool = True
     is_embedding_query: bool = True
 
     _store: FakeVectorStore = PrivateAttr()
+    _integration: Integration | None = PrivateAttr(default=None)
 
-    def __init__(self, store: FakeVectorStore | None = None, **store_options: Any) -> None:
+    def __init__(
+        self,
+        store: FakeVectorStore | None = None,
+        *,
+        integration: str | None = None,
+        **store_options: Any,
+    ) -> None:
+        model = integration_for(LLAMA_INDEX, integration, "LlamaIndex")
+        if model is not None:
+            store_options = store_options_for(model, store, store_options)
         if store is not None:
             if store_options:
                 raise PlaceboragTypeError(
@@ -431,14 +454,27 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         else:
             options = {"profile": "qdrant", **store_options}
             embedder = options.get("embedder")
-            resolved = _shared.store_embedder(embedder, PlaceboEmbedding, BaseEmbedding, _METHODS)
-            if not isinstance(resolved, _shared.VectorFunctions):
+            if embedder is None:
+                # As SimpleVectorStore: the dimension comes from the first vectors written.
+                resolved: Any = _shared.GivenVectors(None)
+            else:
+                resolved = _shared.store_embedder(
+                    embedder, PlaceboEmbedding, BaseEmbedding, _METHODS
+                )
+            if not isinstance(resolved, (_shared.VectorFunctions, _shared.GivenVectors)):
                 # The same vectors, behind a wrapper the store takes given vectors through.
                 resolved = _shared.GivenVectors(resolved)
             options["embedder"] = resolved
             store = FakeVectorStore(**options)
         super().__init__(stores_text=True, is_embedding_query=True)
         self._store = store
+        self._integration = model
+
+    @property
+    def integration(self) -> Integration | None:
+        """The framework integration modelled (``integration=``), or None for the adapter's own
+        behaviour (every query argument honoured, the profile's score)."""
+        return self._integration
 
     def __getstate__(self) -> dict[str, Any]:
         return _shared.strict_state(self)  # the store and its embedder, or a named error
@@ -470,6 +506,8 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
         _shared.check_options(add_kwargs, "PlaceboLlamaVectorStore.add", ("nodes",))
         nodes = _checked_nodes(nodes)
         ids = [node.node_id for node in nodes]
+        if self._integration is not None:
+            self._integration.check_ids(ids)
         metadatas = [_record_metadata(node) for node in nodes]
         texts = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
         vectors = self._given_vectors(nodes, texts)
@@ -602,17 +640,38 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
                 "VectorStoreQuery has neither query_str nor query_embedding; give one"
             )
         k = _shared.check_k(query.similarity_top_k, "similarity_top_k")
+        model = self._integration
+        if model is not None:
+            model.check_k(k)
+            # What the integration does not pass on to the engine, the engine never sees.
+            query = dataclasses.replace(
+                query,
+                doc_ids=query.doc_ids if model.doc_ids else None,
+                node_ids=query.node_ids if model.node_ids else None,
+            )
         where, ids = self._where_and_ids(query)
         if k == 0:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         if mode == VectorStoreQueryMode.MMR:
+            # A zero-vector node has no direction to diversify by: MMR never picks one.
+            zero = set(_zero_vector_ids(self._store))
+            if zero:
+                ids = [i for i in (self._store.ids if ids is None else ids) if i not in zero]
             matches = self._mmr(query, k, where, ids, context, mmr_threshold, prefetch)
         else:
-            matches = self._ranked(query, k, where, ids, context)
+            admits = _admits(where, self._store)
+            matches = _shared.query_around_zero_vectors(
+                self._store,
+                k,
+                ids,
+                lambda only: self._ranked(query, k, where, only, context),
+                admits,
+            )
         matches = [match for match in matches if match.id in self._store]  # no FAISS padding
+        convert = model.similarity if model is not None else float
         return VectorStoreQueryResult(
             nodes=[_node(match) for match in matches],
-            similarities=[match.score for match in matches],
+            similarities=[convert(match.score) for match in matches],
             ids=[match.id for match in matches],
         )
 
@@ -723,6 +782,23 @@ class PlaceboLlamaVectorStore(BasePydanticVectorStore):
             records.sequence[rows].tolist(),
         )
         return [matches[i] for i in chosen]
+
+
+def _zero_vector_ids(store: FakeVectorStore) -> list[str]:
+    records = store.records()
+    return [i for i, m in zip(records.ids, records.metadata) if m.get(_shared.ZERO_VECTOR)]
+
+
+def _admits(
+    where: Mapping[str, Any] | None, store: FakeVectorStore
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a record's stored metadata passes ``where`` under the store's filter rules."""
+    if where is None:
+        return lambda metadata: True
+    predicate = compile_filter(where, filter_rules(store.profile, store.filter_semantics))
+    if predicate is None:
+        return lambda metadata: True
+    return predicate.matches
 
 
 def _query_mode(mode: object) -> VectorStoreQueryMode:

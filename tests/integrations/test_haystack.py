@@ -233,7 +233,7 @@ def test_a_duplicate_error_is_haystacks_and_placeborags() -> None:
 
 
 def test_an_embedding_of_other_dimensions_is_refused_naming_both() -> None:
-    document_store = PlaceboDocumentStore()
+    document_store = PlaceboDocumentStore(embedder=FakeEmbedder())
 
     with pytest.raises(PlaceboragValueError) as excinfo:
         document_store.write_documents([Document(id="x", content="a", embedding=[1.0, 0.0])])
@@ -275,3 +275,88 @@ def test_the_store_pickles_and_deep_copies_with_its_records(clone: Any) -> None:
 
     assert again.filter_documents() == document_store.filter_documents()
     assert query(again, "parcels") == query(document_store, "parcels")
+
+
+def nested_ands(depth: int) -> dict[str, Any]:
+    condition: dict[str, Any] = {"field": "meta.lang", "operator": "==", "value": "en"}
+    for _ in range(depth):
+        condition = {"operator": "AND", "conditions": [condition]}
+    return condition
+
+
+@pytest.mark.parametrize("profile", ["qdrant", "chroma"])
+def test_a_write_that_skips_existing_ids_keeps_the_first_of_each_in_the_order_written(
+    profile: str,
+) -> None:
+    # InMemoryDocumentStore writes [a, b, a] under SKIP as a, b: the second a is skipped as it
+    # comes.
+    policy = DuplicatePolicy.SKIP
+    document_store = PlaceboDocumentStore(embedder=FakeEmbedder(dimensions=2), profile=profile)
+    same = [1.0, 0.0]
+    written = [
+        Document(id="a", content="first a", embedding=same),
+        Document(id="b", content="b", embedding=same),
+        Document(id="a", content="second a", embedding=same),
+    ]
+
+    count = document_store.write_documents(written, policy)
+
+    assert count == 2
+    assert [(d.id, d.content) for d in document_store.filter_documents()] == [
+        ("a", "first a"),
+        ("b", "b"),
+    ]
+    # Tied documents come back in the order kept, under chroma's insertion tie order.
+    if profile == "chroma":
+        found = document_store.embedding_retrieval(same, top_k=2)
+        assert [d.id for d in found] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"operator": "AND", "conditions": None}, "filters['conditions']=None must be a list"),
+        (
+            {"operator": "OR", "conditions": ["meta.lang"]},
+            "filters['conditions'][0]='meta.lang' must be a dict",
+        ),
+        (
+            {"field": 5, "operator": "==", "value": "en"},
+            "filters['field']=5 must be a non-empty str",
+        ),
+        (
+            {
+                "operator": "NOT",
+                "conditions": [{"field": "meta.lang", "operator": "~", "value": 1}],
+            },
+            "filters['conditions'][0]['operator']='~' must be one of '==', '!='",
+        ),
+        (nested_ands(1000), "filters nest deeper than 100 levels"),
+    ],
+    ids=["conditions-none", "condition-not-a-dict", "int-field", "bad-operator", "1000-ands"],
+)
+def test_a_malformed_filter_raises_haystacks_filter_error_naming_the_part(
+    filters: dict[str, Any], message: str
+) -> None:
+    document_store = PlaceboDocumentStore(embedder=FakeEmbedder(dimensions=8))
+    document_store.write_documents(documents())
+
+    for call in (
+        lambda: document_store.filter_documents(filters),
+        lambda: document_store.embedding_retrieval([1.0] * 8, filters=filters),
+        lambda: document_store.count_documents_by_filter(filters),
+    ):
+        with pytest.raises(HaystackFilterError) as excinfo:
+            call()
+        assert isinstance(excinfo.value, FilterError)
+        assert excinfo.value.args[0].startswith(message)
+    assert document_store.count_documents() == len(TEXTS)
+
+
+def test_a_filter_one_level_below_the_depth_limit_is_evaluated() -> None:
+    document_store = PlaceboDocumentStore(embedder=FakeEmbedder(dimensions=8))
+    document_store.write_documents(documents())
+
+    found = document_store.filter_documents(nested_ands(adapter.MAX_FILTER_DEPTH - 1))
+
+    assert [d.id for d in found] == ["refund", "sale", "ship"]

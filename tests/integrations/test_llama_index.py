@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 import textwrap
@@ -537,3 +538,25 @@ def test_the_postprocessor_needs_a_query_and_skips_an_empty_list() -> None:
     assert scorer.requests == ()
     with pytest.raises(PlaceboragValueError, match="needs the query"):
         postprocessor.postprocess_nodes([NodeWithScore(node=TextNode(text="a"))])
+
+
+def test_an_installed_llama_index_too_old_for_the_adapter_is_named_with_its_version() -> None:
+    # llama-index-core 0.10 has no TextBlock: the adapter's import fails on a missing name.
+    code = """
+        import llama_index.core.base.llms.types as types
+        del types.TextBlock
+        try:
+            import placeborag.integrations.llama_index
+        except ImportError as exc:
+            print(exc)
+    """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False
+    )
+
+    installed = importlib.metadata.version("llama-index-core")
+    assert result.stdout.startswith(
+        f"placeborag.integrations.llama_index cannot use llama-index-core {installed} "
+        "(cannot import name 'TextBlock'"
+    ), result.stderr
+    assert "pip install -U 'placeborag[llamaindex]'" in result.stdout

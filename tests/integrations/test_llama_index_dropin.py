@@ -207,7 +207,7 @@ def test_a_plain_index_query_ranks_exactly_as_the_store_ranks_its_text(embedder:
 
 
 def test_a_node_embedding_of_other_dimensions_is_refused_naming_both() -> None:
-    vector_store = PlaceboLlamaVectorStore()
+    vector_store = PlaceboLlamaVectorStore(embedder=FakeEmbedder())
 
     with pytest.raises(PlaceboragValueError) as excinfo:
         VectorStoreIndex(
@@ -223,7 +223,7 @@ def test_a_node_embedding_of_other_dimensions_is_refused_naming_both() -> None:
 
 
 def test_a_query_embedding_of_other_dimensions_is_refused_naming_both() -> None:
-    vector_store = PlaceboLlamaVectorStore()
+    vector_store = PlaceboLlamaVectorStore(embedder=FakeEmbedder())
     index_over(vector_store)
 
     with pytest.raises(ValueError, match=r"^query_embedding has 8 dimensions and the store's"):
