@@ -351,7 +351,7 @@ def test_first_run_only(fake_vector_store):
 
 def test_a_thread_a_test_leaves_running_is_charged_to_no_later_test(pytester):
     pytester.makepyfile(
-        test_threads=KNOWLEDGE_BASE
+        test_audit_leaked_threads=KNOWLEDGE_BASE
         + """
 import threading, time
 from placeborag import FakeVectorStore

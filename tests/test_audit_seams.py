@@ -71,7 +71,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from app import POLICIES, cite
+from seam_lc_app import POLICIES, cite
 
 FIXED = [Document("our refund policy", metadata={"source": "refund.txt"})]
 
@@ -89,7 +89,7 @@ def test_cites_the_refund_policy_mock_retriever():
 PLACEBO_TESTS = """
 from placeborag.integrations.langchain import PlaceboEmbeddings, PlaceboVectorStore
 
-from app import POLICIES, cite
+from seam_lc_app import POLICIES, cite
 
 def retriever():
     store = PlaceboVectorStore(PlaceboEmbeddings())
@@ -106,7 +106,7 @@ def test_cites_the_refund_policy_mock_retriever():
 
 def test_a_langchain_suite_of_patched_search_and_mock_retrievers_is_reported_blind(pytester):
     pytest.importorskip("langchain_core")
-    pytester.makepyfile(app=LANGCHAIN_APP, test_app=LANGCHAIN_TESTS)
+    pytester.makepyfile(seam_lc_app=LANGCHAIN_APP, test_seam_lc_app=LANGCHAIN_TESTS)
 
     result, document, _ = audit(pytester, "--placeborag-audit-strict")
 
@@ -132,8 +132,8 @@ def test_a_langchain_suite_of_patched_search_and_mock_retrievers_is_reported_bli
     result.stdout.fnmatch_lines(
         [
             "SQ SF SK SV SE  score  verdict *",
-            " .  -  -  -  w  1/2    BLIND *test_app.py::test_cites_the_refund_policy_mock_retriever",
-            "BLIND: test_app.py::test_cites_the_refund_policy_mock_retriever",
+            " .  -  -  -  w  1/2    BLIND *test_seam_lc_app.py::test_cites_the_refund_policy_mock_retriever",
+            "BLIND: test_seam_lc_app.py::test_cites_the_refund_policy_mock_retriever",
             "  its retrieval double answers the same to every query: no bug on the way to it *",
         ]
     )
@@ -142,7 +142,7 @@ def test_a_langchain_suite_of_patched_search_and_mock_retrievers_is_reported_bli
 
 def test_the_same_langchain_tests_over_placeborag_are_reported_real(pytester):
     pytest.importorskip("langchain_core")
-    pytester.makepyfile(app=LANGCHAIN_APP, test_app=PLACEBO_TESTS)
+    pytester.makepyfile(seam_lc_app=LANGCHAIN_APP, test_seam_lc_app=PLACEBO_TESTS)
 
     result, document, _ = audit(pytester, "--placeborag-audit-strict")
 
@@ -197,12 +197,12 @@ def test_a_llama_index_suite_over_mock_embedding_is_reported_blind_and_over_plac
 ):
     pytest.importorskip("llama_index.core")
     pytester.makepyfile(
-        app=LLAMA_DOCS,
+        seam_llama_app=LLAMA_DOCS,
         test_mock="""
 from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
 
-from app import cite, documents
+from seam_llama_app import cite, documents
 
 def test_answers_with_a_source():
     index = VectorStoreIndex.from_documents(documents(), embed_model=MockEmbedding(embed_dim=8))
@@ -212,7 +212,7 @@ def test_answers_with_a_source():
 from llama_index.core import StorageContext, VectorStoreIndex
 from placeborag.integrations.llama_index import PlaceboEmbedding, PlaceboLlamaVectorStore
 
-from app import cite, documents
+from seam_llama_app import cite, documents
 
 def test_cites_the_refund_policy():
     store = PlaceboLlamaVectorStore()
@@ -239,12 +239,12 @@ def test_cites_the_refund_policy():
 def test_ten_audits_of_a_llama_index_ingestion_suite_with_uuid4_ids_give_the_same_bytes(pytester):
     pytest.importorskip("llama_index.core")
     pytester.makepyfile(
-        app=LLAMA_DOCS,
+        seam_llama_app=LLAMA_DOCS,
         test_ingest="""
 from llama_index.core import StorageContext, VectorStoreIndex
 from placeborag.integrations.llama_index import PlaceboEmbedding, PlaceboLlamaVectorStore
 
-from app import POLICIES, cite, documents
+from seam_lc_app import POLICIES, cite, documents
 
 def ingest():
     store = PlaceboLlamaVectorStore()

@@ -20,18 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from placeborag import PROFILES, PlaceboragTypeError, PlaceboragValueError, get_profile
+from placeborag._validation import did_you_mean, json_text, load_json
 from placeborag.explore._scenario import EMBEDDER_FIELDS, Scenario
-from placeborag.toolkit import (
-    check_bool,
-    check_choice,
-    check_int,
-    check_k,
-    check_str,
-    did_you_mean,
-    json_text,
-    load_json,
-    shown,
-)
+from placeborag.toolkit import check_bool, check_choice, check_int, check_k, check_str, shown
 
 __all__ = [
     "CONTROLS",
