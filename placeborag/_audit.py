@@ -193,9 +193,7 @@ class Audit:
         result: dict[str, Any] = {
             "nodeid": item.nodeid,
             "baseline": outcome,
-            "doubles": sorted(baseline.doubles)
-            if not seam
-            else sorted(self._seams.names(baseline)),
+            "doubles": sorted(self._seams.names(baseline) if seam else baseline.doubles),
             "seam": seam,
             "caught": [],
             "weak": [],
@@ -207,34 +205,12 @@ class Audit:
         if outcome != "passed":
             result["verdict"] = NOT_AUDITED
             return result
-        facts = baseline.facts
         table = _mutations.seam_mutations() if seam else _mutations.store_mutations()
-        candidates = []
-        for mutation in table:
-            reason = mutation.skip_reason(facts)
-            if reason is None and mutation.name in baseline.errors:
-                reason = f"could not be applied ({baseline.errors[mutation.name]})"
-            if (
-                reason is None
-                and mutation.side in ("embedder", "answer", "request")
-                and mutation.name not in baseline.changes
-                and not (mutation.side == "request" and facts.read_log)
-            ):
-                reason = (
-                    "no tie reached an answer"
-                    if mutation.name == "ties-flipped"
-                    else "no query's answer changes under it"
-                )
-            if reason is None and mutation.side == "write" and not facts.reads:
-                reason = "never read a store"
-            if reason is not None:
-                result["skipped"][mutation.name] = reason
-            else:
-                candidates.append(mutation)
+        candidates = _candidates(table, baseline, result)
         if not candidates:
             result["verdict"] = INAPPLICABLE
             return result
-        control_reports, control = self._runs(item, parent, "control", facts)
+        control_reports, control = self._runs(item, parent, "control", baseline.facts)
         if _outcome(control_reports) != "passed":
             result["verdict"] = FLAKY
             result["note"] = (
@@ -242,15 +218,6 @@ class Audit:
                 "mutation can be credited to it"
             )
             return result
-        # Metadata values that change with nothing changed (a timestamp) are no evidence.
-        volatile = _recorder.volatile_between(baseline, control)
-        usual = control.final_received(volatile)
-        # Ids the application draws afresh each run are shown by write order instead.
-        inverse = {n: v for v, n in baseline.canon.ids.items()}
-        stable = {
-            control.canon.text(v): (v if inverse.get(n) == v else _random_id(control, v, n))
-            for v, n in control.canon.ids.items()
-        }
         embedding = self._seams.embedding_kind(baseline, control) if seam else None
         if seam and self._seams.answered_nothing(control):
             result["verdict"] = INAPPLICABLE
@@ -264,9 +231,36 @@ class Audit:
                 if mutation.name not in _COUNTING:
                     candidates.remove(mutation)
                     result["skipped"][mutation.name] = "its embedding answers at random"
+        blind = self._mutate(item, parent, candidates, baseline, control, result)
+        result["caught"] = [m.name for m in table if m.name in result["caught"]]
+        if not (seam and _seam_verdict(result, embedding, blind)):
+            _verdict(result)
+        return result
+
+    def _mutate(
+        self,
+        item: pytest.Item,
+        parent: _Parent,
+        candidates: list[Any],
+        baseline: Run,
+        control: Run,
+        result: dict[str, Any],
+    ) -> list[str]:
+        """Rerun the test under each candidate; record catches and misses in ``result``.
+        Returns the seam requests the double's answer ignored."""
+        seam = result["seam"]
+        # Metadata values that change with nothing changed (a timestamp) are no evidence.
+        volatile = _recorder.volatile_between(baseline, control)
+        usual = control.final_received(volatile)
+        # Ids the application draws afresh each run are shown by write order instead.
+        inverse = {n: v for v, n in baseline.canon.ids.items()}
+        stable = {
+            control.canon.text(v): (v if inverse.get(n) == v else _random_id(control, v, n))
+            for v, n in control.canon.ids.items()
+        }
         blind: list[str] = []
         for mutation in candidates:
-            rerun, run = self._runs(item, parent, mutation.name, facts)
+            rerun, run = self._runs(item, parent, mutation.name, baseline.facts)
             caught = _outcome(rerun) in ("failed", "xfailed")
             changes = _changes(control, run, stable, volatile)
             reached = run.final_received(volatile) != usual or bool(changes)
@@ -289,48 +283,7 @@ class Audit:
                 and not self._seams.answer_changed(control, run, volatile)
             ):
                 blind.append(mutation.name)
-        result["caught"] = [m.name for m in table if m.name in result["caught"]]
-        ignored = [name for name in _SEAM_REQUESTS if name in blind]
-        if embedding == "constant" and "seam-query" not in ignored:
-            ignored.insert(0, "seam-query")
-        if seam and (embedding == "random" or "seam-query" in ignored):
-            if embedding == "random":
-                note = (
-                    "its retrieval double answers at random (its embedding gives one text "
-                    "different vectors): which documents come back is chance, so no bug that "
-                    "changes them can fail it reliably"
-                )
-            else:
-                words = [_SEAM_REQUESTS[name] for name in ignored]
-                listed = (
-                    words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-                )
-                note = BLIND_WORDS.format(asked=listed)
-                if embedding == "constant":
-                    note += " (its embedding gives every text the same vector)"
-            if "seam-reversed" in result["caught"]:
-                # It checks what the application does with the answer's order: real, said so.
-                result["verdict"] = REAL
-                note += "; it does check what your code does with the order of the answer"
-            else:
-                result["verdict"] = BLIND
-                if result["caught"]:
-                    note += "; it notices only " + ", ".join(result["caught"])
-            result["note"] = note
-        elif result["caught"]:
-            result["verdict"] = REAL
-        elif result["weak"]:
-            result["verdict"] = WEAK
-            result["note"] = (
-                "it notices only an emptied or shortened answer ("
-                + ", ".join(result["weak"])
-                + "), not which documents come back"
-            )
-        elif result["survived"]:
-            result["verdict"] = DECORATIVE
-        else:
-            result["verdict"] = INAPPLICABLE
-        return result
+        return blind
 
     # -- the controller's side: collect, report ---------------------------------------------
 
@@ -393,6 +346,82 @@ def _random_id(run: Run, value: str, n: int) -> str:
             if isinstance(named, str) and named:
                 return f"<{key}={named!r}>"
     return f"<id #{n + 1}>"
+
+
+def _candidates(table: Any, baseline: Run, result: dict[str, Any]) -> list[Any]:
+    """The mutations that can reach the test; the others go to ``result["skipped"]``, with
+    the reason."""
+    facts = baseline.facts
+    candidates = []
+    for mutation in table:
+        reason = mutation.skip_reason(facts)
+        if reason is None and mutation.name in baseline.errors:
+            reason = f"could not be applied ({baseline.errors[mutation.name]})"
+        if (
+            reason is None
+            and mutation.side in ("embedder", "answer", "request")
+            and mutation.name not in baseline.changes
+            and not (mutation.side == "request" and facts.read_log)
+        ):
+            reason = (
+                "no tie reached an answer"
+                if mutation.name == "ties-flipped"
+                else "no query's answer changes under it"
+            )
+        if reason is None and mutation.side == "write" and not facts.reads:
+            reason = "never read a store"
+        if reason is not None:
+            result["skipped"][mutation.name] = reason
+        else:
+            candidates.append(mutation)
+    return candidates
+
+
+def _seam_verdict(result: dict[str, Any], embedding: str | None, blind: list[str]) -> bool:
+    """The verdict of a seam test whose double is blind (True), or nothing (False)."""
+    ignored = [name for name in _SEAM_REQUESTS if name in blind]
+    if embedding == "constant" and "seam-query" not in ignored:
+        ignored.insert(0, "seam-query")
+    if not (embedding == "random" or "seam-query" in ignored):
+        return False
+    if embedding == "random":
+        note = (
+            "its retrieval double answers at random (its embedding gives one text different "
+            "vectors): which documents come back is chance, so no bug that changes them can "
+            "fail it reliably"
+        )
+    else:
+        words = [_SEAM_REQUESTS[name] for name in ignored]
+        listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+        note = BLIND_WORDS.format(asked=listed)
+        if embedding == "constant":
+            note += " (its embedding gives every text the same vector)"
+    if "seam-reversed" in result["caught"]:
+        # It checks what the application does with the answer's order: real, and said so.
+        result["verdict"] = REAL
+        note += "; it does check what your code does with the order of the answer"
+    else:
+        result["verdict"] = BLIND
+        if result["caught"]:
+            note += "; it notices only " + ", ".join(result["caught"])
+    result["note"] = note
+    return True
+
+
+def _verdict(result: dict[str, Any]) -> None:
+    if result["caught"]:
+        result["verdict"] = REAL
+    elif result["weak"]:
+        result["verdict"] = WEAK
+        result["note"] = (
+            "it notices only an emptied or shortened answer ("
+            + ", ".join(result["weak"])
+            + "), not which documents come back"
+        )
+    elif result["survived"]:
+        result["verdict"] = DECORATIVE
+    else:
+        result["verdict"] = INAPPLICABLE
 
 
 def _changes(

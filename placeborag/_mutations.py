@@ -347,7 +347,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "SK",
         "seam",
         "another k reached retrieval",
-        "the retrieval call receives k-1 (k+1 where k is 1)",
+        "the retrieval call receives k+1",
         "the retriever receives the other k",
         _never("no retrieval call carried a k", lambda f: not f.seam_k),
     ),

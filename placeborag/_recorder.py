@@ -461,9 +461,16 @@ def _describe(call: Call, default_k: int) -> str:
 
 
 def _install_store(cls: Any) -> None:
+    _install_lifecycle(cls)
+    _install_queries(cls)
+    _install_writes(cls)
+    _install_delete(cls)
+    _install_reads(cls)
+
+
+def _install_lifecycle(cls: Any) -> None:
+    """A store built during a run reads stale as empty; ``refresh()`` catches a stale read up."""
     original_init = cls.__init__
-    original_query = cls.query
-    original_by_vector = cls.query_by_vector
     original_refresh = cls.refresh
 
     @functools.wraps(original_init)
@@ -475,62 +482,29 @@ def _install_store(cls: Any) -> None:
                 state = run.state_of(self)
                 state.snapshot, state.snapshot_taken = None, True
 
-    def run_query(self: Any, call: Call, context: Any) -> Any:
+    @functools.wraps(original_refresh)
+    def refresh(self: Any) -> None:
+        original_refresh(self)
         run = active()
-        if run is None:
-            return _ask_original(self, call, context)
-        default_k = self.profile.default_k
+        if run is None or self.visibility != "immediate":
+            return
+        with inside():
+            snapshot = self.with_options()
         with _lock:
             state = run.state_of(self)
-            facts = run.facts
-            facts.queries += 1
-            facts.filtered |= call.where is not None
-            facts.restricted |= call.ids is not None
-            if isinstance(call.where, Mapping):
-                facts.filter_keys |= _field_names(call.where)
-            facts.k_given |= call.k is not None and call.k != default_k
-            immediate = self.visibility == "immediate"
-            facts.immediate |= immediate
-            if call.ids is not None:
-                run.canon.see(i for i in call.ids if isinstance(i, str))
-            if not state.snapshot_taken:  # built before the run: stale from now on
-                with inside():
-                    state.snapshot, state.snapshot_taken = self.with_options(), True
-        source = None
-        if call.vector is not None:
-            source = run.forward_vector(call.vector)
-        elif isinstance(call.text, str):
-            run.forward_texts([call.text])
-        mutation = run.mutation
-        side = _mutations.by_name(mutation).side if mutation else None
-        sent = _mutations.request_under(mutation, self, call) if side == "request" else call  # type: ignore[arg-type]
-        matches = _ask_original(self, sent, context)
-        if side in ("embedder", "answer") and not (mutation == "stale-reads" and not immediate):
-            matches = _answer(run, state, self, mutation, call, source)  # type: ignore[arg-type]
-        described = _describe(call, default_k)
-        real = [m for m in matches if not _mutations.is_padding(m)]
-        with _lock:
-            run.canon.see(m.id for m in real)
-            for m in real:
-                run.shown_as.setdefault(run.canon.text(m.id), (m.text, m.metadata))
-            run.answers.setdefault(described, []).append(
-                (
-                    _thread(),
-                    [(run.canon.text(m.id), run.canon.form(m.metadata)) for m in real],
-                )
-            )
-            run.calls.setdefault(
-                described, (call.text, call.k_or(default_k), call.where, call.vector is not None)
-            )
-            if described not in run.lines:
-                line = run.where_called()
-                if line is not None:
-                    run.lines[described] = line
-        if run.baseline:
-            _predict(run, state, self, call, source, matches, described, immediate)
-        with _lock:
-            run.receive("query", matches)
-        return matches
+            state.snapshot, state.snapshot_taken = snapshot, True
+
+    cls.__init__ = __init__
+    cls.refresh = refresh
+
+
+def _install_queries(cls: Any) -> None:
+    """Queries: recorded, predicted under each mutation (the baseline), mutated (a rerun)."""
+    original_query = cls.query
+    original_by_vector = cls.query_by_vector
+
+    def run_query(self: Any, call: Call, context: Any) -> Any:
+        return _recorded_query(self, call, context, _ask_original)
 
     def query(
         self: Any,
@@ -574,80 +548,125 @@ def _install_store(cls: Any) -> None:
             )
         return original_query(store, call.text, call.k, call.where, ids=call.ids, context=context)
 
-    def _answer(
-        run: Run, state: _StoreState, store: Any, name: str, call: Call, source: str | None
-    ) -> list[Any]:
-        with inside():
-            return _mutations.answer_under(
-                name,
-                store,
-                call,
-                snapshot=state.snapshot,
-                shape_twin=lambda: _shape_twin(state, store),
-                shape_query=lambda c: _shape_call(c, source, store),
-            )
-
-    def _predict(
-        run: Run,
-        state: _StoreState,
-        store: Any,
-        call: Call,
-        source: str | None,
-        matches: list[Any],
-        described: str,
-        immediate: bool,
-    ) -> None:
-        """Beside the usual answer: what each answer- and request-side mutation answers."""
-        usual = [m.id for m in matches]
-        for mutation in _mutations.store_mutations():
-            name = mutation.name
-            if mutation.side == "write" or name in run.changes or name in run.errors:
-                continue
-            if mutation.skip_reason(run.facts) is not None:
-                continue
-            if name == "stale-reads" and not immediate:
-                continue
-            try:
-                if mutation.side == "request":
-                    sent = _mutations.request_under(name, store, call)
-                    with inside():
-                        other = _mutations.ask(store.with_options(), sent)
-                else:
-                    other = _answer(run, state, store, name, call, source)
-            except Exception as error:  # the audit's failure, never the test's
-                with _lock:
-                    run.errors.setdefault(name, f"{type(error).__name__}: {error}")
-                continue
-            mutated = [m.id for m in other]
-            if _records(other) != _records(matches):  # a score alone moving is no change
-                with _lock:
-                    run.canon.see(mutated)
-                    run.changes[name] = Change(
-                        described,
-                        usual,
-                        mutated,
-                        run.lines.get(described),
-                        run.calls.get(described),
-                    )
-
-    @functools.wraps(original_refresh)
-    def refresh(self: Any) -> None:
-        original_refresh(self)
-        run = active()
-        if run is None or self.visibility != "immediate":
-            return
-        with inside():
-            snapshot = self.with_options()
-        with _lock:
-            state = run.state_of(self)
-            state.snapshot, state.snapshot_taken = snapshot, True
-
-    cls.__init__ = __init__
     cls.query = functools.wraps(original_query)(query)
     cls.query_by_vector = functools.wraps(original_by_vector)(query_by_vector)
-    cls.refresh = refresh
-    _install_writes(cls)
-    _install_reads(cls)
+
+
+def _answer(
+    run: Run, state: _StoreState, store: Any, name: str, call: Call, source: str | None
+) -> list[Any]:
+    with inside():
+        return _mutations.answer_under(
+            name,
+            store,
+            call,
+            snapshot=state.snapshot,
+            shape_twin=lambda: _shape_twin(state, store),
+            shape_query=lambda c: _shape_call(c, source, store),
+        )
+
+
+def _predict(
+    run: Run,
+    state: _StoreState,
+    store: Any,
+    call: Call,
+    source: str | None,
+    matches: list[Any],
+    described: str,
+    immediate: bool,
+) -> None:
+    """Beside the usual answer: what each answer- and request-side mutation answers."""
+    usual = [m.id for m in matches]
+    for mutation in _mutations.store_mutations():
+        name = mutation.name
+        if mutation.side == "write" or name in run.changes or name in run.errors:
+            continue
+        if mutation.skip_reason(run.facts) is not None:
+            continue
+        if name == "stale-reads" and not immediate:
+            continue
+        try:
+            if mutation.side == "request":
+                sent = _mutations.request_under(name, store, call)
+                with inside():
+                    other = _mutations.ask(store.with_options(), sent)
+            else:
+                other = _answer(run, state, store, name, call, source)
+        except Exception as error:  # the audit's failure, never the test's
+            with _lock:
+                run.errors.setdefault(name, f"{type(error).__name__}: {error}")
+            continue
+        mutated = [m.id for m in other]
+        if _records(other) != _records(matches):  # a score alone moving is no change
+            with _lock:
+                run.canon.see(mutated)
+                run.changes[name] = Change(
+                    described,
+                    usual,
+                    mutated,
+                    run.lines.get(described),
+                    run.calls.get(described),
+                )
+
+
+def _recorded_query(self: Any, call: Call, context: Any, ask_original: Any) -> Any:
+    """One query during a run: recorded, mutated as the run says, predicted (baseline)."""
+    run = active()
+    if run is None:
+        return ask_original(self, call, context)
+    default_k = self.profile.default_k
+    with _lock:
+        state = run.state_of(self)
+        facts = run.facts
+        facts.queries += 1
+        facts.filtered |= call.where is not None
+        facts.restricted |= call.ids is not None
+        if isinstance(call.where, Mapping):
+            facts.filter_keys |= _field_names(call.where)
+        facts.k_given |= call.k is not None and call.k != default_k
+        immediate = self.visibility == "immediate"
+        facts.immediate |= immediate
+        if call.ids is not None:
+            run.canon.see(i for i in call.ids if isinstance(i, str))
+        if not state.snapshot_taken:  # built before the run: stale from now on
+            with inside():
+                state.snapshot, state.snapshot_taken = self.with_options(), True
+    source = None
+    if call.vector is not None:
+        source = run.forward_vector(call.vector)
+    elif isinstance(call.text, str):
+        run.forward_texts([call.text])
+    mutation = run.mutation
+    side = _mutations.by_name(mutation).side if mutation else None
+    sent = _mutations.request_under(mutation, self, call) if side == "request" else call  # type: ignore[arg-type]
+    matches = ask_original(self, sent, context)
+    if side in ("embedder", "answer") and not (mutation == "stale-reads" and not immediate):
+        matches = _answer(run, state, self, mutation, call, source)  # type: ignore[arg-type]
+    described = _describe(call, default_k)
+    real = [m for m in matches if not _mutations.is_padding(m)]
+    with _lock:
+        run.canon.see(m.id for m in real)
+        for m in real:
+            run.shown_as.setdefault(run.canon.text(m.id), (m.text, m.metadata))
+        run.answers.setdefault(described, []).append(
+            (
+                _thread(),
+                [(run.canon.text(m.id), run.canon.form(m.metadata)) for m in real],
+            )
+        )
+        run.calls.setdefault(
+            described, (call.text, call.k_or(default_k), call.where, call.vector is not None)
+        )
+        if described not in run.lines:
+            line = run.where_called()
+            if line is not None:
+                run.lines[described] = line
+    if run.baseline:
+        _predict(run, state, self, call, source, matches, described, immediate)
+    with _lock:
+        run.receive("query", matches)
+    return matches
 
 
 def _records(matches: list[Any]) -> list[tuple[Any, ...]]:
@@ -696,40 +715,6 @@ def _install_writes(cls: Any) -> None:
     original_upsert = cls.upsert
     original_many = cls.upsert_many
     original_vectors = cls.upsert_vectors
-    original_delete = cls.delete
-
-    def write(self: Any, ids: list[Any], texts: list[Any], metas: list[Any], do: Any) -> Any:
-        """Run a write (``do(rows, metas)``) as the run's mutation says; count it."""
-        run = active()
-        if run is None:
-            return do(None, metas)
-        with _lock:
-            state = run.state_of(self)
-            run.canon.see(ids)
-            for value, text, meta in zip(ids, texts, metas):
-                if isinstance(value, str):
-                    run.shown_as.setdefault(run.canon.text(value), (text, meta))
-        run.forward_texts(t for t in texts if isinstance(t, str))
-        rows = None
-        mutation = run.mutation
-        if mutation == "write-lost":
-            rows = _mutations.kept_rows(
-                mutation, run.reference, state.ordinal, state.written, len(ids)
-            )
-        elif mutation == "metadata-key-lost" and run.reference is not None:
-            key = run.reference.dropped_key()
-            if key is not None:
-                metas = _mutations.without_key(metas, key)
-        result = do(rows, metas)
-        with _lock:
-            state.written += len(ids)
-            run.facts.written[state.ordinal] = run.facts.written.get(state.ordinal, 0) + len(ids)
-            for meta in metas:
-                if isinstance(meta, Mapping):
-                    for key in meta:
-                        if isinstance(key, str):
-                            run.facts.metadata_keys[key] = run.facts.metadata_keys.get(key, 0) + 1
-        return result
 
     @functools.wraps(original_upsert)
     def upsert(self: Any, id: Any, text: Any, metadata: Any = None) -> None:
@@ -741,7 +726,7 @@ def _install_writes(cls: Any) -> None:
                 return None
             return original_upsert(self, id, text, metas[0])  # type: ignore[no-any-return]
 
-        return write(self, [id], [text], [metadata], do)  # type: ignore[no-any-return]
+        return _write(self, [id], [text], [metadata], do)  # type: ignore[no-any-return]
 
     @functools.wraps(original_many)
     def upsert_many(self: Any, ids: Any, texts: Any, metadatas: Any = None) -> None:
@@ -764,7 +749,7 @@ def _install_writes(cls: Any) -> None:
                 [metas[i] for i in rows],
             )
 
-        return write(self, id_list, text_list, meta_list, do)  # type: ignore[no-any-return]
+        return _write(self, id_list, text_list, meta_list, do)  # type: ignore[no-any-return]
 
     @functools.wraps(original_vectors)
     def upsert_vectors(
@@ -796,7 +781,47 @@ def _install_writes(cls: Any) -> None:
                 None if given is None else [given[i] for i in rows],
             )
 
-        return write(self, id_list, text_list or [""] * len(id_list), meta_list, do)  # type: ignore[no-any-return]
+        return _write(self, id_list, text_list or [""] * len(id_list), meta_list, do)  # type: ignore[no-any-return]
+
+    cls.upsert = upsert
+    cls.upsert_many = upsert_many
+    cls.upsert_vectors = upsert_vectors
+
+
+def _write(self: Any, ids: list[Any], texts: list[Any], metas: list[Any], do: Any) -> Any:
+    """Run a write (``do(rows, metas)``) as the run's mutation says; count it."""
+    run = active()
+    if run is None:
+        return do(None, metas)
+    with _lock:
+        state = run.state_of(self)
+        run.canon.see(ids)
+        for value, text, meta in zip(ids, texts, metas):
+            if isinstance(value, str):
+                run.shown_as.setdefault(run.canon.text(value), (text, meta))
+    run.forward_texts(t for t in texts if isinstance(t, str))
+    rows = None
+    mutation = run.mutation
+    if mutation == "write-lost":
+        rows = _mutations.kept_rows(mutation, run.reference, state.ordinal, state.written, len(ids))
+    elif mutation == "metadata-key-lost" and run.reference is not None:
+        key = run.reference.dropped_key()
+        if key is not None:
+            metas = _mutations.without_key(metas, key)
+    result = do(rows, metas)
+    with _lock:
+        state.written += len(ids)
+        run.facts.written[state.ordinal] = run.facts.written.get(state.ordinal, 0) + len(ids)
+        for meta in metas:
+            if isinstance(meta, Mapping):
+                for key in meta:
+                    if isinstance(key, str):
+                        run.facts.metadata_keys[key] = run.facts.metadata_keys.get(key, 0) + 1
+    return result
+
+
+def _install_delete(cls: Any) -> None:
+    original_delete = cls.delete
 
     @functools.wraps(original_delete)
     def delete(self: Any, ids: Any, *, missing_ok: bool = False) -> Any:
@@ -813,9 +838,6 @@ def _install_writes(cls: Any) -> None:
             run.facts.deleted += int(result)
         return result
 
-    cls.upsert = upsert
-    cls.upsert_many = upsert_many
-    cls.upsert_vectors = upsert_vectors
     cls.delete = delete
 
 

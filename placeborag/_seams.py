@@ -255,7 +255,8 @@ def _other_query(value: Any) -> Any:
 def _other_k(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int):
         return value
-    return value - 1 if value > 1 else value + 1
+    # One more than asked: a test asserting "at most k" notices it, as one asserting exactly k.
+    return value + 1
 
 
 def _mutate_request(mutation: str | None, depth: int, bound: dict[str, Any]) -> bool:
