@@ -244,7 +244,7 @@ def test_ten_audits_of_a_llama_index_ingestion_suite_with_uuid4_ids_give_the_sam
 from llama_index.core import StorageContext, VectorStoreIndex
 from placeborag.integrations.llama_index import PlaceboEmbedding, PlaceboLlamaVectorStore
 
-from seam_lc_app import POLICIES, cite, documents
+from seam_llama_app import POLICIES, cite, documents
 
 def ingest():
     store = PlaceboLlamaVectorStore()
