@@ -61,11 +61,6 @@ _LANGCHAIN_SEARCH = (
     "similarity_search_by_vector",
     "max_marginal_relevance_search",
     "max_marginal_relevance_search_by_vector",
-    "asimilarity_search",
-    "asimilarity_search_with_score",
-    "asimilarity_search_with_relevance_scores",
-    "asimilarity_search_by_vector",
-    "amax_marginal_relevance_search",
 )
 _MARK = "_placeborag_seam"
 _local = threading.local()  # .depth: seam calls under way in this thread
@@ -459,39 +454,23 @@ def _wrap(cls: type, attr: str) -> None:
     except (TypeError, ValueError):
         signature = None
     name = f"{cls.__name__}.{attr}"
-    if inspect.iscoroutinefunction(original):
 
-        @functools.wraps(original)
-        async def coroutine(*args: Any, **kwargs: Any) -> Any:
-            run = _recorder.active()
-            if run is None:
-                return await original(*args, **kwargs)
-            pending = _Pending(run, name, signature, args, kwargs, True)
-            try:
-                answer = await original(*pending.args, **pending.kwargs)
-            finally:
-                pending.done()
-            return pending.answered(answer, False)
+    # Async entry points (ainvoke, aretrieve) are not wrapped: a documented limit.
+    @functools.wraps(original)
+    def method(*args: Any, **kwargs: Any) -> Any:
+        run = _recorder.active()
+        if run is None:
+            return original(*args, **kwargs)
+        pending = _Pending(run, name, signature, args, kwargs, True)
+        try:
+            answer = original(*pending.args, **pending.kwargs)
+        finally:
+            pending.done()
+        return pending.answered(answer, False)
 
-        wrapped: Any = coroutine
-    else:
-
-        @functools.wraps(original)
-        def method(*args: Any, **kwargs: Any) -> Any:
-            run = _recorder.active()
-            if run is None:
-                return original(*args, **kwargs)
-            pending = _Pending(run, name, signature, args, kwargs, True)
-            try:
-                answer = original(*pending.args, **pending.kwargs)
-            finally:
-                pending.done()
-            return pending.answered(answer, False)
-
-        wrapped = method
-    setattr(wrapped, _MARK, True)
+    setattr(method, _MARK, True)
     with contextlib.suppress(TypeError, AttributeError):  # a class that refuses: not a seam
-        setattr(cls, attr, wrapped)
+        setattr(cls, attr, method)
 
 
 def _observe_embedding(cls: type, attr: str, *, batch: bool) -> None:
@@ -554,8 +533,7 @@ def install_available() -> None:
             if _placebo(sub):
                 continue
             for attr in _LANGCHAIN_SEARCH:
-                if not attr.startswith("a"):
-                    _wrap(sub, attr)
+                _wrap(sub, attr)
     llama = modules.get("llama_index.core.base.base_retriever")
     if llama is not None:
         _wrap(llama.BaseRetriever, "retrieve")
