@@ -102,6 +102,12 @@ def _as_given(score: float) -> float:
     return score
 
 
+# What each engine says when asked for no result, whichever framework asks it.
+_CHROMA_K_ZERO = (
+    "Chroma refuses n_results=0 ('Number of requested results 0, cannot be negative, or zero')"
+)
+_QDRANT_K_ZERO = "Qdrant refuses limit=0 ('limit value 0 is invalid')"
+
 # Measured with llama-index-core 0.14.25, chromadb 1.5.9 (EphemeralClient) and qdrant-client
 # 1.20.0 (local mode).
 LLAMA_INDEX: dict[str, Integration] = {
@@ -115,8 +121,7 @@ LLAMA_INDEX: dict[str, Integration] = {
         similarity_label="exp(-distance), higher is better",
         on_existing_id="ignore",
         k_zero=TypeError,
-        k_zero_message="Chroma refuses n_results=0 ('Number of requested results 0, cannot be "
-        "negative, or zero')",
+        k_zero_message=_CHROMA_K_ZERO,
         uuid_ids=False,
         filter_semantics="engine",
     ),
@@ -130,7 +135,7 @@ LLAMA_INDEX: dict[str, Integration] = {
         similarity_label="the engine's score (cosine similarity), higher is better",
         on_existing_id="replace",
         k_zero=ValueError,
-        k_zero_message="Qdrant refuses limit=0 ('limit value 0 is invalid')",
+        k_zero_message=_QDRANT_K_ZERO,
         uuid_ids=True,
         filter_semantics="strict",
     ),
@@ -166,8 +171,7 @@ LANGCHAIN: dict[str, Integration] = {
         similarity_label="Chroma's distance, lower is better",
         on_existing_id="replace",
         k_zero=TypeError,
-        k_zero_message="Chroma refuses n_results=0 ('Number of requested results 0, cannot be "
-        "negative, or zero')",
+        k_zero_message=_CHROMA_K_ZERO,
         uuid_ids=False,
         filter_semantics="engine",
         relevance={"cosine": _one_minus, "l2": _one_minus_over_sqrt2},
@@ -182,7 +186,7 @@ LANGCHAIN: dict[str, Integration] = {
         similarity_label="the engine's score (cosine similarity), higher is better",
         on_existing_id="replace",
         k_zero=ValueError,
-        k_zero_message="Qdrant refuses limit=0 ('limit value 0 is invalid')",
+        k_zero_message=_QDRANT_K_ZERO,
         uuid_ids=True,
         filter_semantics="strict",
         relevance={"cosine": _half_plus_half, "l2": _one_minus_over_sqrt2},
@@ -204,8 +208,7 @@ HAYSTACK: dict[str, Integration] = {
         similarity_label="Chroma's distance, lower is better (no scale_score)",
         on_existing_id="replace",
         k_zero=TypeError,
-        k_zero_message="Chroma refuses n_results=0 ('Number of requested results 0, cannot be "
-        "negative, or zero')",
+        k_zero_message=_CHROMA_K_ZERO,
         uuid_ids=False,
         filter_semantics="engine",
         none_policy_fails=True,
@@ -221,7 +224,7 @@ HAYSTACK: dict[str, Integration] = {
         similarity_label="cosine similarity; scale_score=True gives (1 + cos) / 2",
         on_existing_id="replace",
         k_zero=ValueError,
-        k_zero_message="Qdrant refuses limit=0 ('limit value 0 is invalid')",
+        k_zero_message=_QDRANT_K_ZERO,
         uuid_ids=False,  # qdrant-haystack hashes any id into a UUID
         filter_semantics="engine",
         none_policy_fails=True,
